@@ -1,0 +1,91 @@
+# Turns executables into programs for the configured target. Host builds need
+# nothing; bare-metal builds (toolchains/cortex-m4f.cmake) get startup code and a
+# linker script that boot on QEMU's mps2-an386, where CTest runs them.
+include_guard(GLOBAL)
+
+if(NOT DEFINED PBRL_BARE_METAL)
+  if(CMAKE_SYSTEM_NAME STREQUAL "Generic")
+    set(PBRL_BARE_METAL ON)
+  else()
+    set(PBRL_BARE_METAL OFF)
+  endif()
+endif()
+
+set(PBRL_BAREMETAL_DIR "${CMAKE_CURRENT_LIST_DIR}/baremetal")
+set(PBRL_LINKER_SCRIPT "${PBRL_BAREMETAL_DIR}/mps2-an386.ld")
+
+if(PBRL_BARE_METAL)
+  enable_language(ASM)
+  # One copy of the startup code, shared by every image.
+  add_library(pbrl_baremetal_runtime OBJECT
+    "${PBRL_BAREMETAL_DIR}/startup.S"
+    "${PBRL_BAREMETAL_DIR}/runtime.c")
+endif()
+
+# pbrl_configure_executable(<target>)
+# Bare metal: links the startup code and linker script into <target>, names it
+# <target>.elf and writes <target>.elf.map. Host: does nothing.
+function(pbrl_configure_executable target)
+  if(NOT PBRL_BARE_METAL)
+    return()
+  endif()
+  # target_sources, not target_link_libraries: callers may use either
+  # target_link_libraries signature on the same target.
+  target_sources(${target} PRIVATE $<TARGET_OBJECTS:pbrl_baremetal_runtime>)
+  target_link_options(${target} PRIVATE
+    "-T${PBRL_LINKER_SCRIPT}"
+    "-Wl,-Map=$<TARGET_FILE:${target}>.map"
+    -Wl,--print-memory-usage)
+  set_target_properties(${target} PROPERTIES
+    SUFFIX ".elf"
+    LINK_DEPENDS "${PBRL_LINKER_SCRIPT}")
+endfunction()
+
+# pbrl_add_test(<name> <target> [args...])
+# add_test() that also works on bare metal: the image runs under QEMU (the
+# toolchain's CMAKE_CROSSCOMPILING_EMULATOR), arguments reach main() through
+# semihosting, and a timeout turns a hung emulator into a failure.
+function(pbrl_add_test name target)
+  if(PBRL_BARE_METAL AND NOT "${ARGN}" STREQUAL "")
+    # QEMU hands "-append" to the guest as its semihosting command line.
+    list(JOIN ARGN " " args)
+    add_test(NAME ${name} COMMAND ${CMAKE_CROSSCOMPILING_EMULATOR}
+      "$<TARGET_FILE:${target}>" -append "${args}")
+  else()
+    add_test(NAME ${name} COMMAND ${target} ${ARGN})
+  endif()
+  if(PBRL_BARE_METAL)
+    set_tests_properties(${name} PROPERTIES TIMEOUT 900)
+  endif()
+endfunction()
+
+# doctest is header-only (Debian doctest-dev). Its directory is put on the
+# include path by itself: on bare metal the host's /usr/include must stay out.
+# PATHS because the Generic platform searches no system prefixes.
+find_path(PBRL_DOCTEST_ROOT doctest/doctest.h PATHS /usr/include NO_CMAKE_FIND_ROOT_PATH)
+
+# pbrl_add_doctest_executable(<target> [SOURCES] <source>...)
+# A doctest program linked to pbrl::pbrl; sources `#include "doctest.h"` and one
+# of them defines DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN. Built without exceptions
+# or RTTI on every platform, so one set of tests behaves alike everywhere
+# (REQUIRE then records the failure but does not leave the test case).
+function(pbrl_add_doctest_executable target)
+  set(sources ${ARGN})
+  list(REMOVE_ITEM sources SOURCES)
+  if(NOT PBRL_DOCTEST_ROOT)
+    message(FATAL_ERROR "doctest/doctest.h not found (install doctest-dev)")
+  endif()
+  add_executable(${target} ${sources})
+  target_include_directories(${target} SYSTEM PRIVATE "${PBRL_DOCTEST_ROOT}/doctest")
+  target_compile_definitions(${target} PRIVATE DOCTEST_CONFIG_NO_EXCEPTIONS_BUT_WITH_ALL_ASSERTS)
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions -fno-rtti>)
+  if(PBRL_BARE_METAL)
+    # newlib has no sigaltstack and this libstdc++ has no std::mutex.
+    target_compile_definitions(${target} PRIVATE
+      DOCTEST_CONFIG_NO_POSIX_SIGNALS DOCTEST_CONFIG_NO_MULTITHREADING)
+  endif()
+  if(TARGET pbrl::pbrl)
+    target_link_libraries(${target} PRIVATE pbrl::pbrl)
+  endif()
+  pbrl_configure_executable(${target})
+endfunction()

@@ -1,0 +1,54 @@
+#pragma once
+// Eigen and platform settings in one place, and the fixed-size types every header uses.
+// The alignment setting that changes layouts (EIGEN_MAX_STATIC_ALIGN_BYTES) comes from the
+// CMake target pbrl::pbrl so that the library and its users always agree on it.
+
+#include <Eigen/Core>
+
+#include <cmath>
+#include <limits>
+
+namespace pbrl {
+
+// Tabular quantities. Row-major S x A so that row s is a distribution over actions and
+// the flat index s*A + a matches the row of the transition table.
+template <typename Scalar, int S>
+using StateVector = Eigen::Matrix<Scalar, S, 1>;
+template <typename Scalar, int S, int A>
+using StateActionMatrix = Eigen::Matrix<Scalar, S, A, Eigen::RowMajor>;
+template <typename Scalar, int N>
+using Vector = Eigen::Matrix<Scalar, N, 1>;
+
+// Read-only caller arrays (flash on a device) seen through fixed-size maps, never copied.
+template <typename Scalar, int S, int A>
+using ConstStateActionMap = Eigen::Map<const StateActionMatrix<Scalar, S, A>>;
+template <typename Scalar, int S>
+using ConstStateMap = Eigen::Map<const StateVector<Scalar, S>>;
+// Transition table: row s*A + a holds P(. | s, a).
+template <typename Scalar, int S, int A>
+using ConstTransitionMap = Eigen::Map<const Eigen::Matrix<Scalar, S * A, S, Eigen::RowMajor>>;
+
+template <int S, int A>
+constexpr void check_sizes() {
+  // Eigen forbids row-major column vectors, which a single state or action would create.
+  static_assert(S >= 2 && A >= 2, "pbrl needs at least two states and two actions");
+}
+
+// Tolerance for "sums to one" checks on model data given in Scalar precision.
+template <typename Scalar>
+constexpr Scalar distribution_tolerance() {
+  return std::numeric_limits<Scalar>::epsilon() * Scalar(1024);
+}
+
+// Smallest probability that enters a logarithm: keeps log and its gradient finite.
+template <typename Scalar>
+constexpr Scalar log_floor() {
+  return std::numeric_limits<Scalar>::min() * Scalar(1) / std::numeric_limits<Scalar>::epsilon();
+}
+
+template <typename Derived>
+bool all_finite(const Eigen::DenseBase<Derived>& m) {
+  return m.allFinite();
+}
+
+}  // namespace pbrl

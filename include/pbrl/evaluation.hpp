@@ -1,0 +1,271 @@
+#pragma once
+// Exact policy evaluation of a regularized MDP (paper, Section 2.1, ERRATA item 4):
+//   V(s)   = <pi(s), Q(s,.)> - tau*h_s(pi(s)),   Q(s,a) = r(s,a) + gamma * sum_s' P(s'|s,a) V(s')
+//   d(s)   = sum_t gamma^t Pr(s_t = s | s_0 ~ rho, pi)          (discounted state occupancy)
+//   mu(s,a)= d(s) pi(a|s)                                          (state-action occupancy)
+// Both V and d solve a system with the matrix I - gamma*P_pi (d with its transpose), so one
+// factorization serves both. Two methods, chosen at compile time because they need different
+// memory:
+//   direct: LU of the S x S matrix (S*S scalars in the workspace). I - gamma*P_pi is strictly
+//           diagonally dominant by rows for gamma < 1, so elimination without pivoting is
+//           stable (growth factor <= 2) and never meets a zero pivot.
+//   sweeps: warm-started fixed-point sweeps V <- c + gamma*P_pi V, at most max_sweeps of them,
+//           with O(S) extra memory; accuracy gamma^k times the warm-start error.
+
+#include "pbrl/config.hpp"
+#include "pbrl/mdp.hpp"
+#include "pbrl/policy.hpp"
+#include "pbrl/status.hpp"
+
+namespace pbrl {
+
+enum class EvaluationMethod : unsigned char { direct, sweeps };
+
+// Everything known about one policy on one MDP. Kept by the caller between calls: in sweep
+// mode the previous value and occupancy are the warm start.
+template <typename Scalar, int S, int A>
+struct Evaluation {
+  StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();                  // V^pi(s)
+  StateActionMatrix<Scalar, S, A> q = StateActionMatrix<Scalar, S, A>::Zero();    // Q^pi(s,a)
+  StateVector<Scalar, S> occupancy = StateVector<Scalar, S>::Zero();              // d(s)
+  Scalar value_rho = Scalar(0);                                                   // V^pi(rho)
+};
+
+template <typename Scalar, int S, EvaluationMethod Method>
+struct EvaluationWorkspace;
+
+template <typename Scalar, int S>
+struct EvaluationWorkspace<Scalar, S, EvaluationMethod::direct> {
+  static constexpr EvaluationMethod method = EvaluationMethod::direct;
+  Scalar lu[S * S];  // plain array (mapped): no Eigen fixed-size object limit at large S
+  StateVector<Scalar, S> value, occupancy, rhs;
+};
+
+template <typename Scalar, int S>
+struct EvaluationWorkspace<Scalar, S, EvaluationMethod::sweeps> {
+  static constexpr EvaluationMethod method = EvaluationMethod::sweeps;
+  int max_sweeps = 500;  // bound on the work of one solve
+  Scalar tolerance = std::numeric_limits<Scalar>::epsilon() * Scalar(64);  // sup-norm change
+  int last_sweeps = 0;   // sweeps the last solve used (diagnostic)
+  StateVector<Scalar, S> value, occupancy, rhs, next;
+};
+
+namespace detail {
+
+template <typename Scalar, int S>
+using SquareMap = Eigen::Map<Eigen::Matrix<Scalar, S, S, Eigen::RowMajor>>;
+
+// c(s) = <pi(s), r(s,.)> - tau*h_s(pi(s)).
+template <typename Scalar, int S, int A>
+void induced_cost(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                  StateVector<Scalar, S>& c) {
+  const auto r = m.r();
+  for (int s = 0; s < S; ++s) {
+    c(s) = pi.row(s).dot(r.row(s));
+    if (m.tau() > Scalar(0)) c(s) -= m.tau() * m.regularizer.value(s, pi.row(s));
+  }
+}
+
+// Factor I - gamma*P_pi in place (Doolittle, unit lower L below the diagonal, U on and above).
+template <typename Scalar, int S, int A>
+void factorize(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+               EvaluationWorkspace<Scalar, S, EvaluationMethod::direct>& ws) {
+  SquareMap<Scalar, S> M(ws.lu);
+  const auto P = m.P();
+  M.setIdentity();
+  for (int s = 0; s < S; ++s)
+    for (int a = 0; a < A; ++a) M.row(s).noalias() -= (m.discount * pi(s, a)) * P.row(s * A + a);
+  for (int k = 0; k < S - 1; ++k) {
+    const int n = S - k - 1;
+    for (int i = k + 1; i < S; ++i) {
+      const Scalar l = M(i, k) / M(k, k);
+      M(i, k) = l;
+      if (l != Scalar(0)) M.row(i).tail(n).noalias() -= l * M.row(k).tail(n);
+    }
+  }
+}
+
+// Solve (I - gamma*P_pi) x = b in place with the factors.
+template <typename Scalar, int S>
+void lu_solve(const Scalar* lu, StateVector<Scalar, S>& b) {
+  const Eigen::Map<const Eigen::Matrix<Scalar, S, S, Eigen::RowMajor>> M(lu);
+  for (int i = 1; i < S; ++i) b(i) -= M.row(i).head(i).dot(b.head(i));
+  for (int i = S - 1; i >= 0; --i) {
+    const int n = S - 1 - i;
+    if (n > 0) b(i) -= M.row(i).tail(n).dot(b.tail(n));
+    b(i) /= M(i, i);
+  }
+}
+
+// Solve (I - gamma*P_pi)^T x = b in place: U^T z = b, then L^T x = z, row-wise (contiguous).
+template <typename Scalar, int S>
+void lu_solve_transposed(const Scalar* lu, StateVector<Scalar, S>& b) {
+  const Eigen::Map<const Eigen::Matrix<Scalar, S, S, Eigen::RowMajor>> M(lu);
+  for (int j = 0; j < S; ++j) {
+    b(j) /= M(j, j);
+    const int n = S - 1 - j;
+    if (n > 0) b.tail(n).noalias() -= b(j) * M.row(j).tail(n).transpose();
+  }
+  for (int j = S - 1; j > 0; --j) b.head(j).noalias() -= b(j) * M.row(j).head(j).transpose();
+}
+
+// out(s) = sum_a pi(a|s) <P(.|s,a), v>
+template <typename Scalar, int S, int A>
+void apply_transition(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                      const StateVector<Scalar, S>& v, StateVector<Scalar, S>& out) {
+  const auto P = m.P();
+  for (int s = 0; s < S; ++s) {
+    Scalar acc(0);
+    for (int a = 0; a < A; ++a) acc += pi(s, a) * P.row(s * A + a).dot(v);
+    out(s) = acc;
+  }
+}
+
+// out(s') = sum_{s,a} d(s) pi(a|s) P(s'|s,a)
+template <typename Scalar, int S, int A, typename Weights>
+void apply_transition_transposed(const Mdp<Scalar, S, A>& m,
+                                 const StateActionMatrix<Scalar, S, A>& pi,
+                                 const Eigen::MatrixBase<Weights>& d, StateVector<Scalar, S>& out) {
+  const auto P = m.P();
+  out.setZero();
+  for (int s = 0; s < S; ++s)
+    for (int a = 0; a < A; ++a) {
+      const Scalar w = d(s) * pi(s, a);
+      if (w != Scalar(0)) out.noalias() += w * P.row(s * A + a).transpose();
+    }
+}
+
+// Fixed-point sweeps x <- b + gamma*T x (T = P_pi, or its transpose), warm-started from x.
+template <bool Transposed, typename Scalar, int S, int A>
+void sweep_solve(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                 const StateVector<Scalar, S>& b,
+                 EvaluationWorkspace<Scalar, S, EvaluationMethod::sweeps>& ws,
+                 StateVector<Scalar, S>& x) {
+  int k = 0;
+  for (; k < ws.max_sweeps; ++k) {
+    if (Transposed) apply_transition_transposed(m, pi, x, ws.next);
+    else apply_transition(m, pi, x, ws.next);
+    ws.next = b + m.discount * ws.next;
+    const Scalar change = (ws.next - x).cwiseAbs().maxCoeff();
+    x = ws.next;
+    if (!(change > ws.tolerance)) { ++k; break; }
+  }
+  ws.last_sweeps = k;
+}
+
+// Q = r + gamma * P V, written into q only when it is certain to be finite.
+template <typename Scalar, int S, int A>
+bool write_q(const Mdp<Scalar, S, A>& m, const StateVector<Scalar, S>& v,
+             StateActionMatrix<Scalar, S, A>& q) {
+  const Scalar limit = std::numeric_limits<Scalar>::max() / Scalar(4);
+  if (!(m.r().cwiseAbs().maxCoeff() < limit) || !(v.cwiseAbs().maxCoeff() < limit)) return false;
+  Eigen::Map<Vector<Scalar, S * A>> flat(q.data());
+  flat.noalias() = m.P() * v;
+  flat = Eigen::Map<const Vector<Scalar, S * A>>(m.reward) + m.discount * flat;
+  return true;
+}
+
+template <typename Scalar, int S, int A>
+Status check_call(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi) {
+  // Per-call checks are O(S*A); the full model is checked once by validate(mdp).
+  if (m.reward == nullptr || m.transition == nullptr || m.initial == nullptr) return Status::null_pointer;
+  if (Status st = validate_discount(m.discount); st != Status::ok) return st;
+  if (!std::isfinite(m.tau()) || m.tau() < Scalar(0)) return Status::bad_regularization;
+  return validate_policy(pi);
+}
+
+// Value and occupancy into the workspace (ws.value warm-starts sweeps from `previous`).
+template <typename Scalar, int S, int A, EvaluationMethod M>
+void solve_value_and_occupancy(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                               const Evaluation<Scalar, S, A>& previous,
+                               EvaluationWorkspace<Scalar, S, M>& ws) {
+  induced_cost(m, pi, ws.rhs);
+  if constexpr (M == EvaluationMethod::direct) {
+    factorize(m, pi, ws);
+    ws.value = ws.rhs;
+    lu_solve<Scalar, S>(ws.lu, ws.value);
+    ws.occupancy = m.rho();
+    lu_solve_transposed<Scalar, S>(ws.lu, ws.occupancy);
+  } else {
+    ws.value = previous.value;
+    sweep_solve<false>(m, pi, ws.rhs, ws, ws.value);
+    const int value_sweeps = ws.last_sweeps;
+    ws.rhs = m.rho();
+    ws.occupancy = previous.occupancy;
+    sweep_solve<true>(m, pi, ws.rhs, ws, ws.occupancy);
+    if (value_sweeps > ws.last_sweeps) ws.last_sweeps = value_sweeps;
+  }
+}
+
+}  // namespace detail
+
+// V, Q, d and V(rho) of policy pi (rows are distributions) on MDP m.
+// m must have passed validate(m) once; this call checks pi and the cheap model settings.
+template <typename Scalar, int S, int A, EvaluationMethod M>
+Status evaluate(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out) {
+  if (Status st = detail::check_call(m, pi); st != Status::ok) return st;
+  detail::solve_value_and_occupancy(m, pi, out, ws);
+  if (!ws.value.allFinite() || !ws.occupancy.allFinite()) return Status::numerical_failure;
+  if (!detail::write_q(m, ws.value, out.q)) return Status::numerical_failure;
+  out.value = ws.value;
+  out.occupancy = ws.occupancy;
+  out.value_rho = m.rho().dot(out.value);
+  return Status::ok;
+}
+
+// State-action occupancy of trajectories that start with s_0 ~ rho, a_0 ~ sigma(s_0) and follow
+// pi afterwards: mu'(s,a) = rho(s) sigma(a|s) + m(s) pi(a|s), with
+// (I - gamma*P_pi^T) m = gamma * sum_{s,a} rho(s) sigma(a|s) P(.|s,a).
+// The Bellman penalty uses it with sigma = pi_y and pi = the oracle's policy.
+// `warm` is the state part m, kept by the caller (warm start of sweeps). Pass
+// factors_current = true only right after evaluate(m, pi, ws, ...) with the same m and pi:
+// the direct method then reuses that factorization instead of computing it again.
+template <typename Scalar, int S, int A, EvaluationMethod M>
+Status occupancy_from_start(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
+                            const StateActionMatrix<Scalar, S, A>& pi,
+                            EvaluationWorkspace<Scalar, S, M>& ws, StateVector<Scalar, S>& warm,
+                            StateActionMatrix<Scalar, S, A>& mu, bool factors_current = false) {
+  if (Status st = detail::check_call(m, pi); st != Status::ok) return st;
+  if (Status st = validate_policy(sigma); st != Status::ok) return st;
+  if (!warm.allFinite()) return Status::not_finite;
+  const auto rho = m.rho();
+  detail::apply_transition_transposed(m, sigma, rho, ws.rhs);
+  ws.rhs *= m.discount;
+  if constexpr (M == EvaluationMethod::direct) {
+    if (!factors_current) detail::factorize(m, pi, ws);
+    ws.occupancy = ws.rhs;
+    detail::lu_solve_transposed<Scalar, S>(ws.lu, ws.occupancy);
+  } else {
+    ws.occupancy = warm;
+    detail::sweep_solve<true>(m, pi, ws.rhs, ws, ws.occupancy);
+  }
+  if (!ws.occupancy.allFinite()) return Status::numerical_failure;
+  warm = ws.occupancy;
+  for (int s = 0; s < S; ++s) mu.row(s) = rho(s) * sigma.row(s) + ws.occupancy(s) * pi.row(s);
+  return Status::ok;
+}
+
+// Policy gradient of V^pi(rho) in direct coordinates (paper, eq. "rpg direct param"):
+//   d V(rho) / d pi(a|s) = d(s) * (Q(s,a) - tau * dh_s/dpi(a|s)).
+// Chain to softmax logits with chain_policy_gradient().
+template <typename Scalar, int S, int A>
+void policy_gradient(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                     const Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& grad) {
+  for (int s = 0; s < S; ++s)
+    for (int a = 0; a < A; ++a) {
+      Scalar g = eval.q(s, a);
+      if (m.tau() > Scalar(0)) g -= m.tau() * m.regularizer.derivative(s, a, pi(s, a));
+      grad(s, a) = eval.occupancy(s) * g;
+    }
+}
+
+// mu(s,a) = d(s) pi(a|s), the weights of J^T for grad_x V^pi(rho).
+template <typename Scalar, int S, int A>
+void state_action_occupancy(const Evaluation<Scalar, S, A>& eval,
+                            const StateActionMatrix<Scalar, S, A>& pi,
+                            StateActionMatrix<Scalar, S, A>& mu) {
+  mu = eval.occupancy.asDiagonal() * pi;
+}
+
+}  // namespace pbrl

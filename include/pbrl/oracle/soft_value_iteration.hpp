@@ -1,0 +1,78 @@
+#pragma once
+// Soft value iteration: the exact optimum of a regularized MDP, for reference and as an oracle.
+//   V(s) <- tau * log sum_a ref(a|s) exp(Q(s,a)/tau)      (tau > 0; max_a Q(s,a) for tau = 0)
+//   Q(s,a) = r(s,a) + gamma * sum_s' P(s'|s,a) V(s')
+//   pi*(a|s) = ref(a|s) exp((Q(s,a) - V(s)) / tau)
+// A gamma-contraction: after a sweep with sup-norm change c, |V - V*| <= gamma*c/(1-gamma).
+
+#include "pbrl/evaluation.hpp"
+
+namespace pbrl {
+
+template <typename Scalar>
+struct SoftValueIterationResult {
+  int iterations = 0;
+  Scalar change = Scalar(0);  // sup-norm change of V in the last sweep
+};
+
+namespace detail {
+
+// tau * log sum_a ref(a|s) exp(q_a / tau), or max_a q_a when tau = 0.
+template <typename Scalar, int S, int A, typename Row>
+Scalar soft_max_row(const Regularizer<Scalar, S, A>& reg, int s, const Row& q) {
+  if (!(reg.tau > Scalar(0))) return q.maxCoeff();
+  Scalar m = -std::numeric_limits<Scalar>::infinity();
+  for (int a = 0; a < A; ++a) m = std::max(m, reg.log_reference(s, a) + q(a) / reg.tau);
+  Scalar sum(0);
+  for (int a = 0; a < A; ++a) sum += std::exp(reg.log_reference(s, a) + q(a) / reg.tau - m);
+  return reg.tau * (m + std::log(sum));
+}
+
+}  // namespace detail
+
+// Runs at most max_iterations sweeps from the warm start `value` until the sup-norm change is
+// <= tolerance. On return value = V, q = Q of V, and (log_pi, pi) the greedy soft policy.
+template <typename Scalar, int S, int A>
+Status soft_value_iteration(const Mdp<Scalar, S, A>& m, int max_iterations, Scalar tolerance,
+                            StateVector<Scalar, S>& value, StateActionMatrix<Scalar, S, A>& q,
+                            StateActionMatrix<Scalar, S, A>& log_pi,
+                            StateActionMatrix<Scalar, S, A>& pi,
+                            SoftValueIterationResult<Scalar>* result = nullptr) {
+  if (m.reward == nullptr || m.transition == nullptr || m.initial == nullptr) return Status::null_pointer;
+  if (Status st = validate_discount(m.discount); st != Status::ok) return st;
+  if (!std::isfinite(m.tau()) || m.tau() < Scalar(0)) return Status::bad_regularization;
+  if (max_iterations < 1 || !(tolerance >= Scalar(0))) return Status::bad_setting;
+  if (!value.allFinite()) return Status::not_finite;
+  SoftValueIterationResult<Scalar> res;
+  for (; res.iterations < max_iterations;) {
+    if (!detail::write_q(m, value, q)) return Status::numerical_failure;
+    ++res.iterations;
+    res.change = Scalar(0);
+    for (int s = 0; s < S; ++s) {
+      const Scalar v = detail::soft_max_row(m.regularizer, s, q.row(s));
+      res.change = std::max(res.change, std::abs(v - value(s)));
+      value(s) = v;
+    }
+    if (!(res.change > tolerance)) break;
+  }
+  if (!detail::write_q(m, value, q)) return Status::numerical_failure;
+  const Scalar floor = std::log(log_floor<Scalar>());
+  for (int s = 0; s < S; ++s) {
+    auto row = log_pi.row(s);
+    if (m.tau() > Scalar(0)) {
+      for (int a = 0; a < A; ++a) row(a) = m.regularizer.log_reference(s, a) + q(s, a) / m.tau();
+    } else {
+      int best = 0;
+      q.row(s).maxCoeff(&best);
+      row.setConstant(floor);
+      row(best) = Scalar(0);
+    }
+    normalize_log_row(row);
+    row = row.cwiseMax(floor);
+    pi.row(s) = row.array().exp().matrix();
+  }
+  if (result != nullptr) *result = res;
+  return Status::ok;
+}
+
+}  // namespace pbrl

@@ -1,0 +1,18 @@
+#pragma once
+// Everything in one include.
+#include "pbrl/config.hpp"
+#include "pbrl/status.hpp"
+#include "pbrl/mdp.hpp"
+#include "pbrl/regularizer.hpp"
+#include "pbrl/policy.hpp"
+#include "pbrl/evaluation.hpp"
+#include "pbrl/problem.hpp"
+#include "pbrl/oracle/pmd.hpp"
+#include "pbrl/oracle/policy_gradient.hpp"
+#include "pbrl/oracle/soft_value_iteration.hpp"
+#include "pbrl/penalty/value.hpp"
+#include "pbrl/penalty/bellman.hpp"
+#include "pbrl/solver/pbrl.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
+#include "pbrl/problems/random_instance.hpp"
+#include "pbrl/sampling/rng.hpp"

@@ -1,0 +1,47 @@
+#pragma once
+// Bellman penalty (paper, eq. "bellman penalty", Lemma "Generic gradient form" for it,
+// appendix "Example gradient estimators"), with the oracle's Q^{pi-hat} in place of Q*:
+//   g(x, y) = E_{s~rho}[ -<pi_y(s), Q(s,.)> + tau*h_s(pi_y(s)) ],   v(x) = min_y g(x, y)
+//   p(x, y) = E_{s~rho}[ softmax_tau Q(s,.) - <pi_y(s), Q(s,.)> + tau*h_s(pi_y(s)) ] >= 0
+//             (softmax_tau q = tau*log sum_a ref(a) exp(q_a/tau), max_a q_a for tau = 0)
+//   grad_pi p(s,a) = rho(s) * (tau*dh_s/dpi(a|s) - Q(s,a))
+//   grad_x p = J^T(mu^{pi-hat}, V^{pi-hat}) - J^T(mu'_{rho, pi_y -> pi-hat}, V^{pi-hat})
+// where mu' starts with a_0 ~ pi_y(s_0) and follows pi-hat (ERRATA item 3). At pi-hat = pi*
+// this is the paper's penalty and gradient exactly.
+
+#include "pbrl/evaluation.hpp"
+#include "pbrl/oracle/soft_value_iteration.hpp"
+
+namespace pbrl {
+
+// Returns p and adds scale * grad p to (grad_x, grad_pi). eval_hat is the evaluation of pi_hat
+// and start_occupancy = mu' from occupancy_from_start(mdp, pi_y, pi_hat, ...). weights: scratch.
+template <class Problem, typename Scalar, int S, int A>
+Scalar bellman_penalty(const Problem& problem, const typename Problem::Params& x,
+                       const Mdp<Scalar, S, A>& mdp, const StateActionMatrix<Scalar, S, A>& pi_y,
+                       const StateActionMatrix<Scalar, S, A>& pi_hat,
+                       const Evaluation<Scalar, S, A>& eval_hat,
+                       const StateActionMatrix<Scalar, S, A>& start_occupancy, Scalar scale,
+                       StateActionMatrix<Scalar, S, A>& weights, typename Problem::Params& grad_x,
+                       StateActionMatrix<Scalar, S, A>& grad_pi) {
+  const auto rho = mdp.rho();
+  const Scalar tau = mdp.tau();
+  Scalar p(0);
+  for (int s = 0; s < S; ++s) {
+    Scalar gap = detail::soft_max_row(mdp.regularizer, s, eval_hat.q.row(s)) -
+                 pi_y.row(s).dot(eval_hat.q.row(s));
+    if (tau > Scalar(0)) gap += tau * mdp.regularizer.value(s, pi_y.row(s));
+    p += rho(s) * gap;
+    for (int a = 0; a < A; ++a) {
+      Scalar g = -eval_hat.q(s, a);
+      if (tau > Scalar(0)) g += tau * mdp.regularizer.derivative(s, a, pi_y(s, a));
+      grad_pi(s, a) += scale * rho(s) * g;
+    }
+  }
+  state_action_occupancy(eval_hat, pi_hat, weights);
+  weights -= start_occupancy;
+  problem.vjp(x, weights, eval_hat.value, scale, grad_x);
+  return p;
+}
+
+}  // namespace pbrl

@@ -1,0 +1,143 @@
+#pragma once
+// Tabular policies pi(a|s) and their parameterizations y (paper, Sections 2-3):
+//   direct:  y(s,.) = pi(.|s), the policy set is the simplex with a floor eps on every
+//            action (it keeps log pi and the regularizer's gradient finite);
+//   softmax: y(s,.) are logits, pi(.|s) = softmax(y(s,.)), the set is the box |y| <= bound.
+// Gradients are computed in direct coordinates (d/d pi) and chained to y here, so penalties,
+// problems and oracles never depend on the parameterization.
+
+#include "pbrl/config.hpp"
+#include "pbrl/status.hpp"
+
+namespace pbrl {
+
+enum class Parameterization : unsigned char { direct, softmax };
+
+template <typename Scalar>
+struct PolicySet {
+  Parameterization parameterization = Parameterization::softmax;
+  Scalar floor = Scalar(1e-6);       // direct: minimum probability of every action
+  Scalar logit_bound = Scalar(50);   // softmax: box on the logits
+};
+
+template <typename Scalar, int A>
+Status validate(const PolicySet<Scalar>& set) {
+  if (set.parameterization == Parameterization::direct) {
+    if (!std::isfinite(set.floor) || set.floor <= Scalar(0) || set.floor * A >= Scalar(1))
+      return Status::bad_setting;
+  } else if (set.parameterization == Parameterization::softmax) {
+    if (!std::isfinite(set.logit_bound) || set.logit_bound <= Scalar(0)) return Status::bad_setting;
+  } else {
+    return Status::bad_setting;
+  }
+  return Status::ok;
+}
+
+// Euclidean projection of one row onto {p : p_a >= floor, sum_a p_a = 1}, in place.
+// Sort-based (Duchi et al. 2008) on a copy of A numbers; A is an action count, small.
+template <typename Row>
+void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
+  using Scalar = typename std::decay_t<Row>::Scalar;
+  constexpr int A = std::decay_t<Row>::SizeAtCompileTime;
+  static_assert(A > 0, "fixed-size rows only");
+  // Shift by the floor: project onto the simplex of mass 1 - A*floor.
+  const Scalar mass = Scalar(1) - Scalar(A) * floor;
+  Scalar u[A];
+  for (int a = 0; a < A; ++a) u[a] = row(a) - floor;
+  for (int i = 1; i < A; ++i) {  // insertion sort, descending
+    const Scalar v = u[i];
+    int j = i - 1;
+    while (j >= 0 && u[j] < v) { u[j + 1] = u[j]; --j; }
+    u[j + 1] = v;
+  }
+  Scalar cumulative(0), theta(0);
+  for (int k = 0; k < A; ++k) {
+    cumulative += u[k];
+    const Scalar t = (cumulative - mass) / Scalar(k + 1);
+    if (u[k] - t > Scalar(0)) theta = t;
+  }
+  for (int a = 0; a < A; ++a) {
+    const Scalar shifted = row(a) - floor - theta;
+    row(a) = (shifted > Scalar(0) ? shifted : Scalar(0)) + floor;
+  }
+}
+
+// Normalize one row of logits into log-probabilities (log-sum-exp), in place.
+template <typename Row>
+void normalize_log_row(Row&& row) {
+  using Scalar = typename std::decay_t<Row>::Scalar;
+  const Scalar m = row.maxCoeff();
+  const Scalar lse = m + std::log((row.array() - m).exp().sum());
+  row.array() -= lse;
+}
+
+// pi = policy of parameters y.
+template <typename Scalar, int S, int A>
+void policy_from_parameters(Parameterization param, const StateActionMatrix<Scalar, S, A>& y,
+                            StateActionMatrix<Scalar, S, A>& pi) {
+  if (param == Parameterization::direct) {
+    pi = y;
+    return;
+  }
+  for (int s = 0; s < S; ++s) {
+    const Scalar m = y.row(s).maxCoeff();
+    pi.row(s) = (y.row(s).array() - m).exp().matrix();
+    pi.row(s) /= pi.row(s).sum();
+  }
+}
+
+// grad_y = (d pi / d y)^T grad_pi. For softmax: pi_a * (g_a - <pi, g>) per state.
+template <typename Scalar, int S, int A>
+void chain_policy_gradient(Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
+                           const StateActionMatrix<Scalar, S, A>& grad_pi,
+                           StateActionMatrix<Scalar, S, A>& grad_y) {
+  if (param == Parameterization::direct) {
+    grad_y = grad_pi;
+    return;
+  }
+  for (int s = 0; s < S; ++s) {
+    const Scalar mean = pi.row(s).dot(grad_pi.row(s));
+    grad_y.row(s) = pi.row(s).cwiseProduct((grad_pi.row(s).array() - mean).matrix());
+  }
+}
+
+// Projection onto the policy set Y, in place.
+template <typename Scalar, int S, int A>
+void project_policy_set(const PolicySet<Scalar>& set, StateActionMatrix<Scalar, S, A>& y) {
+  if (set.parameterization == Parameterization::direct) {
+    for (int s = 0; s < S; ++s) project_simplex(y.row(s), set.floor);
+  } else {
+    y = y.cwiseMax(-set.logit_bound).cwiseMin(set.logit_bound);
+  }
+}
+
+// y lies in the policy set (direct rows within tolerance of a floored distribution).
+template <typename Scalar, int S, int A>
+Status validate_parameters(const PolicySet<Scalar>& set, const StateActionMatrix<Scalar, S, A>& y) {
+  if (Status st = validate<Scalar, A>(set); st != Status::ok) return st;
+  if (!y.allFinite()) return Status::not_finite;
+  if (set.parameterization == Parameterization::direct) {
+    const Scalar tol = distribution_tolerance<Scalar>() * A;
+    for (int s = 0; s < S; ++s) {
+      if ((y.row(s).array() < set.floor - tol).any()) return Status::bad_policy;
+      if (std::abs(y.row(s).sum() - Scalar(1)) > tol) return Status::bad_policy;
+    }
+  } else if ((y.array().abs() > set.logit_bound).any()) {
+    return Status::bad_policy;
+  }
+  return Status::ok;
+}
+
+// A policy (probabilities) whose rows are distributions; zeros allowed.
+template <typename Scalar, int S, int A>
+Status validate_policy(const StateActionMatrix<Scalar, S, A>& pi) {
+  if (!pi.allFinite()) return Status::not_finite;
+  for (int s = 0; s < S; ++s) {
+    if ((pi.row(s).array() < Scalar(0)).any()) return Status::bad_policy;
+    if (std::abs(pi.row(s).sum() - Scalar(1)) > distribution_tolerance<Scalar>() * A)
+      return Status::bad_policy;
+  }
+  return Status::ok;
+}
+
+}  // namespace pbrl

@@ -1,0 +1,53 @@
+#pragma once
+// The bilevel problem interface (paper, problem BM):
+//   min_{x in X, y in Y} f(x, y)   s.t.  y in argmax_y V^{pi_y}_{M_tau(x)}(rho).
+// A problem is any class with the members below; the solver and the penalties use nothing else.
+// Every x-gradient in the paper is an occupancy-weighted vector-Jacobian product through the
+// parameterized MDP M(x), so a problem never hands out a dense Jacobian:
+//   J^T(w, v) = sum_{s,a} w(s,a) * ( grad_x r_x(s,a) + gamma * sum_s' grad_x P_x(s'|s,a) v(s') )
+//
+//   using Scalar;  static constexpr int kStates, kActions, kParams;
+//   using Params = Vector<Scalar, kParams>;
+//   struct Model;                       // caller storage for the arrays of M(x) that depend on x
+//   Status build(const Params& x, Model& model, Mdp<...>& mdp) const;   // M(x) as a view
+//   void vjp(const Params& x, const StateActionMatrix& w, const StateVector& v, Scalar scale,
+//            Params& grad) const;       // grad += scale * J^T(w, v)
+//   template <EvaluationMethod M>
+//   Status upper(const Params& x, const StateActionMatrix& pi, Model& model,
+//                EvaluationWorkspace<..., M>& ws, Evaluation<...>& scratch, Scalar& f,
+//                Params& grad_x, StateActionMatrix& grad_pi) const;
+//                // f(x, pi) and its gradients (overwritten); called after build(x, model, ...)
+//                // with the same x, so it may read M(x) from model and use model as scratch
+//   Status validate_parameters(const Params& x) const;  // x in X
+//   void project_parameters(Params& x) const;           // Euclidean projection onto the box X
+//
+// grad_pi is the derivative with respect to the policy probabilities; the solver chains it to
+// the parameterization of y.
+
+#include "pbrl/config.hpp"
+
+namespace pbrl {
+
+// Box X = [lower, upper]^d, the set the paper's projected update uses for x.
+template <typename Scalar>
+struct Box {
+  Scalar lower = Scalar(-1);
+  Scalar upper = Scalar(1);
+};
+
+template <typename Scalar>
+bool valid(const Box<Scalar>& box) {
+  return std::isfinite(box.lower) && std::isfinite(box.upper) && box.lower <= box.upper;
+}
+
+template <typename Scalar, typename Derived>
+bool contains(const Box<Scalar>& box, const Eigen::MatrixBase<Derived>& x) {
+  return x.allFinite() && (x.array() >= box.lower).all() && (x.array() <= box.upper).all();
+}
+
+template <typename Scalar, typename Derived>
+void project(const Box<Scalar>& box, Eigen::MatrixBase<Derived>& x) {
+  x = x.cwiseMax(box.lower).cwiseMin(box.upper);
+}
+
+}  // namespace pbrl

@@ -1,0 +1,96 @@
+#pragma once
+// Reward shaping (paper, Section 2.2): a task M_tau = {S, A, r, P, tau_f*h} and a shaped MDP
+// M_tau(x) = {S, A, r + x, P, tau*h} whose optimal policy should do well on the task:
+//   min_{x in X, y} f(x, y) = -V^{pi_y}_{task}(rho)   s.t.  y optimal for M_tau(x).
+// x holds one shaping term per (s, a) in a box. The lower level is usually regularized
+// (tau > 0) and the task not (tau_f = 0): shaping then sharpens the regularized learner towards
+// the task's optimum, which is what the upper level rewards.
+// J^T(w, v) = w (flattened): the shaping enters the reward linearly and P does not depend on x.
+
+#include "pbrl/evaluation.hpp"
+#include "pbrl/problem.hpp"
+
+namespace pbrl {
+
+template <typename Scalar_, int S, int A>
+class RewardShaping {
+ public:
+  using Scalar = Scalar_;
+  static constexpr int kStates = S;
+  static constexpr int kActions = A;
+  static constexpr int kParams = S * A;
+  using Params = Vector<Scalar, kParams>;
+  using Matrix = StateActionMatrix<Scalar, S, A>;
+  using MdpType = Mdp<Scalar, S, A>;
+
+  struct Model {
+    Scalar reward[S * A];  // r + x
+  };
+
+  struct Data {
+    const Scalar* reward = nullptr;      // task reward r(s,a), S x A row-major
+    const Scalar* transition = nullptr;  // P(s'|s,a), (S*A) x S row-major
+    const Scalar* initial = nullptr;     // rho
+    Scalar discount = Scalar(0.9);
+    Regularizer<Scalar, S, A> lower{};   // tau*h of the shaped MDP (the learner)
+    Regularizer<Scalar, S, A> upper{};   // tau_f*h of the task in f
+    Box<Scalar> shaping{Scalar(-1), Scalar(1)};
+  };
+
+  // Validates all data; on error the problem stays as it was.
+  Status init(const Data& data) {
+    check_sizes<S, A>();
+    MdpType task{data.reward, data.transition, data.initial, data.discount, data.upper};
+    if (Status st = validate(task); st != Status::ok) return st;
+    if (Status st = validate(data.lower); st != Status::ok) return st;
+    if (!valid(data.shaping)) return Status::bad_setting;
+    task_ = task;
+    lower_ = data.lower;
+    box_ = data.shaping;
+    initialized_ = true;
+    return Status::ok;
+  }
+
+  const MdpType& task() const { return task_; }
+  const Box<Scalar>& box() const { return box_; }
+
+  Status validate_parameters(const Params& x) const {
+    if (!initialized_) return Status::not_initialized;
+    if (!x.allFinite()) return Status::not_finite;
+    return contains(box_, x) ? Status::ok : Status::out_of_bounds;
+  }
+  void project_parameters(Params& x) const { project(box_, x); }
+
+  Status build(const Params& x, Model& model, MdpType& mdp) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    Eigen::Map<Params>(model.reward) = Eigen::Map<const Params>(task_.reward) + x;
+    mdp = MdpType{model.reward, task_.transition, task_.initial, task_.discount, lower_};
+    return Status::ok;
+  }
+
+  void vjp(const Params& /*x*/, const Matrix& w, const StateVector<Scalar, S>& /*v*/, Scalar scale,
+           Params& grad) const {
+    grad += scale * Eigen::Map<const Params>(w.data());
+  }
+
+  // f = -V^{pi}_{task}(rho); grad_x f = 0, grad_pi f = -dV_task/dpi.
+  template <EvaluationMethod M>
+  Status upper(const Params& x, const Matrix& pi, Model& /*model*/, EvaluationWorkspace<Scalar, S, M>& ws,
+               Evaluation<Scalar, S, A>& scratch, Scalar& f, Params& grad_x, Matrix& grad_pi) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    if (Status st = evaluate(task_, pi, ws, scratch); st != Status::ok) return st;
+    f = -scratch.value_rho;
+    grad_x.setZero();
+    policy_gradient(task_, pi, scratch, grad_pi);
+    grad_pi = -grad_pi;
+    return Status::ok;
+  }
+
+ private:
+  MdpType task_{};
+  Regularizer<Scalar, S, A> lower_{};
+  Box<Scalar> box_{};
+  bool initialized_ = false;
+};
+
+}  // namespace pbrl

@@ -1,0 +1,209 @@
+#pragma once
+// Shared test fixtures: random instances, a problem whose transitions depend on x (so every
+// vector-Jacobian product has a transition term), exact optima and finite differences.
+// The same sources run on the host in double and on the Cortex-M4 in float.
+
+#include "doctest.h"
+#include "pbrl/pbrl.hpp"
+
+#include <memory>
+
+#ifndef PBRL_TEST_SCALAR
+#define PBRL_TEST_SCALAR double
+#endif
+using Real = PBRL_TEST_SCALAR;
+constexpr bool kDouble = sizeof(Real) == sizeof(double);
+
+// Finite-difference step and tolerances suited to the precision.
+constexpr Real kFdStep = kDouble ? Real(1e-6) : Real(2e-2);
+constexpr Real kFdTol = kDouble ? Real(1e-6) : Real(3e-2);  // relative to the gradient's scale
+constexpr Real kTight = kDouble ? Real(1e-10) : Real(2e-4);  // identities that hold exactly
+
+template <int S, int A>
+using Mat = pbrl::StateActionMatrix<Real, S, A>;
+template <int S>
+using Vec = pbrl::StateVector<Real, S>;
+
+// A random MDP whose arrays live in the object (allocate big ones with std::make_unique).
+template <int S, int A>
+struct RandomModel {
+  Real reward[S * A];
+  Real transition[S * A * S];
+  Real initial[S];
+  Real reference[S * A];
+
+  explicit RandomModel(std::uint32_t seed, Real sparsity = Real(0)) {
+    pbrl::Rng rng(seed);
+    pbrl::random_reward(rng, reward, S * A, sparsity);
+    pbrl::random_transition(rng, transition, S * A, S);
+    pbrl::random_distribution(rng, initial, S);
+    for (int s = 0; s < S; ++s) pbrl::random_distribution(rng, reference + s * A, A);
+  }
+
+  pbrl::Mdp<Real, S, A> mdp(Real gamma, Real tau,
+                            pbrl::RegularizerKind kind = pbrl::RegularizerKind::entropy) const {
+    pbrl::Mdp<Real, S, A> m{reward, transition, initial, gamma, {kind, tau, reference}};
+    return m;
+  }
+};
+
+// A random policy with every probability >= 0.05 / A (rows are distributions).
+template <int S, int A>
+Mat<S, A> random_policy(pbrl::Rng& rng) {
+  Mat<S, A> pi;
+  for (int s = 0; s < S; ++s) pbrl::random_distribution(rng, pi.row(s).data(), A);
+  return pi;
+}
+
+template <int S, int A>
+Mat<S, A> random_logits(pbrl::Rng& rng, Real scale = Real(1)) {
+  Mat<S, A> y;
+  for (int s = 0; s < S; ++s)
+    for (int a = 0; a < A; ++a) y(s, a) = scale * (Real(2) * rng.uniform<Real>() - Real(1));
+  return y;
+}
+
+// Exact regularized optimum by soft value iteration to the precision's limit.
+template <int S, int A>
+struct Optimum {
+  Vec<S> value = Vec<S>::Zero();
+  Mat<S, A> q, log_pi, pi;
+};
+template <int S, int A>
+Optimum<S, A> optimum(const pbrl::Mdp<Real, S, A>& m) {
+  Optimum<S, A> o;
+  pbrl::SoftValueIterationResult<Real> res;
+  REQUIRE(pbrl::soft_value_iteration(m, 20000, Real(0), o.value, o.q, o.log_pi, o.pi, &res) ==
+          pbrl::Status::ok);
+  return o;
+}
+
+// A bilevel problem with x in R^K entering both the reward and the transitions:
+//   r_x(s,a) = r(s,a) + tanh(<B(s,a), x>)
+//   P_x(.|s,a) = (1 - sig(<C(s,a), x>)) P0(.|s,a) + sig(<C(s,a), x>) P1(.|s,a)
+//   f(x, pi) = -V^pi_{(r_up, P_x, tau_up)}(rho) + kappa/2 |x|^2
+// Its vjp is written out by hand; the tests check it, and everything built on it, against
+// finite differences.
+template <int S, int A, int K>
+class MixtureProblem {
+ public:
+  using Scalar = Real;
+  static constexpr int kStates = S, kActions = A, kParams = K;
+  using Params = pbrl::Vector<Real, K>;
+  using Matrix = Mat<S, A>;
+  using MdpType = pbrl::Mdp<Real, S, A>;
+  struct Model {
+    Real reward[S * A];
+    Real transition[S * A * S];
+  };
+
+  explicit MixtureProblem(std::uint32_t seed, Real gamma = Real(0.8), Real tau = Real(0.3),
+                          Real tau_up = Real(0.05), Real kappa = Real(0.1))
+      : gamma_(gamma), kappa_(kappa) {
+    pbrl::Rng rng(seed);
+    pbrl::random_reward(rng, reward_, S * A);
+    pbrl::random_reward(rng, reward_up_, S * A);
+    pbrl::random_transition(rng, p0_, S * A, S);
+    pbrl::random_transition(rng, p1_, S * A, S);
+    pbrl::random_distribution(rng, initial_, S);
+    for (auto& b : b_) b = Real(2) * rng.uniform<Real>() - Real(1);
+    for (auto& c : c_) c = Real(2) * rng.uniform<Real>() - Real(1);
+    lower_ = {pbrl::RegularizerKind::entropy, tau, nullptr};
+    upper_ = {pbrl::RegularizerKind::entropy, tau_up, nullptr};
+  }
+
+  Real b(int sa, int k) const { return b_[sa * K + k]; }
+  Real c(int sa, int k) const { return c_[sa * K + k]; }
+  Real mix(int sa, const Params& x) const {
+    Real t(0);
+    for (int k = 0; k < K; ++k) t += c(sa, k) * x(k);
+    return Real(1) / (Real(1) + std::exp(-t));
+  }
+  Real shaping(int sa, const Params& x) const {
+    Real t(0);
+    for (int k = 0; k < K; ++k) t += b(sa, k) * x(k);
+    return std::tanh(t);
+  }
+
+  pbrl::Status validate_parameters(const Params& x) const {
+    return pbrl::contains(box_, x) ? pbrl::Status::ok : pbrl::Status::out_of_bounds;
+  }
+  void project_parameters(Params& x) const { pbrl::project(box_, x); }
+
+  pbrl::Status build(const Params& x, Model& model, MdpType& mdp) const {
+    if (auto st = validate_parameters(x); st != pbrl::Status::ok) return st;
+    fill(x, model);
+    mdp = MdpType{model.reward, model.transition, initial_, gamma_, lower_};
+    return pbrl::Status::ok;
+  }
+
+  void vjp(const Params& x, const Matrix& w, const Vec<S>& v, Real scale, Params& grad) const {
+    vjp_with(x, w, v, scale, grad, true);
+  }
+
+  template <pbrl::EvaluationMethod M>
+  pbrl::Status upper(const Params& x, const Matrix& pi, Model& model,
+                     pbrl::EvaluationWorkspace<Real, S, M>& ws, pbrl::Evaluation<Real, S, A>& scratch,
+                     Real& f, Params& grad_x, Matrix& grad_pi) const {
+    const MdpType up = upper_mdp(model);
+    if (auto st = pbrl::evaluate(up, pi, ws, scratch); st != pbrl::Status::ok) return st;
+    f = -scratch.value_rho + Real(0.5) * kappa_ * x.squaredNorm();
+    grad_x = kappa_ * x;
+    pbrl::state_action_occupancy(scratch, pi, grad_pi);  // weights of J_up^T
+    vjp_with(x, grad_pi, scratch.value, Real(-1), grad_x, false);
+    pbrl::policy_gradient(up, pi, scratch, grad_pi);
+    grad_pi = -grad_pi;
+    return pbrl::Status::ok;
+  }
+
+  // The upper-level MDP on M(x)'s transitions (model must have been built for x).
+  MdpType upper_mdp(const Model& model) const {
+    return MdpType{reward_up_, model.transition, initial_, gamma_, upper_};
+  }
+  void fill(const Params& x, Model& model) const {
+    for (int sa = 0; sa < S * A; ++sa) {
+      model.reward[sa] = reward_[sa] + shaping(sa, x);
+      const Real m = mix(sa, x);
+      for (int t = 0; t < S; ++t)
+        model.transition[sa * S + t] = (Real(1) - m) * p0_[sa * S + t] + m * p1_[sa * S + t];
+    }
+  }
+
+  Real gamma() const { return gamma_; }
+  Real kappa() const { return kappa_; }
+
+ private:
+  // grad += scale * J^T(w, v); with_reward = false drops the reward term (the upper reward
+  // r_up does not depend on x).
+  void vjp_with(const Params& x, const Matrix& w, const Vec<S>& v, Real scale, Params& grad,
+                bool with_reward) const {
+    for (int sa = 0; sa < S * A; ++sa) {
+      const Real wsa = w(sa / A, sa % A);
+      if (with_reward) {
+        const Real t = shaping(sa, x);
+        for (int k = 0; k < K; ++k) grad(k) += scale * wsa * (Real(1) - t * t) * b(sa, k);
+      }
+      const Real m = mix(sa, x);
+      Real dv(0);
+      for (int t = 0; t < S; ++t) dv += (p1_[sa * S + t] - p0_[sa * S + t]) * v(t);
+      for (int k = 0; k < K; ++k) grad(k) += scale * wsa * gamma_ * m * (Real(1) - m) * c(sa, k) * dv;
+    }
+  }
+
+  Real reward_[S * A], reward_up_[S * A], p0_[S * A * S], p1_[S * A * S], initial_[S];
+  Real b_[S * A * K], c_[S * A * K];
+  Real gamma_, kappa_;
+  pbrl::Regularizer<Real, S, A> lower_{}, upper_{};
+  pbrl::Box<Real> box_{Real(-2), Real(2)};
+};
+
+// Central difference of a scalar function of one coordinate.
+template <typename F>
+Real central_difference(F&& f, Real h = kFdStep) {
+  return (f(h) - f(-h)) / (Real(2) * h);
+}
+
+// |a - b| <= tol * max(1, scale)
+#define CHECK_CLOSE(a, b, tol, scale)                                                   \
+  CHECK(std::abs(Real(a) - Real(b)) <=                                                  \
+        Real(tol) * std::max(Real(1), Real(scale)))

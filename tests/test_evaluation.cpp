@@ -1,0 +1,183 @@
+// Policy evaluation: Bellman equations, occupancies, the two solve methods, the policy gradient
+// and the vector-Jacobian product, against identities and finite differences.
+#include "support.hpp"
+
+namespace {
+constexpr int S = 6, A = 3;
+using pbrl::EvaluationMethod;
+using pbrl::Status;
+
+template <EvaluationMethod M>
+pbrl::Evaluation<Real, S, A> evaluated(const pbrl::Mdp<Real, S, A>& m, const Mat<S, A>& pi) {
+  auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, M>>();
+  if constexpr (M == EvaluationMethod::sweeps) ws->max_sweeps = 5000;
+  pbrl::Evaluation<Real, S, A> e;
+  REQUIRE(pbrl::evaluate(m, pi, *ws, e) == Status::ok);
+  return e;
+}
+}  // namespace
+
+TEST_CASE("policy evaluation satisfies the regularized Bellman equations") {
+  RandomModel<S, A> model(11);
+  pbrl::Rng rng(3);
+  for (auto kind : {pbrl::RegularizerKind::entropy, pbrl::RegularizerKind::kl_reference}) {
+    const auto m = model.mdp(Real(0.9), Real(0.2), kind);
+    const Mat<S, A> pi = random_policy<S, A>(rng);
+    const auto e = evaluated<EvaluationMethod::direct>(m, pi);
+    for (int s = 0; s < S; ++s) {
+      const Real v = pi.row(s).dot(e.q.row(s)) - m.tau() * m.regularizer.value(s, pi.row(s));
+      CHECK_CLOSE(e.value(s), v, kTight, std::abs(v));
+      for (int a = 0; a < A; ++a) {
+        const Real q = m.r()(s, a) + m.discount * m.P().row(s * A + a).dot(e.value);
+        CHECK_CLOSE(e.q(s, a), q, kTight, std::abs(q));
+      }
+    }
+    // d = rho + gamma P_pi^T d and sum d = 1/(1-gamma)
+    CHECK_CLOSE(e.occupancy.sum(), Real(1) / (Real(1) - m.discount), kTight, Real(10));
+    for (int t = 0; t < S; ++t) {
+      Real in = m.rho()(t);
+      for (int s = 0; s < S; ++s)
+        for (int a = 0; a < A; ++a) in += m.discount * e.occupancy(s) * pi(s, a) * m.P()(s * A + a, t);
+      CHECK_CLOSE(e.occupancy(t), in, kTight, in);
+    }
+    CHECK_CLOSE(e.value_rho, m.rho().dot(e.value), kTight, std::abs(e.value_rho));
+  }
+}
+
+TEST_CASE("direct solve and warm-started sweeps agree; sweeps stay within their bound") {
+  RandomModel<S, A> model(12);
+  pbrl::Rng rng(4);
+  const auto m = model.mdp(Real(0.8), Real(0.1));
+  const Mat<S, A> pi = random_policy<S, A>(rng);
+  const auto direct = evaluated<EvaluationMethod::direct>(m, pi);
+  const auto swept = evaluated<EvaluationMethod::sweeps>(m, pi);
+  const Real tol = kDouble ? Real(1e-9) : Real(1e-4);
+  CHECK((direct.value - swept.value).cwiseAbs().maxCoeff() <= tol * direct.value.cwiseAbs().maxCoeff());
+  CHECK((direct.q - swept.q).cwiseAbs().maxCoeff() <= tol * direct.q.cwiseAbs().maxCoeff());
+  CHECK((direct.occupancy - swept.occupancy).cwiseAbs().maxCoeff() <= tol * direct.occupancy.maxCoeff());
+
+  auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::sweeps>>();
+  ws->max_sweeps = 3;
+  pbrl::Evaluation<Real, S, A> cold;
+  REQUIRE(pbrl::evaluate(m, pi, *ws, cold) == Status::ok);
+  CHECK(ws->last_sweeps <= 3);
+  CHECK((cold.value - direct.value).cwiseAbs().maxCoeff() > tol);  // 3 sweeps from 0 are not enough
+  pbrl::Evaluation<Real, S, A> warm = direct;  // warm start at the answer: one sweep confirms it
+  ws->max_sweeps = 50;
+  REQUIRE(pbrl::evaluate(m, pi, *ws, warm) == Status::ok);
+  CHECK(ws->last_sweeps <= 2);
+}
+
+TEST_CASE("occupancy from a state-action start reproduces E_{rho,sigma} Q^pi") {
+  RandomModel<S, A> model(13);
+  pbrl::Rng rng(5);
+  const auto m = model.mdp(Real(0.85), Real(0.3));
+  const Mat<S, A> pi = random_policy<S, A>(rng), sigma = random_policy<S, A>(rng);
+  const auto e = evaluated<EvaluationMethod::direct>(m, pi);
+  auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>>();
+  Vec<S> warm = Vec<S>::Zero();
+  Mat<S, A> mu;
+  REQUIRE(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu) == Status::ok);
+  CHECK_CLOSE(mu.sum(), Real(1) / (Real(1) - m.discount), kTight, Real(10));
+  // E_{s~rho, a~sigma} Q(s,a) = sum nu0 r + sum_s m(s) (<pi, r> - tau h)
+  Real lhs(0), rhs(0);
+  for (int s = 0; s < S; ++s) {
+    lhs += m.rho()(s) * sigma.row(s).dot(e.q.row(s));
+    for (int a = 0; a < A; ++a) {
+      const Real nu0 = m.rho()(s) * sigma(s, a);
+      rhs += nu0 * m.r()(s, a) + (mu(s, a) - nu0) * m.r()(s, a);
+    }
+    rhs -= warm(s) * m.tau() * m.regularizer.value(s, pi.row(s));
+  }
+  CHECK_CLOSE(lhs, rhs, kTight, std::abs(lhs));
+  // The sweep method gives the same occupancy.
+  auto sw = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::sweeps>>();
+  sw->max_sweeps = 5000;
+  Vec<S> warm2 = Vec<S>::Zero();
+  Mat<S, A> mu2;
+  REQUIRE(pbrl::occupancy_from_start(m, sigma, pi, *sw, warm2, mu2) == Status::ok);
+  CHECK((mu - mu2).cwiseAbs().maxCoeff() <= (kDouble ? Real(1e-9) : Real(1e-4)) * mu.maxCoeff());
+}
+
+TEST_CASE("policy gradient of V(rho) matches finite differences") {
+  RandomModel<S, A> model(14);
+  pbrl::Rng rng(6);
+  for (Real tau : {Real(0), Real(0.4)})
+    for (auto kind : {pbrl::RegularizerKind::entropy, pbrl::RegularizerKind::kl_reference}) {
+      CAPTURE(tau);
+      const auto m = model.mdp(Real(0.9), tau, kind);
+      const Mat<S, A> y = random_logits<S, A>(rng);
+      Mat<S, A> pi, grad_pi, grad_y;
+      pbrl::policy_from_parameters<Real, S, A>(pbrl::Parameterization::softmax, y, pi);
+      const auto e = evaluated<EvaluationMethod::direct>(m, pi);
+      pbrl::policy_gradient(m, pi, e, grad_pi);
+      pbrl::chain_policy_gradient<Real, S, A>(pbrl::Parameterization::softmax, pi, grad_pi, grad_y);
+      const Real scale = grad_y.cwiseAbs().maxCoeff();
+      // softmax logits: every coordinate
+      for (int s = 0; s < S; ++s)
+        for (int a = 0; a < A; ++a) {
+          const Real fd = central_difference([&](Real h) {
+            Mat<S, A> yh = y, ph;
+            yh(s, a) += h;
+            pbrl::policy_from_parameters<Real, S, A>(pbrl::Parameterization::softmax, yh, ph);
+            return evaluated<EvaluationMethod::direct>(m, ph).value_rho;
+          });
+          CHECK_CLOSE(grad_y(s, a), fd, kFdTol, scale);
+        }
+      // direct coordinates: along tangent directions e_a - e_b of the simplex
+      for (int s = 0; s < S; ++s)
+        for (int a = 1; a < A; ++a) {
+          const Real fd = central_difference([&](Real h) {
+            Mat<S, A> ph = pi;
+            ph(s, a) += h;
+            ph(s, 0) -= h;
+            return evaluated<EvaluationMethod::direct>(m, ph).value_rho;
+          });
+          CHECK_CLOSE(grad_pi(s, a) - grad_pi(s, 0), fd, kFdTol, grad_pi.cwiseAbs().maxCoeff());
+        }
+    }
+}
+
+TEST_CASE("vector-Jacobian product gives grad_x V^pi(rho) and grad_x E_{rho,sigma} Q^pi") {
+  constexpr int K = 4;
+  using Problem = MixtureProblem<S, A, K>;
+  auto problem = std::make_unique<Problem>(21);
+  pbrl::Rng rng(7);
+  const Mat<S, A> pi = random_policy<S, A>(rng), sigma = random_policy<S, A>(rng);
+  Problem::Params x;
+  for (int k = 0; k < K; ++k) x(k) = Real(2) * rng.uniform<Real>() - Real(1);
+  auto model = std::make_unique<Problem::Model>();
+  auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>>();
+
+  auto values = [&](const Problem::Params& xx, Real& v_rho, Real& q_rho_sigma) {
+    pbrl::Mdp<Real, S, A> m;
+    REQUIRE(problem->build(xx, *model, m) == Status::ok);
+    pbrl::Evaluation<Real, S, A> e;
+    REQUIRE(pbrl::evaluate(m, pi, *ws, e) == Status::ok);
+    v_rho = e.value_rho;
+    q_rho_sigma = 0;
+    for (int s = 0; s < S; ++s) q_rho_sigma += m.rho()(s) * sigma.row(s).dot(e.q.row(s));
+  };
+
+  pbrl::Mdp<Real, S, A> m;
+  REQUIRE(problem->build(x, *model, m) == Status::ok);
+  pbrl::Evaluation<Real, S, A> e;
+  REQUIRE(pbrl::evaluate(m, pi, *ws, e) == Status::ok);
+  Mat<S, A> mu, mu_start;
+  pbrl::state_action_occupancy(e, pi, mu);
+  Vec<S> warm = Vec<S>::Zero();
+  REQUIRE(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu_start) == Status::ok);
+  Problem::Params gv = Problem::Params::Zero(), gq = Problem::Params::Zero();
+  problem->vjp(x, mu, e.value, Real(1), gv);
+  problem->vjp(x, mu_start, e.value, Real(1), gq);
+  for (int k = 0; k < K; ++k) {
+    Real vp, qp, vm, qm;
+    Problem::Params xp = x, xm = x;
+    xp(k) += kFdStep;
+    xm(k) -= kFdStep;
+    values(xp, vp, qp);
+    values(xm, vm, qm);
+    CHECK_CLOSE(gv(k), (vp - vm) / (2 * kFdStep), kFdTol, gv.cwiseAbs().maxCoeff());
+    CHECK_CLOSE(gq(k), (qp - qm) / (2 * kFdStep), kFdTol, gq.cwiseAbs().maxCoeff());
+  }
+}
