@@ -116,14 +116,14 @@ class Pbrl {
     value_next_ = oracle_value_;
     if (Status st = run_oracle(mdp); st != Status::ok) return st;
 
-    // 2. Evaluations, f, p and their gradients. pi-hat is evaluated last so that the Bellman
-    //    occupancy can reuse its factorization.
+    // 2. Evaluations, f, p and their gradients. pi-hat is evaluated last (after f, which may
+    //    evaluate on its own MDP) so that the Bellman occupancy can reuse its factorization.
     policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi_y_);
     if (Status st = evaluate(mdp, pi_y_, ws_, eval_y_); st != Status::ok) return st;
-    if (Status st = evaluate(mdp, pi_next_, ws_, eval_hat_); st != Status::ok) return st;
     Scalar f(0);
     if (Status st = problem.upper(x_, pi_y_, model_, ws_, eval_upper_, f, grad_x_, grad_pi_); st != Status::ok)
       return st;
+    if (Status st = evaluate(mdp, pi_next_, ws_, eval_hat_); st != Status::ok) return st;
     Scalar p(0);
     if (settings_.penalty == PenaltyKind::value) {
       p = value_penalty(problem, x_, mdp, pi_y_, eval_y_, pi_next_, eval_hat_, lambda, weights_,

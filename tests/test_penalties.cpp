@@ -1,0 +1,216 @@
+// Value and Bellman penalties and the upper objective: sign, zeros, strong convexity, and every
+// gradient (x through the vector-Jacobian product, y through the policy) against central
+// finite differences with the exact lower-level optimum pi*(x).
+#include "support.hpp"
+
+namespace {
+constexpr int S = 5, A = 3, K = 3;
+using Problem = MixtureProblem<S, A, K>;
+using pbrl::EvaluationMethod;
+using pbrl::PenaltyKind;
+using pbrl::Status;
+using Ws = pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>;
+
+// p(x, y) with pi-hat = pi*(x); adds its gradients into (gx, gpi) when given.
+struct PenaltyProbe {
+  const Problem& problem;
+  std::unique_ptr<Problem::Model> model = std::make_unique<Problem::Model>();
+  std::unique_ptr<Ws> ws = std::make_unique<Ws>();
+
+  Real operator()(PenaltyKind kind, const Problem::Params& x, const Mat<S, A>& pi_y,
+                  Problem::Params* gx = nullptr, Mat<S, A>* gpi = nullptr) {
+    pbrl::Mdp<Real, S, A> m;
+    REQUIRE(problem.build(x, *model, m) == Status::ok);
+    const auto opt = optimum(m);
+    pbrl::Evaluation<Real, S, A> ey, eh;
+    REQUIRE(pbrl::evaluate(m, pi_y, *ws, ey) == Status::ok);
+    REQUIRE(pbrl::evaluate(m, opt.pi, *ws, eh) == Status::ok);
+    Problem::Params dx = Problem::Params::Zero();
+    Mat<S, A> dpi = Mat<S, A>::Zero(), weights;
+    Real p;
+    if (kind == PenaltyKind::value) {
+      p = pbrl::value_penalty(problem, x, m, pi_y, ey, opt.pi, eh, Real(1), weights, dx, dpi);
+    } else {
+      Vec<S> warm = Vec<S>::Zero();
+      Mat<S, A> start;
+      REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
+      p = pbrl::bellman_penalty(problem, x, m, pi_y, opt.pi, eh, start, Real(1), weights, dx, dpi);
+    }
+    if (gx) *gx = dx;
+    if (gpi) *gpi = dpi;
+    return p;
+  }
+};
+
+Problem::Params random_x(pbrl::Rng& rng) {
+  Problem::Params x;
+  for (int k = 0; k < K; ++k) x(k) = Real(2) * rng.uniform<Real>() - Real(1);
+  return x;
+}
+}  // namespace
+
+TEST_CASE("penalties are non-negative and vanish at the lower-level optimum") {
+  pbrl::Rng rng(41);
+  for (int instance = 0; instance < 5; ++instance) {
+    Problem problem(200 + instance);
+    PenaltyProbe probe{problem};
+    const Problem::Params x = random_x(rng);
+    pbrl::Mdp<Real, S, A> m;
+    REQUIRE(problem.build(x, *probe.model, m) == Status::ok);
+    const auto opt = optimum(m);
+    for (int trial = 0; trial < 10; ++trial) {
+      const Mat<S, A> pi = random_policy<S, A>(rng);
+      const Real pv = probe(PenaltyKind::value, x, pi);
+      const Real pb = probe(PenaltyKind::bellman, x, pi);
+      CHECK(pv >= -kTight);
+      // Bellman penalty: tau-strongly convex in y with minimum 0 at pi* (Lemma "reformulation")
+      Real distance(0);
+      for (int s = 0; s < S; ++s) distance += m.rho()(s) * (pi.row(s) - opt.pi.row(s)).squaredNorm();
+      CHECK(pb >= Real(0.5) * m.tau() * distance - kTight);
+      CHECK(pb > Real(0));
+    }
+    CHECK(std::abs(probe(PenaltyKind::value, x, opt.pi)) <= Real(10) * kTight);
+    CHECK(std::abs(probe(PenaltyKind::bellman, x, opt.pi)) <= Real(10) * kTight);
+  }
+}
+
+TEST_CASE("value and Bellman penalty gradients match finite differences") {
+  pbrl::Rng rng(42);
+  Problem problem(210);
+  PenaltyProbe probe{problem};
+  for (auto kind : {PenaltyKind::value, PenaltyKind::bellman}) {
+    CAPTURE(static_cast<int>(kind));
+    const Problem::Params x = random_x(rng);
+    const Mat<S, A> y = random_logits<S, A>(rng);
+    Mat<S, A> pi, gpi, gy;
+    pbrl::policy_from_parameters<Real, S, A>(pbrl::Parameterization::softmax, y, pi);
+    Problem::Params gx;
+    probe(kind, x, pi, &gx, &gpi);
+    // x: the envelope terms through J^T, including the transition part
+    for (int k = 0; k < K; ++k) {
+      const Real fd = central_difference([&](Real h) {
+        Problem::Params xh = x;
+        xh(k) += h;
+        return probe(kind, xh, pi);
+      });
+      CHECK_CLOSE(gx(k), fd, kFdTol, gx.cwiseAbs().maxCoeff());
+    }
+    // y, softmax logits
+    pbrl::chain_policy_gradient<Real, S, A>(pbrl::Parameterization::softmax, pi, gpi, gy);
+    for (int s = 0; s < S; ++s)
+      for (int a = 0; a < A; ++a) {
+        const Real fd = central_difference([&](Real h) {
+          Mat<S, A> yh = y, ph;
+          yh(s, a) += h;
+          pbrl::policy_from_parameters<Real, S, A>(pbrl::Parameterization::softmax, yh, ph);
+          return probe(kind, x, ph);
+        });
+        CHECK_CLOSE(gy(s, a), fd, kFdTol, gy.cwiseAbs().maxCoeff());
+      }
+    // y, direct coordinates along the simplex
+    for (int s = 0; s < S; ++s)
+      for (int a = 1; a < A; ++a) {
+        const Real fd = central_difference([&](Real h) {
+          Mat<S, A> ph = pi;
+          ph(s, a) += h;
+          ph(s, 0) -= h;
+          return probe(kind, x, ph);
+        });
+        CHECK_CLOSE(gpi(s, a) - gpi(s, 0), fd, kFdTol, gpi.cwiseAbs().maxCoeff());
+      }
+  }
+}
+
+TEST_CASE("upper objective gradients match finite differences") {
+  pbrl::Rng rng(43);
+  Problem problem(220);
+  auto model = std::make_unique<Problem::Model>();
+  auto ws = std::make_unique<Ws>();
+  pbrl::Evaluation<Real, S, A> scratch;
+  auto f_at = [&](const Problem::Params& x, const Mat<S, A>& pi, Problem::Params* gx, Mat<S, A>* gpi) {
+    pbrl::Mdp<Real, S, A> m;
+    REQUIRE(problem.build(x, *model, m) == Status::ok);
+    Real f;
+    Problem::Params dx;
+    Mat<S, A> dpi;
+    REQUIRE(problem.upper(x, pi, *model, *ws, scratch, f, dx, dpi) == Status::ok);
+    if (gx) *gx = dx;
+    if (gpi) *gpi = dpi;
+    return f;
+  };
+  const Problem::Params x = random_x(rng);
+  const Mat<S, A> pi = random_policy<S, A>(rng);
+  Problem::Params gx;
+  Mat<S, A> gpi;
+  f_at(x, pi, &gx, &gpi);
+  for (int k = 0; k < K; ++k) {
+    const Real fd = central_difference([&](Real h) {
+      Problem::Params xh = x;
+      xh(k) += h;
+      return f_at(xh, pi, nullptr, nullptr);
+    });
+    CHECK_CLOSE(gx(k), fd, kFdTol, gx.cwiseAbs().maxCoeff());
+  }
+  for (int s = 0; s < S; ++s)
+    for (int a = 1; a < A; ++a) {
+      const Real fd = central_difference([&](Real h) {
+        Mat<S, A> ph = pi;
+        ph(s, a) += h;
+        ph(s, 0) -= h;
+        return f_at(x, ph, nullptr, nullptr);
+      });
+      CHECK_CLOSE(gpi(s, a) - gpi(s, 0), fd, kFdTol, gpi.cwiseAbs().maxCoeff());
+    }
+
+  // Reward shaping: f = -V_task(rho), J^T(w, v) = w.
+  using Shaping = pbrl::RewardShaping<Real, S, A>;
+  RandomModel<S, A> task(44, Real(0.7));
+  Shaping shaping;
+  Shaping::Data data;
+  data.reward = task.reward;
+  data.transition = task.transition;
+  data.initial = task.initial;
+  data.discount = Real(0.9);
+  data.lower.tau = Real(0.2);
+  REQUIRE(shaping.init(data) == Status::ok);
+  Shaping::Model smodel;
+  Shaping::Params sx = Shaping::Params::Zero(), sgx;
+  pbrl::Mdp<Real, S, A> sm;
+  REQUIRE(shaping.build(sx, smodel, sm) == Status::ok);
+  Real f;
+  Mat<S, A> sgpi;
+  REQUIRE(shaping.upper(sx, pi, smodel, *ws, scratch, f, sgx, sgpi) == Status::ok);
+  CHECK(sgx.cwiseAbs().maxCoeff() == Real(0));
+  for (int s = 0; s < S; ++s)
+    for (int a = 1; a < A; ++a) {
+      const Real fd = central_difference([&](Real h) {
+        Mat<S, A> ph = pi, g;
+        ph(s, a) += h;
+        ph(s, 0) -= h;
+        Real fh;
+        Shaping::Params gx2;
+        REQUIRE(shaping.upper(sx, ph, smodel, *ws, scratch, fh, gx2, g) == Status::ok);
+        return fh;
+      });
+      CHECK_CLOSE(sgpi(s, a) - sgpi(s, 0), fd, kFdTol, sgpi.cwiseAbs().maxCoeff());
+    }
+  // the shaping's vector-Jacobian product against finite differences of V^pi(rho) on M(x)
+  Shaping::Params g = Shaping::Params::Zero();
+  pbrl::Evaluation<Real, S, A> e;
+  REQUIRE(pbrl::evaluate(sm, pi, *ws, e) == Status::ok);
+  Mat<S, A> mu;
+  pbrl::state_action_occupancy(e, pi, mu);
+  shaping.vjp(sx, mu, e.value, Real(1), g);
+  for (int i = 0; i < S * A; ++i) {
+    const Real fd = central_difference([&](Real h) {
+      Shaping::Params xh = sx;
+      xh(i) += h;
+      pbrl::Mdp<Real, S, A> mh;
+      REQUIRE(shaping.build(xh, smodel, mh) == Status::ok);
+      pbrl::Evaluation<Real, S, A> eh;
+      REQUIRE(pbrl::evaluate(mh, pi, *ws, eh) == Status::ok);
+      return eh.value_rho;
+    });
+    CHECK_CLOSE(g(i), fd, kFdTol, g.cwiseAbs().maxCoeff());
+  }
+}
