@@ -11,6 +11,9 @@ if(NOT DEFINED PBRL_BARE_METAL)
   endif()
 endif()
 
+# Toolchain files set their own name; this is the host's.
+set(PBRL_TARGET_NAME "host-${CMAKE_SYSTEM_PROCESSOR}" CACHE STRING "Target name for reports")
+
 set(PBRL_BAREMETAL_DIR "${CMAKE_CURRENT_LIST_DIR}/baremetal")
 set(PBRL_LINKER_SCRIPT "${PBRL_BAREMETAL_DIR}/mps2-an386.ld")
 

@@ -8,8 +8,6 @@ set(PBRL_TARGET_NAME "cortex-m4f" CACHE STRING "Target name for reports")
 set(CMAKE_C_COMPILER arm-none-eabi-gcc)
 set(CMAKE_CXX_COMPILER arm-none-eabi-g++)
 set(CMAKE_ASM_COMPILER arm-none-eabi-gcc)
-set(CMAKE_OBJCOPY arm-none-eabi-objcopy CACHE FILEPATH "")
-set(CMAKE_SIZE arm-none-eabi-size CACHE FILEPATH "")
 
 set(_pbrl_cpu "-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard")
 set(CMAKE_C_FLAGS_INIT "${_pbrl_cpu} -ffunction-sections -fdata-sections")
@@ -33,8 +31,8 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 
 # CTest runs each test ELF with `<emulator> <elf>`; the exit code is main's,
 # passed out through semihosting. -monitor/-serial none keep QEMU off the
-# terminal (CI has no stdin). The ELF must be the last argument: a bare-metal
-# test takes no command-line arguments.
+# terminal (CI has no stdin). The ELF must come last, so arguments for main()
+# go through QEMU's -append instead (pbrl_add_test does that).
 set(CMAKE_CROSSCOMPILING_EMULATOR
   qemu-system-arm -M mps2-an386 -cpu cortex-m4 -nographic -monitor none -serial none
   -semihosting-config enable=on,target=native -kernel)

@@ -7,7 +7,7 @@
     .thumb
 
     .section .vectors, "a", %progbits
-    .align 7                       /* VTOR needs 128-byte alignment for 48 entries */
+    .align 8                       /* VTOR: 48 entries need 256-byte alignment */
     .global __pbrl_vectors
 __pbrl_vectors:
     .word __pbrl_msp_top           /* handlers run on their own stack (see below) */
