@@ -9,8 +9,10 @@
 //   direct: LU of the S x S matrix (S*S scalars in the workspace). I - gamma*P_pi is strictly
 //           diagonally dominant by rows for gamma < 1, so elimination without pivoting is
 //           stable (growth factor <= 2) and never meets a zero pivot.
-//   sweeps: warm-started fixed-point sweeps V <- c + gamma*P_pi V, at most max_sweeps of them,
-//           with O(S) extra memory; accuracy gamma^k times the warm-start error.
+//   sweeps: warm-started fixed-point sweeps V <- c + gamma*P_pi V with O(S) extra memory. They
+//           stop when a sweep changes nothing by more than `tolerance` (the error is then at most
+//           gamma/(1-gamma) * tolerance) or after max_sweeps (error <= gamma^k times the
+//           warm-start error), whichever comes first.
 
 #include "pbrl/config.hpp"
 #include "pbrl/mdp.hpp"

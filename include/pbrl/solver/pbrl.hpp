@@ -143,8 +143,8 @@ class Pbrl {
     problem.project_parameters(x_next_);
     y_next_ = y_ - settings_.step_y * grad_y_;
     project_policy_set<Scalar, S, A>(settings_.policy, y_next_);
-    const Scalar g2 = (x_ - x_next_).squaredNorm() / (settings_.step_x * settings_.step_x) +
-                      (y_ - y_next_).squaredNorm() / (settings_.step_y * settings_.step_y);
+    const Scalar g2 = ((x_ - x_next_) / settings_.step_x).squaredNorm() +
+                      ((y_ - y_next_) / settings_.step_y).squaredNorm();
     if (!x_next_.allFinite() || !y_next_.allFinite() || !std::isfinite(f) || !std::isfinite(p) ||
         !std::isfinite(g2))
       return Status::numerical_failure;
