@@ -37,7 +37,7 @@ constexpr void check_sizes() {
 // Tolerance for "sums to one" checks on model data given in Scalar precision.
 template <typename Scalar>
 constexpr Scalar distribution_tolerance() {
-  return std::numeric_limits<Scalar>::epsilon() * Scalar(1024);
+  return std::numeric_limits<Scalar>::epsilon() * Scalar(64);
 }
 
 // Smallest probability that enters a logarithm: keeps log and its gradient finite.

@@ -167,12 +167,41 @@ bool write_q(const Mdp<Scalar, S, A>& m, const StateVector<Scalar, S>& v,
   return true;
 }
 
+// The O(1) part of validate(m): what every call checks before it reads the model.
 template <typename Scalar, int S, int A>
-Status check_call(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi) {
-  // Per-call checks are O(S*A); the full model is checked once by validate(mdp).
+Status check_model(const Mdp<Scalar, S, A>& m) {
   if (m.reward == nullptr || m.transition == nullptr || m.initial == nullptr) return Status::null_pointer;
   if (Status st = validate_discount(m.discount); st != Status::ok) return st;
   if (!std::isfinite(m.tau()) || m.tau() < Scalar(0)) return Status::bad_regularization;
+  if (m.regularizer.kind == RegularizerKind::kl_reference && m.regularizer.reference == nullptr)
+    return Status::null_pointer;
+  if (m.regularizer.kind != RegularizerKind::entropy && m.regularizer.kind != RegularizerKind::kl_reference)
+    return Status::bad_regularization;
+  return Status::ok;
+}
+
+template <typename Scalar, int S, EvaluationMethod M>
+Status check_workspace(const EvaluationWorkspace<Scalar, S, M>& ws) {
+  if constexpr (M == EvaluationMethod::sweeps) {
+    if (ws.max_sweeps < 1 || !std::isfinite(ws.tolerance) || ws.tolerance < Scalar(0))
+      return Status::bad_setting;
+  }
+  (void)ws;
+  return Status::ok;
+}
+
+// Per-call checks are O(S*A); the full model is checked once by validate(mdp).
+template <typename Scalar, int S, int A, EvaluationMethod M>
+Status check_call(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                  const EvaluationWorkspace<Scalar, S, M>& ws) {
+  if (Status st = check_model(m); st != Status::ok) return st;
+  if (Status st = check_workspace(ws); st != Status::ok) return st;
+  return validate_policy(pi);
+}
+
+template <typename Scalar, int S, int A>
+Status check_call(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi) {
+  if (Status st = check_model(m); st != Status::ok) return st;
   return validate_policy(pi);
 }
 
@@ -206,7 +235,9 @@ void solve_value_and_occupancy(const Mdp<Scalar, S, A>& m, const StateActionMatr
 template <typename Scalar, int S, int A, EvaluationMethod M>
 Status evaluate(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
                 EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out) {
-  if (Status st = detail::check_call(m, pi); st != Status::ok) return st;
+  if (Status st = detail::check_call(m, pi, ws); st != Status::ok) return st;
+  if (M == EvaluationMethod::sweeps && (!out.value.allFinite() || !out.occupancy.allFinite()))
+    return Status::not_finite;  // the warm start
   detail::solve_value_and_occupancy(m, pi, out, ws);
   if (!ws.value.allFinite() || !ws.occupancy.allFinite()) return Status::numerical_failure;
   if (!detail::write_q(m, ws.value, out.q)) return Status::numerical_failure;
@@ -228,7 +259,7 @@ Status occupancy_from_start(const Mdp<Scalar, S, A>& m, const StateActionMatrix<
                             const StateActionMatrix<Scalar, S, A>& pi,
                             EvaluationWorkspace<Scalar, S, M>& ws, StateVector<Scalar, S>& warm,
                             StateActionMatrix<Scalar, S, A>& mu, bool factors_current = false) {
-  if (Status st = detail::check_call(m, pi); st != Status::ok) return st;
+  if (Status st = detail::check_call(m, pi, ws); st != Status::ok) return st;
   if (Status st = validate_policy(sigma); st != Status::ok) return st;
   if (!warm.allFinite()) return Status::not_finite;
   const auto rho = m.rho();

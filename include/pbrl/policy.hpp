@@ -111,7 +111,8 @@ void project_policy_set(const PolicySet<Scalar>& set, StateActionMatrix<Scalar, 
   }
 }
 
-// y lies in the policy set (direct rows within tolerance of a floored distribution).
+// y lies in the policy set: direct rows have every entry >= floor and sum to one within
+// tolerance; softmax logits lie in the box.
 template <typename Scalar, int S, int A>
 Status validate_parameters(const PolicySet<Scalar>& set, const StateActionMatrix<Scalar, S, A>& y) {
   if (Status st = validate<Scalar, A>(set); st != Status::ok) return st;
@@ -119,7 +120,7 @@ Status validate_parameters(const PolicySet<Scalar>& set, const StateActionMatrix
   if (set.parameterization == Parameterization::direct) {
     const Scalar tol = distribution_tolerance<Scalar>() * A;
     for (int s = 0; s < S; ++s) {
-      if ((y.row(s).array() < set.floor - tol).any()) return Status::bad_policy;
+      if ((y.row(s).array() < set.floor).any()) return Status::bad_policy;  // projection: exact
       if (std::abs(y.row(s).sum() - Scalar(1)) > tol) return Status::bad_policy;
     }
   } else if ((y.array().abs() > set.logit_bound).any()) {

@@ -8,7 +8,9 @@
 
 namespace pbrl {
 
-// One ascent step. eval receives the evaluation of the policy before the step; grad is scratch.
+// One ascent step. eval and grad are workspace: eval receives the evaluation of the policy
+// before the step (on error the contents of both are unspecified). On error log_pi and pi are
+// unchanged: the new policy is formed in grad and copied only once it is finite.
 template <typename Scalar, int S, int A, EvaluationMethod M>
 Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>& set, Scalar eta,
                             EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& eval,
@@ -21,18 +23,22 @@ Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>&
   if (Status st = evaluate(m, pi, ws, eval); st != Status::ok) return st;
   policy_gradient(m, pi, eval, grad);
   if (!grad.allFinite()) return Status::numerical_failure;
-  const Scalar floor = std::log(log_floor<Scalar>());
+  StateActionMatrix<Scalar, S, A>& next = grad;  // the gradient is consumed row by row
   if (set.parameterization == Parameterization::direct) {
-    pi += eta * grad;
-    project_policy_set<Scalar, S, A>(set, pi);
+    next = pi + eta * grad;
+    project_policy_set<Scalar, S, A>(set, next);
+    if (!next.allFinite()) return Status::numerical_failure;
+    pi = next;
     log_pi = pi.array().log().matrix();
   } else {
-    chain_policy_gradient<Scalar, S, A>(Parameterization::softmax, pi, grad, grad);
-    log_pi += eta * grad;
+    chain_policy_gradient<Scalar, S, A>(Parameterization::softmax, pi, grad, next);
+    next = log_pi + eta * next;
     for (int s = 0; s < S; ++s) {
-      normalize_log_row(log_pi.row(s));
-      log_pi.row(s) = log_pi.row(s).cwiseMax(floor);
+      normalize_log_row(next.row(s));
+      next.row(s) = next.row(s).cwiseMax(std::log(log_floor<Scalar>()));
     }
+    if (!next.allFinite()) return Status::numerical_failure;
+    log_pi = next;
     pi = log_pi.array().exp().matrix();
   }
   return Status::ok;

@@ -17,32 +17,36 @@ struct SoftValueIterationResult {
 
 namespace detail {
 
-// tau * log sum_a ref(a|s) exp(q_a / tau), or max_a q_a when tau = 0.
+// tau * log sum_a ref(a|s) exp(q_a / tau), or max_a q_a when tau = 0. Written as
+// M + tau * log sum_a exp((q_a + tau log ref_a - M) / tau) with M the largest q_a + tau log ref_a,
+// so no exponent is positive and q/tau never overflows, however small tau is.
 template <typename Scalar, int S, int A, typename Row>
 Scalar soft_max_row(const Regularizer<Scalar, S, A>& reg, int s, const Row& q) {
   if (!(reg.tau > Scalar(0))) return q.maxCoeff();
   Scalar m = -std::numeric_limits<Scalar>::infinity();
-  for (int a = 0; a < A; ++a) m = std::max(m, reg.log_reference(s, a) + q(a) / reg.tau);
+  for (int a = 0; a < A; ++a) m = std::max(m, q(a) + reg.tau * reg.log_reference(s, a));
   Scalar sum(0);
-  for (int a = 0; a < A; ++a) sum += std::exp(reg.log_reference(s, a) + q(a) / reg.tau - m);
-  return reg.tau * (m + std::log(sum));
+  for (int a = 0; a < A; ++a) sum += std::exp((q(a) + reg.tau * reg.log_reference(s, a) - m) / reg.tau);
+  return m + reg.tau * std::log(sum);
 }
 
 }  // namespace detail
 
 // Runs at most max_iterations sweeps from the warm start `value` until the sup-norm change is
 // <= tolerance. On return value = V, q = Q of V, and (log_pi, pi) the greedy soft policy.
+// The soft maximum lies between min_a and max_a of Q, so |V_k| <= |r|/(1-gamma) + |V_0|: checking
+// that bound first means no sweep can overflow, and on error nothing is written.
 template <typename Scalar, int S, int A>
 Status soft_value_iteration(const Mdp<Scalar, S, A>& m, int max_iterations, Scalar tolerance,
                             StateVector<Scalar, S>& value, StateActionMatrix<Scalar, S, A>& q,
                             StateActionMatrix<Scalar, S, A>& log_pi,
                             StateActionMatrix<Scalar, S, A>& pi,
                             SoftValueIterationResult<Scalar>* result = nullptr) {
-  if (m.reward == nullptr || m.transition == nullptr || m.initial == nullptr) return Status::null_pointer;
-  if (Status st = validate_discount(m.discount); st != Status::ok) return st;
-  if (!std::isfinite(m.tau()) || m.tau() < Scalar(0)) return Status::bad_regularization;
+  if (Status st = detail::check_model(m); st != Status::ok) return st;
   if (max_iterations < 1 || !(tolerance >= Scalar(0))) return Status::bad_setting;
   if (!value.allFinite()) return Status::not_finite;
+  const Scalar bound = m.r().cwiseAbs().maxCoeff() / (Scalar(1) - m.discount) + value.cwiseAbs().maxCoeff();
+  if (!(bound < std::numeric_limits<Scalar>::max() / Scalar(8))) return Status::numerical_failure;
   SoftValueIterationResult<Scalar> res;
   for (; res.iterations < max_iterations;) {
     if (!detail::write_q(m, value, q)) return Status::numerical_failure;
@@ -59,8 +63,9 @@ Status soft_value_iteration(const Mdp<Scalar, S, A>& m, int max_iterations, Scal
   const Scalar floor = std::log(log_floor<Scalar>());
   for (int s = 0; s < S; ++s) {
     auto row = log_pi.row(s);
-    if (m.tau() > Scalar(0)) {
-      for (int a = 0; a < A; ++a) row(a) = m.regularizer.log_reference(s, a) + q(s, a) / m.tau();
+    if (m.tau() > Scalar(0)) {  // (q - max q)/tau <= 0: no overflow for a tiny tau
+      const Scalar top = q.row(s).maxCoeff();
+      for (int a = 0; a < A; ++a) row(a) = m.regularizer.log_reference(s, a) + (q(s, a) - top) / m.tau();
     } else {
       int best = 0;
       q.row(s).maxCoeff(&best);

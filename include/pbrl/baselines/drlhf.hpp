@@ -1,0 +1,217 @@
+#pragma once
+// The DRLHF-style baseline (Christiano et al. 2017, "DRLHF" in the paper's Section "Simulation /
+// Deep RL from human feedback"), tabular: two learners that alternate without any coupling term:
+//   (a) reward fitting: x <- Proj_X(x - alpha * grad_x f(x)), f = the Bradley-Terry loss of
+//       RlhfProblem on the preference buffer (the same loss PBRL's upper level uses), x alone;
+//   (b) RL on the fitted reward: policy_steps steps of an oracle (PMD, policy gradient, or soft
+//       value iteration) on M_tau(x) = {S, A, r_x, P, tau*h}, warm-started from the last policy.
+// PBRL differs in (b)'s absence from x's update: its x also follows lambda * grad_x p, which moves
+// the reward towards one under which the current policy is optimal.
+// The object is the whole state (sizeof(Drlhf<...>) is the RAM it needs); the problem, and through
+// it the preference buffer, belong to the caller, who redraws segments between steps.
+// Optionally, a true MDP (the hidden reward, for evaluation only) gives every report the current
+// policy's true return V^pi_true(rho).
+
+#include "pbrl/evaluation.hpp"
+#include "pbrl/oracle/pmd.hpp"
+#include "pbrl/oracle/policy_gradient.hpp"
+#include "pbrl/oracle/soft_value_iteration.hpp"
+#include "pbrl/policy.hpp"
+#include "pbrl/problems/rlhf.hpp"
+#include "pbrl/solver/pbrl.hpp"  // OracleKind, kMaxInnerSteps
+
+#include <limits>
+
+namespace pbrl {
+
+template <typename Scalar>
+struct DrlhfSettings {
+  int reward_steps = 1;                 // (a) gradient steps on the Bradley-Terry loss per step()
+  Scalar reward_step = Scalar(0.1);     // alpha of (a)
+  OracleKind policy_oracle = OracleKind::policy_mirror_descent;  // (b)
+  PolicySet<Scalar> oracle_policy{};    // policy-gradient oracle: projected (direct) or softmax
+  int policy_steps = 1;                 // (b) oracle steps per step() (sweeps for soft VI)
+  Scalar policy_step = Scalar(1);       // eta of PMD or of the policy gradient
+};
+
+template <typename Scalar>
+struct DrlhfReport {
+  long iteration = 0;                       // k of the iterate (x_k, pi_k) the first numbers describe
+  Scalar loss = Scalar(0);                  // f(x_k) on the buffer as it is at this step
+  Scalar reward_gradient_norm = Scalar(0);  // |grad_x f(x_k)|
+  Scalar fitted_loss = Scalar(0);           // f(x_{k+1}) after the reward steps
+  bool has_true_return = false;             // a true MDP was given to init()
+  Scalar true_return = std::numeric_limits<Scalar>::quiet_NaN();  // V^{pi_k}_true(rho)
+};
+
+template <typename Scalar>
+Status validate(const DrlhfSettings<Scalar>& s) {
+  auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
+  if (s.policy_oracle != OracleKind::policy_mirror_descent && s.policy_oracle != OracleKind::policy_gradient &&
+      s.policy_oracle != OracleKind::soft_value_iteration)
+    return Status::bad_setting;
+  if (s.reward_steps < 0 || s.reward_steps > kMaxInnerSteps || s.policy_steps < 0 ||
+      s.policy_steps > kMaxInnerSteps)
+    return Status::bad_setting;
+  if (!positive(s.reward_step) || !positive(s.policy_step)) return Status::bad_step_size;
+  return Status::ok;
+}
+
+// Problem: an RlhfProblem (uses its loss(), build(), validate_parameters(), project_parameters()).
+template <class Problem, EvaluationMethod Method = EvaluationMethod::direct>
+class Drlhf {
+ public:
+  using Scalar = typename Problem::Scalar;
+  static constexpr int S = Problem::kStates;
+  static constexpr int A = Problem::kActions;
+  using Params = typename Problem::Params;
+  using Matrix = StateActionMatrix<Scalar, S, A>;
+  using MdpType = Mdp<Scalar, S, A>;
+  using Settings = DrlhfSettings<Scalar>;
+  using Report = DrlhfReport<Scalar>;
+  using Workspace = EvaluationWorkspace<Scalar, S, Method>;
+
+  // x0 in X, pi0 a policy (rows distributions; floored to keep its log finite), truth optional
+  // (validated in full when given; it is a view: its arrays must outlive the solver).
+  // On error the solver keeps its previous state.
+  Status init(const Problem& problem, const Settings& settings, const Params& x0, const Matrix& pi0,
+              const MdpType* truth = nullptr) {
+    if (Status st = validate(settings); st != Status::ok) return st;
+    if (Status st = validate<Scalar, A>(settings.oracle_policy); st != Status::ok) return st;
+    if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
+    if (Status st = validate_policy(pi0); st != Status::ok) return st;
+    if (truth != nullptr)
+      if (Status st = validate(*truth); st != Status::ok) return st;
+    problem_ = &problem;
+    settings_ = settings;
+    x_ = x0;
+    pi_ = pi0;
+    if (settings.policy_oracle == OracleKind::policy_gradient &&
+        settings.oracle_policy.parameterization == Parameterization::direct)
+      project_policy_set<Scalar, S, A>(settings.oracle_policy, pi_);
+    pi_ = pi_.cwiseMax(log_floor<Scalar>());
+    for (int s = 0; s < S; ++s) pi_.row(s) /= pi_.row(s).sum();
+    log_pi_ = pi_.array().log().matrix();
+    value_.setZero();
+    has_truth_ = truth != nullptr;
+    truth_ = has_truth_ ? *truth : MdpType{};
+    eval_ = eval_truth_ = Evaluation<Scalar, S, A>{};
+    iteration_ = 0;
+    return Status::ok;
+  }
+
+  // One alternation: (a) then (b). On error x, the policy, the warm start and the count are unchanged.
+  Status step(Report* report = nullptr) {
+    if (problem_ == nullptr) return Status::not_initialized;
+    const Problem& problem = *problem_;
+    Scalar true_return = std::numeric_limits<Scalar>::quiet_NaN();
+    if (has_truth_) {
+      if (Status st = evaluate(truth_, pi_, ws_, eval_truth_); st != Status::ok) return st;
+      true_return = eval_truth_.value_rho;
+    }
+
+    // (a) Reward fitting on x alone.
+    Scalar loss(0), fitted(0);
+    if (Status st = problem.loss(x_, loss, grad_); st != Status::ok) return st;
+    const Scalar gradient_norm = grad_.norm();
+    x_next_ = x_;
+    fitted = loss;
+    for (int i = 0; i < settings_.reward_steps; ++i) {
+      x_next_ -= settings_.reward_step * grad_;
+      problem.project_parameters(x_next_);
+      if (!x_next_.allFinite()) return Status::numerical_failure;
+      if (Status st = problem.loss(x_next_, fitted, grad_); st != Status::ok) return st;
+    }
+
+    // (b) RL on the fitted reward, on copies of the warm start.
+    MdpType mdp;
+    if (Status st = problem.build(x_next_, model_, mdp); st != Status::ok) return st;
+    log_pi_next_ = log_pi_;
+    pi_next_ = pi_;
+    value_next_ = value_;
+    if (Status st = run_oracle(mdp); st != Status::ok) return st;
+    if (!pi_next_.allFinite() || !log_pi_next_.allFinite() || !std::isfinite(loss) || !std::isfinite(fitted) ||
+        !std::isfinite(gradient_norm))
+      return Status::numerical_failure;
+
+    if (report != nullptr) {
+      report->iteration = iteration_;
+      report->loss = loss;
+      report->reward_gradient_norm = gradient_norm;
+      report->fitted_loss = fitted;
+      report->has_true_return = has_truth_;
+      report->true_return = true_return;
+    }
+    x_ = x_next_;
+    log_pi_ = log_pi_next_;
+    pi_ = pi_next_;
+    value_ = value_next_;
+    ++iteration_;
+    return Status::ok;
+  }
+
+  // `iterations` steps (the caller's bound); stops at the first error. `last` gets the last report.
+  Status run(long iterations, Report* last = nullptr) {
+    if (iterations < 0) return Status::bad_setting;
+    for (long k = 0; k < iterations; ++k)
+      if (Status st = step(last); st != Status::ok) return st;
+    return Status::ok;
+  }
+
+  // V^pi_true(rho) of the current policy (not_initialized without a true MDP); value unchanged on error.
+  Status true_return(Scalar& value) {
+    if (problem_ == nullptr || !has_truth_) return Status::not_initialized;
+    if (Status st = evaluate(truth_, pi_, ws_, eval_truth_); st != Status::ok) return st;
+    value = eval_truth_.value_rho;
+    return Status::ok;
+  }
+
+  const Params& x() const { return x_; }              // the fitted reward r_x = x
+  const Matrix& policy() const { return pi_; }
+  const Matrix& log_policy() const { return log_pi_; }
+  long iteration() const { return iteration_; }
+  const Settings& settings() const { return settings_; }
+  Workspace& evaluation_workspace() { return ws_; }
+
+ private:
+  Status run_oracle(const MdpType& mdp) {
+    const int T = settings_.policy_steps;
+    if (T == 0) return Status::ok;
+    switch (settings_.policy_oracle) {
+      case OracleKind::policy_mirror_descent:
+        for (int i = 0; i < T; ++i)
+          if (Status st = pmd_step(mdp, settings_.policy_step, ws_, eval_, log_pi_next_, pi_next_); st != Status::ok)
+            return st;
+        return Status::ok;
+      case OracleKind::policy_gradient:
+        for (int i = 0; i < T; ++i)
+          if (Status st = policy_gradient_step(mdp, settings_.oracle_policy, settings_.policy_step, ws_, eval_,
+                                               weights_, log_pi_next_, pi_next_);
+              st != Status::ok)
+            return st;
+        return Status::ok;
+      case OracleKind::soft_value_iteration:
+        return soft_value_iteration(mdp, T, Scalar(0), value_next_, weights_, log_pi_next_, pi_next_);
+    }
+    return Status::bad_setting;
+  }
+
+  const Problem* problem_ = nullptr;
+  Settings settings_{};
+  long iteration_ = 0;
+  bool has_truth_ = false;
+  MdpType truth_{};
+  // Iterates and the oracle's warm start.
+  Params x_ = Params::Zero();
+  Matrix log_pi_ = Matrix::Zero(), pi_ = Matrix::Zero();
+  StateVector<Scalar, S> value_ = StateVector<Scalar, S>::Zero();
+  // Scratch of one step.
+  Params x_next_ = Params::Zero(), grad_ = Params::Zero();
+  Matrix log_pi_next_ = Matrix::Zero(), pi_next_ = Matrix::Zero(), weights_ = Matrix::Zero();
+  StateVector<Scalar, S> value_next_ = StateVector<Scalar, S>::Zero();
+  typename Problem::Model model_{};
+  Evaluation<Scalar, S, A> eval_{}, eval_truth_{};
+  Workspace ws_{};
+};
+
+}  // namespace pbrl

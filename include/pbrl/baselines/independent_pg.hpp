@@ -1,0 +1,153 @@
+#pragma once
+// Independent policy gradient on the Stackelberg Markov game (paper, Section "Simulation /
+// Stackelberg Markov game", baseline; Daskalakis et al. 2020, Ding et al. 2022). Each player
+// myopically ascends its own value with the other's current policy held fixed, simultaneously:
+//   x_{k+1} = Proj_X( x_k + alpha_l * grad_x V_l^{pi_x,pi_y_k}(rho) |_{x = x_k} )
+//   y_{k+1} = Proj_Y( y_k + alpha_f * grad_y V_f^{pi_x_k,pi_y}(rho) |_{y = y_k} )
+// with softmax policies for both players, V_l counting only the leader's regularizer and V_f only
+// the follower's. The gradients are exact (model-based): grad_x V_l = -grad_x f of
+// Stackelberg::upper(), grad_y V_f is the regularized policy gradient on M(x_k) chained through
+// the softmax. (The paper estimates both by Monte Carlo; the update is the same.)
+// Y is the box |y| <= follower_logit_bound, as PolicySet's softmax set.
+//
+// The object is the whole state, like Pbrl: sizeof(IndependentPolicyGradient<...>) is the RAM it
+// needs; it points only at the problem.
+
+#include "pbrl/problems/stackelberg.hpp"
+
+namespace pbrl {
+
+template <typename Scalar>
+struct IndependentPgSettings {
+  Scalar step_leader = Scalar(0.1);            // alpha_l
+  Scalar step_follower = Scalar(0.1);          // alpha_f
+  Scalar follower_logit_bound = Scalar(50);    // Y = [-bound, bound]^(S*A_f)
+};
+
+template <typename Scalar>
+struct IndependentPgReport {
+  long iteration = 0;                 // k of the iterate (x_k, y_k) the numbers describe
+  Scalar leader_value = Scalar(0);    // V_l^{pi_x_k, pi_y_k}(rho)
+  Scalar follower_value = Scalar(0);  // V_f^{pi_x_k, pi_y_k}(rho)
+  Scalar follower_gap = Scalar(0);    // V_f^{pi_x_k, pi*(x_k)}(rho) - V_f^{pi_x_k, pi_y_k}(rho)
+};
+
+template <typename Scalar>
+Status validate(const IndependentPgSettings<Scalar>& s) {
+  auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
+  if (!positive(s.step_leader) || !positive(s.step_follower)) return Status::bad_step_size;
+  if (!positive(s.follower_logit_bound)) return Status::bad_setting;
+  return Status::ok;
+}
+
+template <class Problem, EvaluationMethod Method = EvaluationMethod::direct>
+class IndependentPolicyGradient {
+ public:
+  using Scalar = typename Problem::Scalar;
+  static constexpr int S = Problem::kStates;
+  static constexpr int AF = Problem::kActions;
+  static constexpr int AL = Problem::kLeaderActions;
+  using Params = typename Problem::Params;
+  using Matrix = StateActionMatrix<Scalar, S, AF>;
+  using Settings = IndependentPgSettings<Scalar>;
+  using Report = IndependentPgReport<Scalar>;
+  using Workspace = EvaluationWorkspace<Scalar, S, Method>;
+  using Optimum = typename Problem::FollowerOptimum;
+
+  // x0: leader logits in the problem's box; y0: follower logits within the settings' bound.
+  // Validates everything; on error the object keeps its previous state.
+  Status init(const Problem& problem, const Settings& settings, const Params& x0, const Matrix& y0) {
+    if (Status st = validate(settings); st != Status::ok) return st;
+    if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
+    if (!y0.allFinite()) return Status::not_finite;
+    if ((y0.array().abs() > settings.follower_logit_bound).any()) return Status::bad_policy;
+    problem_ = &problem;
+    settings_ = settings;
+    x_ = x0;
+    y_ = y0;
+    eval_f_ = eval_l_ = Evaluation<Scalar, S, AF>{};
+    optimum_.value.setZero();
+    iteration_ = 0;
+    return Status::ok;
+  }
+
+  // One simultaneous update. With a report, also the follower's exact optimality gap (soft value
+  // iteration on M(x_k), warm-started; its settings are in follower_optimum()). On error x, y
+  // and the count are unchanged.
+  Status step(Report* report = nullptr) {
+    if (problem_ == nullptr) return Status::not_initialized;
+    const Problem& problem = *problem_;
+    Mdp<Scalar, S, AF> mdp;
+    if (Status st = problem.build(x_, model_, mdp); st != Status::ok) return st;
+    policy_from_parameters<Scalar, S, AF>(Parameterization::softmax, y_, pi_y_);
+
+    // Follower: grad_y V_f^{pi_x, pi_y}(rho) = grad_y V^{pi_y}_{M(x)}(rho).
+    if (Status st = evaluate(mdp, pi_y_, ws_, eval_f_); st != Status::ok) return st;
+    policy_gradient(mdp, pi_y_, eval_f_, grad_pi_);
+    chain_policy_gradient<Scalar, S, AF>(Parameterization::softmax, pi_y_, grad_pi_, grad_y_);
+
+    // Leader: grad_x V_l = -grad_x f.
+    Scalar f(0);
+    if (Status st = problem.upper(x_, pi_y_, model_, ws_, eval_l_, f, grad_x_, grad_pi_); st != Status::ok)
+      return st;
+
+    x_next_ = x_ - settings_.step_leader * grad_x_;
+    problem.project_parameters(x_next_);
+    y_next_ = (y_ + settings_.step_follower * grad_y_)
+                  .cwiseMax(-settings_.follower_logit_bound)
+                  .cwiseMin(settings_.follower_logit_bound);
+    if (!x_next_.allFinite() || !y_next_.allFinite() || !std::isfinite(f)) return Status::numerical_failure;
+
+    // Last, so that only a successful step moves the optimum's warm start.
+    Scalar gap(0);
+    if (report != nullptr) {
+      Scalar optimal(0);
+      if (Status st = Problem::optimal_value(mdp, optimum_, optimal); st != Status::ok) return st;
+      gap = optimal - eval_f_.value_rho;
+      if (!std::isfinite(gap)) return Status::numerical_failure;
+    }
+
+    if (report != nullptr) {
+      report->iteration = iteration_;
+      report->leader_value = -f;
+      report->follower_value = eval_f_.value_rho;
+      report->follower_gap = gap;
+    }
+    x_ = x_next_;
+    y_ = y_next_;
+    ++iteration_;
+    return Status::ok;
+  }
+
+  // `iterations` steps; stops at the first error. `last` gets the last report.
+  Status run(long iterations, Report* last = nullptr) {
+    if (iterations < 0) return Status::bad_setting;
+    for (long k = 0; k < iterations; ++k)
+      if (Status st = step(last); st != Status::ok) return st;
+    return Status::ok;
+  }
+
+  const Params& x() const { return x_; }
+  const Matrix& y() const { return y_; }
+  long iteration() const { return iteration_; }
+  const Settings& settings() const { return settings_; }
+  // pi_y of the current y.
+  void policy(Matrix& pi) const { policy_from_parameters<Scalar, S, AF>(Parameterization::softmax, y_, pi); }
+  Workspace& evaluation_workspace() { return ws_; }
+  // Soft value iteration settings and warm start of the reported gap.
+  Optimum& follower_optimum() { return optimum_; }
+
+ private:
+  const Problem* problem_ = nullptr;
+  Settings settings_{};
+  long iteration_ = 0;
+  Params x_ = Params::Zero(), x_next_ = Params::Zero(), grad_x_ = Params::Zero();
+  Matrix y_ = Matrix::Zero(), y_next_ = Matrix::Zero(), grad_y_ = Matrix::Zero();
+  Matrix pi_y_ = Matrix::Zero(), grad_pi_ = Matrix::Zero();
+  typename Problem::Model model_{};
+  Evaluation<Scalar, S, AF> eval_f_{}, eval_l_{};
+  Optimum optimum_{};
+  Workspace ws_{};
+};
+
+}  // namespace pbrl

@@ -1,0 +1,301 @@
+#pragma once
+// The meta-gradient baseline of the incentive-design experiment (paper, Section "Simulation /
+// Incentive design"; Yang et al. 2021, "Adaptive incentive design with multi-agent
+// meta-gradient reinforcement learning"), with exact gradients. One iteration k:
+//   1. the agents take T policy-gradient steps on their regularized values under r_{x_k}:
+//        y1 <- Proj(y1 + eta * G1),  G1 = dV^{pi1,pi2}(rho)/dy1   (player 1 ascends V)
+//        y2 <- Proj(y2 + eta * G2),  G2 = -dV^{pi1,pi2}(rho)/dy2  (player 2 descends V)
+//   2. the designer differentiates its objective through the agents' last step,
+//        x <- Proj_X( x - beta * d f(x, pi(y + eta * G(x, y))) / dx ),
+//      d f / dx = grad_x f + eta * (dG/dx)^T w,   w = Jproj^T grad_{y'} f(x, pi(y'))
+//      (Jproj the Jacobian of the agents' projection at y + eta*G). With softmax (or direct)
+//      Jacobians Jpi of pi(y), which are symmetric, (dG/dx)^T w = grad_x D_u V^{pi}(rho) along
+//      the policy-space direction u = (Jpi1 w1, -Jpi2 w2).
+// The mixed derivative is exact for problems whose transitions do not depend on x
+// (kRewardOnly): then
+//      D_u V(rho) = sum_{s,a} mu'_u(s,a) r_x(s,a) + (regularizer terms free of x),
+//      grad_x D_u V(rho) = J^T(mu'_u, .),
+// where mu'_u = d/d eps mu_{pi + eps u} is the joint occupancy's directional derivative:
+//      mu(s,a) = d(s) pi(a|s),  (I - gamma P_pi^T) d = rho,
+//      (I - gamma P_pi^T) d' = gamma P_u^T d,   P_u(s'|s) = sum_a u(a|s) P(s'|s,a),
+//      mu'(s,a) = d'(s) pi(a|s) + d(s) u(a|s),  u(a1,a2|s) = u1(a1|s) pi2(a2|s) + pi1(a1|s) u2(a2|s),
+// the same linear system as the occupancy (one more solve with the same matrix).
+// With T > 1 the meta-gradient differentiates the last agents' step only (the one-step
+// meta-gradient of Yang et al.); T = 1, the paper's setting, makes it the exact gradient of
+// x -> f(x, pi(y_k + eta * G(x, y_k))).
+// learn_incentive = false holds x constant: the agents' learning alone, the paper's "start line".
+
+#include "pbrl/evaluation.hpp"
+#include "pbrl/game.hpp"
+#include "pbrl/policy.hpp"
+#include "pbrl/solver/pbrl.hpp"  // kMaxInnerSteps
+#include "pbrl/solver/pbrl_zero_sum.hpp"  // detail::check_workspace
+
+namespace pbrl {
+
+// mu_dot = d/d eps mu_{(pi1 + eps u1) x (pi2 + eps u2)}, the joint occupancy's directional
+// derivative. mdp1 = player1_mdp(game, pi2) (its chain under pi1 is the joint chain) and d the
+// state occupancy of (pi1, pi2). `warm` is the sweeps' warm start of d' (kept by the caller).
+// Pass factors_current = true only right after evaluate(mdp1, pi1, ws, ...): the direct method
+// then reuses that factorization. On error mu_dot and warm are unchanged.
+template <typename Scalar, int S, int A1, int A2, EvaluationMethod M>
+Status occupancy_directional_derivative(const MarkovGame<Scalar, S, A1, A2>& game, const Mdp<Scalar, S, A1>& mdp1,
+                                        const StateActionMatrix<Scalar, S, A1>& pi1,
+                                        const StateActionMatrix<Scalar, S, A2>& pi2, const StateVector<Scalar, S>& d,
+                                        const StateActionMatrix<Scalar, S, A1>& u1,
+                                        const StateActionMatrix<Scalar, S, A2>& u2,
+                                        EvaluationWorkspace<Scalar, S, M>& ws, StateVector<Scalar, S>& warm,
+                                        JointMatrix<Scalar, S, A1, A2>& mu_dot, bool factors_current = false) {
+  if (Status st = detail::check_game(game); st != Status::ok) return st;
+  if (Status st = detail::check_call(mdp1, pi1); st != Status::ok) return st;
+  if (Status st = validate_policy(pi2); st != Status::ok) return st;
+  if (!d.allFinite() || !u1.allFinite() || !u2.allFinite() || !warm.allFinite()) return Status::not_finite;
+  if (Status st = detail::check_workspace(ws); st != Status::ok) return st;
+  const auto P = game.P();
+  ws.rhs.setZero();
+  for (int s = 0; s < S; ++s)
+    for (int a1 = 0; a1 < A1; ++a1)
+      for (int a2 = 0; a2 < A2; ++a2) {
+        const Scalar w = d(s) * (u1(s, a1) * pi2(s, a2) + pi1(s, a1) * u2(s, a2));
+        if (w != Scalar(0)) ws.rhs.noalias() += w * P.row((s * A1 + a1) * A2 + a2).transpose();
+      }
+  ws.rhs *= game.discount;
+  if constexpr (M == EvaluationMethod::direct) {
+    if (!factors_current) detail::factorize(mdp1, pi1, ws);
+    ws.occupancy = ws.rhs;
+    detail::lu_solve_transposed<Scalar, S>(ws.lu, ws.occupancy);
+  } else {
+    ws.occupancy = warm;
+    detail::sweep_solve<true>(mdp1, pi1, ws.rhs, ws, ws.occupancy);
+  }
+  if (!ws.occupancy.allFinite()) return Status::numerical_failure;
+  warm = ws.occupancy;
+  for (int s = 0; s < S; ++s)
+    for (int a1 = 0; a1 < A1; ++a1)
+      mu_dot.row(s).segment(a1 * A2, A2) = (ws.occupancy(s) * pi1(s, a1) + d(s) * u1(s, a1)) * pi2.row(s) +
+                                           (d(s) * pi1(s, a1)) * u2.row(s);
+  return Status::ok;
+}
+
+template <typename Scalar>
+struct MetaGradientSettings {
+  PolicySet<Scalar> policy{};          // agents' parameterization and set (softmax: the paper's)
+  int agent_steps = 1;                 // T >= 1 agents' policy-gradient steps per iteration
+  Scalar agent_step = Scalar(0.1);     // eta
+  Scalar designer_step = Scalar(0.1);  // beta
+  bool learn_incentive = true;         // false: x held constant (the start line)
+};
+
+template <typename Scalar>
+struct MetaGradientReport {
+  long iteration = 0;                     // k of x_k
+  Scalar upper_objective = Scalar(0);     // f(x_k, pi_{k+1}), the agents' policy after their step(s)
+  Scalar agents_value = Scalar(0);        // V^{pi_k}(rho) on M(x_k), before the agents' steps
+  Scalar meta_gradient_norm = Scalar(0);  // |d f / dx| (0 with the incentive held)
+};
+
+template <typename Scalar>
+Status validate(const MetaGradientSettings<Scalar>& s) {
+  auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
+  if (s.agent_steps < 1 || s.agent_steps > kMaxInnerSteps) return Status::bad_setting;
+  if (!positive(s.agent_step) || !positive(s.designer_step)) return Status::bad_step_size;
+  return Status::ok;
+}
+
+namespace detail {
+
+// w <- Jproj^T w for the projection onto the policy set taken at the point z (y = Proj(z)).
+//   softmax (box on logits): zero where z was clipped;
+//   direct (floored simplex): with F = {a : y(s,a) > floor}, w_a - mean_F(w) on F, 0 elsewhere.
+template <typename Scalar, int S, int A>
+void projection_vjp(const PolicySet<Scalar>& set, const StateActionMatrix<Scalar, S, A>& z,
+                    const StateActionMatrix<Scalar, S, A>& y, StateActionMatrix<Scalar, S, A>& w) {
+  if (set.parameterization == Parameterization::softmax) {
+    for (int s = 0; s < S; ++s)
+      for (int a = 0; a < A; ++a)
+        if (std::abs(z(s, a)) > set.logit_bound) w(s, a) = Scalar(0);
+    return;
+  }
+  for (int s = 0; s < S; ++s) {
+    Scalar sum(0);
+    int free = 0;
+    for (int a = 0; a < A; ++a)
+      if (y(s, a) > set.floor) {
+        sum += w(s, a);
+        ++free;
+      }
+    const Scalar mean = free > 0 ? sum / Scalar(free) : Scalar(0);
+    for (int a = 0; a < A; ++a) w(s, a) = y(s, a) > set.floor ? w(s, a) - mean : Scalar(0);
+  }
+}
+
+}  // namespace detail
+
+template <class GameProblem, EvaluationMethod Method = EvaluationMethod::direct>
+class MetaGradient {
+  static_assert(GameProblem::kRewardOnly,
+                "the exact meta-gradient needs transitions that do not depend on x (kRewardOnly)");
+
+ public:
+  using Scalar = typename GameProblem::Scalar;
+  static constexpr int S = GameProblem::kStates;
+  static constexpr int A1 = GameProblem::kActions1;
+  static constexpr int A2 = GameProblem::kActions2;
+  using Params = typename GameProblem::Params;
+  using Matrix1 = StateActionMatrix<Scalar, S, A1>;
+  using Matrix2 = StateActionMatrix<Scalar, S, A2>;
+  using GameType = MarkovGame<Scalar, S, A1, A2>;
+  using Settings = MetaGradientSettings<Scalar>;
+  using Report = MetaGradientReport<Scalar>;
+  using Workspace = EvaluationWorkspace<Scalar, S, Method>;
+
+  // Validates everything; on error the baseline keeps its previous state.
+  Status init(const GameProblem& problem, const Settings& settings, const Params& x0, const Matrix1& y1,
+              const Matrix2& y2) {
+    if (Status st = validate(settings); st != Status::ok) return st;
+    if (Status st = validate<Scalar, A1>(settings.policy); st != Status::ok) return st;
+    if (Status st = validate<Scalar, A2>(settings.policy); st != Status::ok) return st;
+    if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
+    if (Status st = validate_parameters<Scalar, S, A1>(settings.policy, y1); st != Status::ok) return st;
+    if (Status st = validate_parameters<Scalar, S, A2>(settings.policy, y2); st != Status::ok) return st;
+    problem_ = &problem;
+    settings_ = settings;
+    x_ = x0;
+    y1_ = y1;
+    y2_ = y2;
+    warm_.setZero();
+    meta_.setZero();
+    eval1_ = Evaluation<Scalar, S, A1>{};
+    eval_upper_ = Evaluation<Scalar, S, A1 * A2>{};
+    iteration_ = 0;
+    return Status::ok;
+  }
+
+  // One iteration. On error x, y1, y2 and the count are unchanged.
+  Status step(Report* report = nullptr) {
+    if (problem_ == nullptr) return Status::not_initialized;
+    if (Status st = detail::check_workspace(ws_); st != Status::ok) return st;
+    const GameProblem& problem = *problem_;
+    const Parameterization param = settings_.policy.parameterization;
+    const Scalar eta = settings_.agent_step;
+    GameType game;
+    if (Status st = problem.build(x_, model_, game); st != Status::ok) return st;
+
+    // 1. The agents' policy-gradient steps.
+    Mdp<Scalar, S, A1> mdp1;
+    y1_next_ = y1_;
+    y2_next_ = y2_;
+    Scalar value_before(0);
+    for (int t = 0; t < settings_.agent_steps; ++t) {
+      policy_from_parameters<Scalar, S, A1>(param, y1_next_, pi1_);
+      policy_from_parameters<Scalar, S, A2>(param, y2_next_, pi2_);
+      if (Status st = player1_mdp(game, pi2_, induced1_, mdp1); st != Status::ok) return st;
+      if (Status st = evaluate(mdp1, pi1_, ws_, eval1_); st != Status::ok) return st;
+      if (t == 0) value_before = eval1_.value_rho;
+      g1_.setZero();
+      g2_.setZero();
+      add_game_policy_gradients(game, pi1_, pi2_, eval1_.value, eval1_.occupancy, Scalar(1), &g1_, Scalar(-1), &g2_);
+      chain_policy_gradient<Scalar, S, A1>(param, pi1_, g1_, w1_);
+      chain_policy_gradient<Scalar, S, A2>(param, pi2_, g2_, w2_);
+      z1_ = y1_next_ + eta * w1_;
+      z2_ = y2_next_ + eta * w2_;
+      if (!z1_.allFinite() || !z2_.allFinite()) return Status::numerical_failure;
+      y1_next_ = z1_;
+      y2_next_ = z2_;
+      project_policy_set<Scalar, S, A1>(settings_.policy, y1_next_);
+      project_policy_set<Scalar, S, A2>(settings_.policy, y2_next_);
+    }
+    // pi1_, pi2_, eval1_, mdp1, z1_, z2_ now describe the last agents' step.
+
+    // 2. The designer's objective at the agents' new policy, and its meta-gradient.
+    policy_from_parameters<Scalar, S, A1>(param, y1_next_, pi1_next_);
+    policy_from_parameters<Scalar, S, A2>(param, y2_next_, pi2_next_);
+    Scalar f(0);
+    if (Status st = problem.upper(x_, pi1_next_, pi2_next_, model_, ws_, eval_upper_, f, meta_next_, f1_, f2_);
+        st != Status::ok)
+      return st;
+    x_next_ = x_;
+    Scalar norm(0);
+    if (settings_.learn_incentive) {
+      chain_policy_gradient<Scalar, S, A1>(param, pi1_next_, f1_, w1_);  // grad_{y'} f
+      chain_policy_gradient<Scalar, S, A2>(param, pi2_next_, f2_, w2_);
+      detail::projection_vjp<Scalar, S, A1>(settings_.policy, z1_, y1_next_, w1_);
+      detail::projection_vjp<Scalar, S, A2>(settings_.policy, z2_, y2_next_, w2_);
+      chain_policy_gradient<Scalar, S, A1>(param, pi1_, w1_, u1_);  // u = Jpi w (Jpi symmetric)
+      chain_policy_gradient<Scalar, S, A2>(param, pi2_, w2_, u2_);
+      u2_ = -u2_;  // player 2 descends V
+      warm_next_ = warm_;
+      if (Status st = occupancy_directional_derivative(game, mdp1, pi1_, pi2_, eval1_.occupancy, u1_, u2_, ws_,
+                                                       warm_next_, mu_dot_, false);
+          st != Status::ok)
+        return st;
+      problem.vjp(x_, mu_dot_, eval1_.value, eta, meta_next_);
+      norm = meta_next_.norm();
+      x_next_ = x_ - settings_.designer_step * meta_next_;
+      problem.project_parameters(x_next_);
+    } else {
+      meta_next_.setZero();
+      warm_next_ = warm_;
+    }
+    if (!x_next_.allFinite() || !y1_next_.allFinite() || !y2_next_.allFinite() || !std::isfinite(f) ||
+        !std::isfinite(norm))
+      return Status::numerical_failure;
+
+    if (report != nullptr) {
+      report->iteration = iteration_;
+      report->upper_objective = f;
+      report->agents_value = value_before;
+      report->meta_gradient_norm = norm;
+    }
+    x_ = x_next_;
+    y1_ = y1_next_;
+    y2_ = y2_next_;
+    meta_ = meta_next_;
+    warm_ = warm_next_;
+    ++iteration_;
+    return Status::ok;
+  }
+
+  // `iterations` steps (the caller's bound); stops at the first error. `last` gets the last report.
+  Status run(long iterations, Report* last = nullptr) {
+    if (iterations < 0) return Status::bad_setting;
+    for (long k = 0; k < iterations; ++k)
+      if (Status st = step(last); st != Status::ok) return st;
+    return Status::ok;
+  }
+
+  const Params& x() const { return x_; }
+  const Matrix1& y1() const { return y1_; }
+  const Matrix2& y2() const { return y2_; }
+  // d f / dx of the last successful step (0 with the incentive held).
+  const Params& meta_gradient() const { return meta_; }
+  long iteration() const { return iteration_; }
+  const Settings& settings() const { return settings_; }
+  void policy1(Matrix1& pi) const { policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi); }
+  void policy2(Matrix2& pi) const { policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi); }
+  Workspace& evaluation_workspace() { return ws_; }
+
+ private:
+  const GameProblem* problem_ = nullptr;
+  Settings settings_{};
+  long iteration_ = 0;
+  Params x_ = Params::Zero(), meta_ = Params::Zero();
+  Matrix1 y1_ = Matrix1::Zero();
+  Matrix2 y2_ = Matrix2::Zero();
+  StateVector<Scalar, S> warm_ = StateVector<Scalar, S>::Zero();
+  // Scratch of one step.
+  Params x_next_ = Params::Zero(), meta_next_ = Params::Zero();
+  Matrix1 y1_next_ = Matrix1::Zero(), z1_ = Matrix1::Zero(), pi1_ = Matrix1::Zero(), pi1_next_ = Matrix1::Zero();
+  Matrix1 g1_ = Matrix1::Zero(), w1_ = Matrix1::Zero(), u1_ = Matrix1::Zero(), f1_ = Matrix1::Zero();
+  Matrix2 y2_next_ = Matrix2::Zero(), z2_ = Matrix2::Zero(), pi2_ = Matrix2::Zero(), pi2_next_ = Matrix2::Zero();
+  Matrix2 g2_ = Matrix2::Zero(), w2_ = Matrix2::Zero(), u2_ = Matrix2::Zero(), f2_ = Matrix2::Zero();
+  StateVector<Scalar, S> warm_next_ = StateVector<Scalar, S>::Zero();
+  JointMatrix<Scalar, S, A1, A2> mu_dot_ = JointMatrix<Scalar, S, A1, A2>::Zero();
+  InducedModel<Scalar, S, A1> induced1_{};
+  typename GameProblem::Model model_{};
+  Evaluation<Scalar, S, A1> eval1_{};
+  Evaluation<Scalar, S, A1 * A2> eval_upper_{};
+  Workspace ws_{};
+};
+
+}  // namespace pbrl

@@ -1,0 +1,243 @@
+#pragma once
+// A tabular regularized two-player zero-sum Markov game M_tau(x) = {S, A1 x A2, r, P, tau*h}
+// (paper, Section "Bilevel RL with Lower-level Zero-sum Games", ERRATA item 8):
+//   V^{pi1,pi2}(s) = E[ sum_t gamma^t ( r(s_t,a_t) - tau*h1(pi1(s_t)) + tau*h2(pi2(s_t)) ) | s_0 = s ]
+// Player 1 maximizes V, player 2 minimizes it (its reward is -r). Like Mdp, the struct is a view
+// of caller arrays (flash, or a problem's model storage), read through fixed-size maps.
+//
+// Each player's best response is a single-agent regularized MDP induced by the other player's
+// fixed policy; the functions below write those MDPs into caller storage, so the existing
+// evaluation, oracles (pmd_step, policy_gradient_step, soft_value_iteration) and
+// policy_gradient() apply unchanged:
+//   player 1 given pi2: r1(s,a1) =  sum_a2 pi2(a2|s) r(s,a1,a2) + tau*h2_s(pi2(s)),
+//                       P1(.|s,a1) = sum_a2 pi2(a2|s) P(.|s,a1,a2),    regularizer h1;
+//   player 2 given pi1: r2(s,a2) = -sum_a1 pi1(a1|s) r(s,a1,a2) + tau*h1_s(pi1(s)),
+//                       P2(.|s,a2) = sum_a1 pi1(a1|s) P(.|s,a1,a2),    regularizer h2.
+// Then V1^{pi1}(s) = V^{pi1,pi2}(s) and V2^{pi2}(s) = -V^{pi1,pi2}(s), and both MDPs have the
+// state process of the joint policy, so their state occupancies d(s) are the joint one.
+//
+// ---------------------------------------------------------------------------------------------
+// The parameterized zero-sum game problem interface (paper, problem BZ):
+//   min_{x in X, pi} f(x, pi1, pi2)   s.t.  (pi1, pi2) in NE(x) of M_tau(x).
+// A game problem is any class with the members below; PbrlZeroSum, the Nikaido-Isoda penalty
+// and the meta-gradient baseline use nothing else. As in problem.hpp every x-gradient is an
+// occupancy-weighted vector-Jacobian product through M(x), now over joint actions a = (a1, a2):
+//   J^T(w, v) = sum_{s,a} w(s,a) * ( grad_x r_x(s,a) + gamma * sum_s' grad_x P_x(s'|s,a) v(s') )
+//
+//   using Scalar;  static constexpr int kStates, kActions1, kActions2, kParams;
+//   using Params = Vector<Scalar, kParams>;
+//   struct Model;                  // caller storage for the arrays of M(x) that depend on x,
+//                                  // and scratch of upper()
+//   Status build(const Params& x, Model& model, MarkovGame<Scalar,S,A1,A2>& game) const;
+//   void vjp(const Params& x, const JointMatrix<Scalar,S,A1,A2>& w, const StateVector& v,
+//            Scalar scale, Params& grad) const;       // grad += scale * J^T(w, v)
+//            // w(s, a1*A2 + a2) is the joint state-action occupancy (S x A1*A2, row-major)
+//   template <EvaluationMethod M>
+//   Status upper(const Params& x, const StateActionMatrix<Scalar,S,A1>& pi1,
+//                const StateActionMatrix<Scalar,S,A2>& pi2, Model& model,
+//                EvaluationWorkspace<Scalar,S,M>& ws, Evaluation<Scalar,S,A1*A2>& scratch,
+//                Scalar& f, Params& grad_x, StateActionMatrix<Scalar,S,A1>& grad_pi1,
+//                StateActionMatrix<Scalar,S,A2>& grad_pi2) const;
+//                // f(x, pi) and its gradients (overwritten; pi-gradients with respect to the
+//                // probabilities). Called after build(x, model, game) with the same x; it may
+//                // use model as scratch but must leave the arrays the game view reads unchanged.
+//   Status validate_parameters(const Params& x) const;  // x in X
+//   void project_parameters(Params& x) const;           // Euclidean projection onto X
+//   static constexpr bool kRewardOnly;  // true when P_x does not depend on x (needed by the
+//                                       // meta-gradient baseline, optional otherwise)
+
+#include "pbrl/config.hpp"
+#include "pbrl/evaluation.hpp"
+#include "pbrl/mdp.hpp"
+#include "pbrl/policy.hpp"
+#include "pbrl/regularizer.hpp"
+#include "pbrl/status.hpp"
+
+namespace pbrl {
+
+// Joint state-action arrays: row s, column a1*A2 + a2.
+template <typename Scalar, int S, int A1, int A2>
+using JointMatrix = StateActionMatrix<Scalar, S, A1 * A2>;
+
+template <typename Scalar_, int S, int A1, int A2>
+struct MarkovGame {
+  using Scalar = Scalar_;
+  static constexpr int kStates = S;
+  static constexpr int kActions1 = A1;
+  static constexpr int kActions2 = A2;
+  static constexpr int kJointActions = A1 * A2;
+
+  const Scalar* reward = nullptr;      // player 1's r(s,a1,a2) at [(s*A1 + a1)*A2 + a2]
+  const Scalar* transition = nullptr;  // P(s'|s,a1,a2) at [((s*A1 + a1)*A2 + a2)*S + s']
+  const Scalar* initial = nullptr;     // rho(s)
+  Scalar discount = Scalar(0.9);
+  Regularizer<Scalar, S, A1> regularizer1{};  // tau*h1, enters V with a minus sign
+  Regularizer<Scalar, S, A2> regularizer2{};  // tau*h2, enters V with a plus sign (same tau)
+
+  // r as S x (A1*A2) and P as (S*A1*A2) x S: row s*A1*A2 + a1*A2 + a2 = (s*A1 + a1)*A2 + a2.
+  ConstStateActionMap<Scalar, S, A1 * A2> r() const { return ConstStateActionMap<Scalar, S, A1 * A2>(reward); }
+  ConstTransitionMap<Scalar, S, A1 * A2> P() const { return ConstTransitionMap<Scalar, S, A1 * A2>(transition); }
+  ConstStateMap<Scalar, S> rho() const { return ConstStateMap<Scalar, S>(initial); }
+  Scalar tau() const { return regularizer1.tau; }
+};
+
+template <typename Scalar, int S, int A1, int A2>
+Status validate(const MarkovGame<Scalar, S, A1, A2>& g) {
+  check_sizes<S, A1>();
+  check_sizes<S, A2>();
+  if (g.reward == nullptr) return Status::null_pointer;
+  if (!g.r().allFinite()) return Status::not_finite;
+  if (Status st = validate_transition<Scalar, S, A1 * A2>(g.transition); st != Status::ok) return st;
+  if (Status st = validate_initial<Scalar, S>(g.initial); st != Status::ok) return st;
+  if (Status st = validate_discount(g.discount); st != Status::ok) return st;
+  if (Status st = validate(g.regularizer1); st != Status::ok) return st;
+  if (Status st = validate(g.regularizer2); st != Status::ok) return st;
+  if (g.regularizer1.tau != g.regularizer2.tau) return Status::bad_regularization;
+  return Status::ok;
+}
+
+// Storage of one induced single-agent MDP (S x A reward, (S*A) x S transition).
+template <typename Scalar, int S, int A>
+struct InducedModel {
+  Scalar reward[S * A];
+  Scalar transition[S * A * S];
+};
+
+namespace detail {
+
+// The per-call checks of a game (O(1)); the full model is checked once by validate(game).
+template <typename Scalar, int S, int A1, int A2>
+Status check_game(const MarkovGame<Scalar, S, A1, A2>& g) {
+  if (g.reward == nullptr || g.transition == nullptr || g.initial == nullptr) return Status::null_pointer;
+  if (Status st = validate_discount(g.discount); st != Status::ok) return st;
+  const Scalar t1 = g.regularizer1.tau, t2 = g.regularizer2.tau;
+  if (!std::isfinite(t1) || t1 < Scalar(0) || t1 != t2) return Status::bad_regularization;
+  if (t1 > Scalar(0)) {
+    if (g.regularizer1.kind == RegularizerKind::kl_reference && g.regularizer1.reference == nullptr)
+      return Status::null_pointer;
+    if (g.regularizer2.kind == RegularizerKind::kl_reference && g.regularizer2.reference == nullptr)
+      return Status::null_pointer;
+  }
+  return Status::ok;
+}
+
+}  // namespace detail
+
+// Player 1's MDP given pi2, written into `storage`; `mdp` views it (with the game's rho).
+// On error neither storage nor mdp changes.
+template <typename Scalar, int S, int A1, int A2>
+Status player1_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A2>& pi2,
+                   InducedModel<Scalar, S, A1>& storage, Mdp<Scalar, S, A1>& mdp) {
+  if (Status st = detail::check_game(g); st != Status::ok) return st;
+  if (Status st = validate_policy(pi2); st != Status::ok) return st;
+  const auto r = g.r();
+  const auto P = g.P();
+  Eigen::Map<Eigen::Matrix<Scalar, S * A1, S, Eigen::RowMajor>> P1(storage.transition);
+  for (int s = 0; s < S; ++s) {
+    const Scalar bonus = g.tau() > Scalar(0) ? g.tau() * g.regularizer2.value(s, pi2.row(s)) : Scalar(0);
+    for (int a1 = 0; a1 < A1; ++a1) {
+      const int row = s * A1 + a1;
+      storage.reward[row] = r.row(s).segment(a1 * A2, A2).dot(pi2.row(s)) + bonus;
+      P1.row(row).setZero();
+      for (int a2 = 0; a2 < A2; ++a2) P1.row(row).noalias() += pi2(s, a2) * P.row(row * A2 + a2);
+    }
+  }
+  mdp = Mdp<Scalar, S, A1>{storage.reward, storage.transition, g.initial, g.discount, g.regularizer1};
+  return Status::ok;
+}
+
+// Player 2's MDP given pi1 (player 2 maximizes -V), written into `storage`.
+// On error neither storage nor mdp changes.
+template <typename Scalar, int S, int A1, int A2>
+Status player2_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+                   InducedModel<Scalar, S, A2>& storage, Mdp<Scalar, S, A2>& mdp) {
+  if (Status st = detail::check_game(g); st != Status::ok) return st;
+  if (Status st = validate_policy(pi1); st != Status::ok) return st;
+  const auto r = g.r();
+  const auto P = g.P();
+  Eigen::Map<Eigen::Matrix<Scalar, S * A2, S, Eigen::RowMajor>> P2(storage.transition);
+  for (int s = 0; s < S; ++s) {
+    const Scalar bonus = g.tau() > Scalar(0) ? g.tau() * g.regularizer1.value(s, pi1.row(s)) : Scalar(0);
+    for (int a2 = 0; a2 < A2; ++a2) {
+      Scalar acc(0);
+      for (int a1 = 0; a1 < A1; ++a1) acc += pi1(s, a1) * r(s, a1 * A2 + a2);
+      storage.reward[s * A2 + a2] = bonus - acc;
+      P2.row(s * A2 + a2).setZero();
+    }
+    for (int a1 = 0; a1 < A1; ++a1) {
+      const Scalar p1 = pi1(s, a1);
+      if (p1 == Scalar(0)) continue;
+      for (int a2 = 0; a2 < A2; ++a2)
+        P2.row(s * A2 + a2).noalias() += p1 * P.row((s * A1 + a1) * A2 + a2);
+    }
+  }
+  mdp = Mdp<Scalar, S, A2>{storage.reward, storage.transition, g.initial, g.discount, g.regularizer2};
+  return Status::ok;
+}
+
+// pi(s, a1*A2 + a2) = pi1(a1|s) pi2(a2|s).
+template <typename Scalar, int S, int A1, int A2>
+void joint_policy(const StateActionMatrix<Scalar, S, A1>& pi1, const StateActionMatrix<Scalar, S, A2>& pi2,
+                  JointMatrix<Scalar, S, A1, A2>& pi) {
+  for (int s = 0; s < S; ++s)
+    for (int a1 = 0; a1 < A1; ++a1) pi.row(s).segment(a1 * A2, A2) = pi1(s, a1) * pi2.row(s);
+}
+
+// Joint state-action occupancy mu(s,a1,a2) = d(s) pi1(a1|s) pi2(a2|s), the weights of J^T for
+// grad_x V^{pi1,pi2}(rho) (d from the evaluation of either induced MDP).
+template <typename Scalar, int S, int A1, int A2>
+void joint_occupancy(const StateVector<Scalar, S>& d, const StateActionMatrix<Scalar, S, A1>& pi1,
+                     const StateActionMatrix<Scalar, S, A2>& pi2, JointMatrix<Scalar, S, A1, A2>& mu) {
+  for (int s = 0; s < S; ++s)
+    for (int a1 = 0; a1 < A1; ++a1) mu.row(s).segment(a1 * A2, A2) = (d(s) * pi1(s, a1)) * pi2.row(s);
+}
+
+// Policy gradients of V^{pi1,pi2}(rho) in direct coordinates, from the joint value v = V^{pi1,pi2}
+// and state occupancy d of (pi1, pi2). With Q(s,a1,a2) = r(s,a1,a2) + gamma*<P(.|s,a1,a2), v>:
+//   grad1(s,a1) += scale1 * d(s) ( sum_a2 pi2 Q + tau*h2_s(pi2(s)) - tau*dh1_s/dpi1(a1|s) )
+//   grad2(s,a2) += scale2 * d(s) ( sum_a1 pi1 Q - tau*h1_s(pi1(s)) + tau*dh2_s/dpi2(a2|s) )
+// grad1 equals policy_gradient() on player1_mdp(pi2) at pi1, grad2 equals minus policy_gradient()
+// on player2_mdp(pi1) at pi2. The per-state constants (the other player's h) do not matter along
+// the simplex, for softmax logits or for projections onto the simplex. Pass nullptr to skip one.
+// Work O(S * A1 * A2 * S), no storage.
+template <typename Scalar, int S, int A1, int A2>
+void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+                               const StateActionMatrix<Scalar, S, A2>& pi2, const StateVector<Scalar, S>& v,
+                               const StateVector<Scalar, S>& d, Scalar scale1,
+                               StateActionMatrix<Scalar, S, A1>* grad1, Scalar scale2,
+                               StateActionMatrix<Scalar, S, A2>* grad2) {
+  const auto r = g.r();
+  const auto P = g.P();
+  const Scalar tau = g.tau();
+  for (int s = 0; s < S; ++s) {
+    Scalar q1[A1];
+    Scalar q2[A2];
+    for (int a1 = 0; a1 < A1; ++a1) q1[a1] = Scalar(0);
+    for (int a2 = 0; a2 < A2; ++a2) q2[a2] = Scalar(0);
+    for (int a1 = 0; a1 < A1; ++a1)
+      for (int a2 = 0; a2 < A2; ++a2) {
+        const int j = a1 * A2 + a2;
+        const Scalar q = r(s, j) + g.discount * P.row(s * A1 * A2 + j).dot(v);
+        q1[a1] += pi2(s, a2) * q;
+        q2[a2] += pi1(s, a1) * q;
+      }
+    if (grad1 != nullptr) {
+      const Scalar bonus = tau > Scalar(0) ? tau * g.regularizer2.value(s, pi2.row(s)) : Scalar(0);
+      for (int a1 = 0; a1 < A1; ++a1) {
+        Scalar gr = q1[a1] + bonus;
+        if (tau > Scalar(0)) gr -= tau * g.regularizer1.derivative(s, a1, pi1(s, a1));
+        (*grad1)(s, a1) += scale1 * d(s) * gr;
+      }
+    }
+    if (grad2 != nullptr) {
+      const Scalar cost = tau > Scalar(0) ? tau * g.regularizer1.value(s, pi1.row(s)) : Scalar(0);
+      for (int a2 = 0; a2 < A2; ++a2) {
+        Scalar gr = q2[a2] - cost;
+        if (tau > Scalar(0)) gr += tau * g.regularizer2.derivative(s, a2, pi2(s, a2));
+        (*grad2)(s, a2) += scale2 * d(s) * gr;
+      }
+    }
+  }
+}
+
+}  // namespace pbrl

@@ -1,0 +1,89 @@
+#pragma once
+// Nikaido-Isoda penalty of a zero-sum game (paper, eq. "ni-fun", Lemma "Gradient dominance of
+// psi" (a)), with the oracles' approximate best responses pi-hat1, pi-hat2 in place of the exact
+// ones:
+//   psi(x, pi)    = V^{pihat1,pi2}(rho) - V^{pi1,pihat2}(rho)                (>= 0 when exact)
+//   grad_x psi    = J^T(mu^{pihat1,pi2}, V^{pihat1,pi2}) - J^T(mu^{pi1,pihat2}, V^{pi1,pihat2})
+//   grad_pi1 psi  = -dV^{pi1,pihat2}(rho)/dpi1
+//   grad_pi2 psi  =  dV^{pihat1,pi2}(rho)/dpi2
+// mu is the joint state-action occupancy. pi-hat1 is evaluated on player 1's MDP given pi2 and
+// pi-hat2 on player 2's MDP given pi1 (game.hpp): there V1 = V^{pihat1,pi2}, V2 = -V^{pi1,pihat2}.
+// psi is 0 exactly at the regularized Nash equilibrium of M_tau(x); it is the NE gap.
+
+#include "pbrl/game.hpp"
+#include "pbrl/oracle/soft_value_iteration.hpp"
+
+namespace pbrl {
+
+template <typename Scalar, int S, int A1, int A2>
+struct NikaidoIsodaScratch {
+  JointMatrix<Scalar, S, A1, A2> weights = JointMatrix<Scalar, S, A1, A2>::Zero();
+  StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();
+};
+
+// Returns psi and adds scale * grad psi to (grad_x, grad_pi1, grad_pi2). eval1_hat is the
+// evaluation of pi1_hat on player1_mdp(game, pi2), eval2_hat that of pi2_hat on
+// player2_mdp(game, pi1); game = M(x) built by problem.build(x, ...).
+template <class GameProblem, typename Scalar, int S, int A1, int A2>
+Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProblem::Params& x,
+                             const MarkovGame<Scalar, S, A1, A2>& game,
+                             const StateActionMatrix<Scalar, S, A1>& pi1,
+                             const StateActionMatrix<Scalar, S, A2>& pi2,
+                             const StateActionMatrix<Scalar, S, A1>& pi1_hat,
+                             const Evaluation<Scalar, S, A1>& eval1_hat,
+                             const StateActionMatrix<Scalar, S, A2>& pi2_hat,
+                             const Evaluation<Scalar, S, A2>& eval2_hat, Scalar scale,
+                             NikaidoIsodaScratch<Scalar, S, A1, A2>& scratch,
+                             typename GameProblem::Params& grad_x,
+                             StateActionMatrix<Scalar, S, A1>& grad_pi1,
+                             StateActionMatrix<Scalar, S, A2>& grad_pi2) {
+  // (pi-hat1, pi2): value and occupancy straight from player 1's MDP.
+  joint_occupancy(eval1_hat.occupancy, pi1_hat, pi2, scratch.weights);
+  problem.vjp(x, scratch.weights, eval1_hat.value, scale, grad_x);
+  add_game_policy_gradients(game, pi1_hat, pi2, eval1_hat.value, eval1_hat.occupancy, Scalar(0),
+                            static_cast<StateActionMatrix<Scalar, S, A1>*>(nullptr), scale, &grad_pi2);
+  // (pi1, pi-hat2): player 2's value is -V.
+  scratch.value = -eval2_hat.value;
+  joint_occupancy(eval2_hat.occupancy, pi1, pi2_hat, scratch.weights);
+  problem.vjp(x, scratch.weights, scratch.value, -scale, grad_x);
+  add_game_policy_gradients(game, pi1, pi2_hat, scratch.value, eval2_hat.occupancy, -scale, &grad_pi1,
+                            Scalar(0), static_cast<StateActionMatrix<Scalar, S, A2>*>(nullptr));
+  return eval1_hat.value_rho + eval2_hat.value_rho;
+}
+
+// Exact best responses by soft value iteration on both induced MDPs, and the exact psi
+// (for reports, tests and baselines that do not run oracles of their own).
+template <typename Scalar, int S, int A1, int A2>
+struct BestResponseWorkspace {
+  InducedModel<Scalar, S, A1> model1;
+  InducedModel<Scalar, S, A2> model2;
+  StateVector<Scalar, S> value1 = StateVector<Scalar, S>::Zero();  // V*_1 (warm start, kept)
+  StateVector<Scalar, S> value2 = StateVector<Scalar, S>::Zero();  // V*_2 = -min_pi2 V (kept)
+  StateActionMatrix<Scalar, S, A1> q1, log_pi1, pi1;               // pi1 = BR1(pi2)
+  StateActionMatrix<Scalar, S, A2> q2, log_pi2, pi2;               // pi2 = BR2(pi1)
+};
+
+// psi(pi1, pi2) = max_pi1' V^{pi1',pi2}(rho) - min_pi2' V^{pi1,pi2'}(rho) = rho.V*_1 + rho.V*_2,
+// from at most max_iterations sweeps per player (warm-started from ws.value1/2) to the sup-norm
+// change `tolerance`. ws holds the best responses afterwards. On error psi is unchanged.
+template <typename Scalar, int S, int A1, int A2>
+Status nikaido_isoda_exact(const MarkovGame<Scalar, S, A1, A2>& game, const StateActionMatrix<Scalar, S, A1>& pi1,
+                           const StateActionMatrix<Scalar, S, A2>& pi2, int max_iterations, Scalar tolerance,
+                           BestResponseWorkspace<Scalar, S, A1, A2>& ws, Scalar& psi) {
+  Mdp<Scalar, S, A1> m1;
+  Mdp<Scalar, S, A2> m2;
+  if (Status st = player1_mdp(game, pi2, ws.model1, m1); st != Status::ok) return st;
+  if (Status st = player2_mdp(game, pi1, ws.model2, m2); st != Status::ok) return st;
+  if (Status st = soft_value_iteration(m1, max_iterations, tolerance, ws.value1, ws.q1, ws.log_pi1, ws.pi1);
+      st != Status::ok)
+    return st;
+  if (Status st = soft_value_iteration(m2, max_iterations, tolerance, ws.value2, ws.q2, ws.log_pi2, ws.pi2);
+      st != Status::ok)
+    return st;
+  const Scalar p = game.rho().dot(ws.value1) + game.rho().dot(ws.value2);
+  if (!std::isfinite(p)) return Status::numerical_failure;
+  psi = p;
+  return Status::ok;
+}
+
+}  // namespace pbrl

@@ -1,0 +1,158 @@
+#pragma once
+// Incentive design (paper, eq. "incentive", Section "Simulation / Incentive design", ERRATA 6):
+// two agents play a regularized zero-sum Markov game whose reward the designer changes,
+//   r_x(s,a) = r(s,a) + c_x * sigmoid(x(s,a)),   P_x = P,   a = (a1, a2),  x in a box of R^{S*A1*A2}
+// (c_x = 0.2 in the paper), and the designer, with a model of its own (P_id, r_id, cost c(s)),
+//   min_{x, pi} f(pi) = -E_{s_0~rho, pi, P_id}[ sum_t gamma^t ( r_id(s_t,a_t) - c(s_t) ) ]
+//   s.t. pi in NE(x).
+// f is unregularized and does not depend on x. Its policy gradients, with Q_id and d_id the joint
+// Q-function and state occupancy of pi on the designer's model:
+//   df/dpi1(a1|s) = -d_id(s) sum_a2 pi2(a2|s) Q_id(s,a1,a2),
+//   df/dpi2(a2|s) = -d_id(s) sum_a1 pi1(a1|s) Q_id(s,a1,a2).
+// J^T(w, v)(s,a) = w(s,a) c_x sigmoid'(x(s,a)): x enters the reward only (kRewardOnly).
+// The designer uses the agents' discount and initial distribution.
+
+#include "pbrl/evaluation.hpp"
+#include "pbrl/game.hpp"
+#include "pbrl/problem.hpp"
+
+namespace pbrl {
+
+template <typename Scalar_, int S, int A1, int A2>
+class IncentiveDesign {
+ public:
+  using Scalar = Scalar_;
+  static constexpr int kStates = S;
+  static constexpr int kActions1 = A1;
+  static constexpr int kActions2 = A2;
+  static constexpr int kParams = S * A1 * A2;
+  static constexpr bool kRewardOnly = true;
+  using Params = Vector<Scalar, kParams>;
+  using Matrix1 = StateActionMatrix<Scalar, S, A1>;
+  using Matrix2 = StateActionMatrix<Scalar, S, A2>;
+  using Joint = JointMatrix<Scalar, S, A1, A2>;
+  using GameType = MarkovGame<Scalar, S, A1, A2>;
+  using DesignerMdp = Mdp<Scalar, S, A1 * A2>;
+
+  struct Model {
+    Scalar reward[S * A1 * A2];           // r_x, read by the game view
+    Scalar designer_reward[S * A1 * A2];  // r_id - c (upper's scratch)
+    Joint joint_policy;                   // pi1 x pi2 (upper's scratch)
+  };
+
+  struct Data {
+    const Scalar* reward = nullptr;               // agents' r(s,a1,a2) at [(s*A1 + a1)*A2 + a2]
+    const Scalar* transition = nullptr;           // agents' P(s'|s,a1,a2)
+    const Scalar* initial = nullptr;              // rho
+    Scalar discount = Scalar(0.9);
+    Regularizer<Scalar, S, A1> regularizer1{};    // agents' tau*h1 and tau*h2 (same tau)
+    Regularizer<Scalar, S, A2> regularizer2{};
+    const Scalar* designer_reward = nullptr;      // r_id(s,a1,a2)
+    const Scalar* designer_transition = nullptr;  // P_id(s'|s,a1,a2)
+    const Scalar* designer_cost = nullptr;        // c(s); nullptr: no cost (the paper's experiment)
+    Scalar incentive_scale = Scalar(0.2);         // c_x
+    Box<Scalar> incentive{Scalar(-5), Scalar(5)}; // box on x
+  };
+
+  // Validates all data; on error the problem stays as it was.
+  Status init(const Data& data) {
+    GameType base{data.reward, data.transition, data.initial, data.discount, data.regularizer1, data.regularizer2};
+    if (Status st = validate(base); st != Status::ok) return st;
+    if (data.designer_reward == nullptr) return Status::null_pointer;
+    if (!Eigen::Map<const Params>(data.designer_reward).allFinite()) return Status::not_finite;
+    if (Status st = validate_transition<Scalar, S, A1 * A2>(data.designer_transition); st != Status::ok) return st;
+    if (data.designer_cost != nullptr && !ConstStateMap<Scalar, S>(data.designer_cost).allFinite())
+      return Status::not_finite;
+    if (!std::isfinite(data.incentive_scale)) return Status::bad_setting;
+    if (!valid(data.incentive)) return Status::bad_setting;
+    base_ = base;
+    designer_reward_ = data.designer_reward;
+    designer_transition_ = data.designer_transition;
+    designer_cost_ = data.designer_cost;
+    scale_ = data.incentive_scale;
+    box_ = data.incentive;
+    initialized_ = true;
+    return Status::ok;
+  }
+
+  // The agents' game without incentive (r, not r_x).
+  const GameType& base_game() const { return base_; }
+  const Box<Scalar>& box() const { return box_; }
+  Scalar incentive_scale() const { return scale_; }
+
+  static Scalar sigmoid(Scalar z) {
+    return z >= Scalar(0) ? Scalar(1) / (Scalar(1) + std::exp(-z)) : std::exp(z) / (Scalar(1) + std::exp(z));
+  }
+
+  Status validate_parameters(const Params& x) const {
+    if (!initialized_) return Status::not_initialized;
+    if (!x.allFinite()) return Status::not_finite;
+    return contains(box_, x) ? Status::ok : Status::out_of_bounds;
+  }
+  void project_parameters(Params& x) const { project(box_, x); }
+
+  Status build(const Params& x, Model& model, GameType& game) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    for (int i = 0; i < kParams; ++i) model.reward[i] = base_.reward[i] + scale_ * sigmoid(x(i));
+    game = base_;
+    game.reward = model.reward;
+    return Status::ok;
+  }
+
+  // grad += scale * J^T(w, v) = scale * w .* c_x sigmoid'(x); v does not enter (P_x = P).
+  void vjp(const Params& x, const Joint& w, const StateVector<Scalar, S>& /*v*/, Scalar scale, Params& grad) const {
+    const Eigen::Map<const Params> flat(w.data());
+    for (int i = 0; i < kParams; ++i) {
+      const Scalar sg = sigmoid(x(i));
+      grad(i) += scale * flat(i) * scale_ * sg * (Scalar(1) - sg);
+    }
+  }
+
+  // The designer's MDP over joint actions (unregularized); reads model.designer_reward, which
+  // upper() fills (r_id - c).
+  DesignerMdp designer_mdp(const Model& model) const {
+    return DesignerMdp{designer_cost_ != nullptr ? model.designer_reward : designer_reward_, designer_transition_,
+                       base_.initial, base_.discount, Regularizer<Scalar, S, A1 * A2>{}};
+  }
+
+  // f(pi) = -V_id^{pi}(rho); grad_x f = 0.
+  template <EvaluationMethod M>
+  Status upper(const Params& x, const Matrix1& pi1, const Matrix2& pi2, Model& model,
+               EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A1 * A2>& scratch, Scalar& f,
+               Params& grad_x, Matrix1& grad_pi1, Matrix2& grad_pi2) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    if (Status st = validate_policy(pi1); st != Status::ok) return st;
+    if (Status st = validate_policy(pi2); st != Status::ok) return st;
+    if (designer_cost_ != nullptr)
+      for (int s = 0; s < S; ++s)
+        for (int j = 0; j < A1 * A2; ++j)
+          model.designer_reward[s * A1 * A2 + j] = designer_reward_[s * A1 * A2 + j] - designer_cost_[s];
+    joint_policy(pi1, pi2, model.joint_policy);
+    const DesignerMdp designer = designer_mdp(model);
+    if (Status st = evaluate(designer, model.joint_policy, ws, scratch); st != Status::ok) return st;
+    f = -scratch.value_rho;
+    grad_x.setZero();
+    for (int s = 0; s < S; ++s) {
+      grad_pi1.row(s).setZero();
+      grad_pi2.row(s).setZero();
+      for (int a1 = 0; a1 < A1; ++a1)
+        for (int a2 = 0; a2 < A2; ++a2) {
+          const Scalar q = scratch.q(s, a1 * A2 + a2);
+          grad_pi1(s, a1) -= scratch.occupancy(s) * pi2(s, a2) * q;
+          grad_pi2(s, a2) -= scratch.occupancy(s) * pi1(s, a1) * q;
+        }
+    }
+    return Status::ok;
+  }
+
+ private:
+  GameType base_{};
+  const Scalar* designer_reward_ = nullptr;
+  const Scalar* designer_transition_ = nullptr;
+  const Scalar* designer_cost_ = nullptr;
+  Scalar scale_ = Scalar(0.2);
+  Box<Scalar> box_{};
+  bool initialized_ = false;
+};
+
+}  // namespace pbrl

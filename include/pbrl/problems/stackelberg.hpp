@@ -1,0 +1,325 @@
+#pragma once
+// Stackelberg Markov game (paper, Section 2.2 "Stackelberg Markov game", appendix lemma
+// "Stackelberg game cast as BM", Lemmas "Gradient form in the applications" (b)).
+//
+// A leader with policy pi_x(a_l|s) and a follower with policy pi_y(a_f|s) act simultaneously in a
+// game {S, A_l, A_f, r_l, r_f, P, tau_l*h_l, tau_f*h_f}. Each player's value counts its own
+// reward and its own regularizer only:
+//   V_l(s) = E[ sum_t gamma^t (r_l(s_t,a_l,a_f) - tau_l*h_l,s_t(pi_x(s_t))) | s_0 = s ]
+//   V_f(s) = E[ sum_t gamma^t (r_f(s_t,a_l,a_f) - tau_f*h_f,s_t(pi_y(s_t))) | s_0 = s ]
+//   min_{x in X, y} -V_l^{pi_x,pi_y}(rho)   s.t.  y in argmax_y V_f^{pi_x,pi_y}(rho).
+// The leader's softmax logits x(s, a_l) (kParams = S*AL, flat index s*AL + a_l, box [-B, B]) are
+// the upper-level variable; the follower is the lower level and sees the MDP (ERRATA item 1)
+//   M(x) = {S, A_f, r_x, P_x, tau_f*h_f},
+//   r_x(s,a_f)    = sum_{a_l} pi_x(a_l|s) r_f(s,a_l,a_f),
+//   P_x(.|s,a_f)  = sum_{a_l} pi_x(a_l|s) P(.|s,a_l,a_f),
+// on which V^{pi_y}_{M(x)} = V_f^{pi_x,pi_y} (the appendix lemma: the cast is exact).
+//
+// Vector-Jacobian product. r_x + gamma*P_x v is linear in pi_x(.|s) with coefficients
+//   z(s,a_l,a_f) = r_f(s,a_l,a_f) + gamma * <P(.|s,a_l,a_f), v>,
+// and d pi_x(a|s) / d x(s,b) = pi_x(a|s) (1[a = b] - pi_x(b|s)), so (only state s's logits move
+// row s of M(x))
+//   J^T(w, v)(s,b) = pi_x(b|s) * sum_{a_f} w(s,a_f) (z(s,b,a_f) - sum_{b'} pi_x(b'|s) z(s,b',a_f)).
+// With w = mu^{pi}, v = V^{pi} this is the paper's E[sum_t gamma^t Q_f(s_t,a_l,a_f)
+// grad log pi_x(a_l|s_t)]; the paper's tau_f*h_f terms multiply E_{a_l ~ pi_x}[grad log pi_x] = 0
+// and drop out.
+//
+// Upper level f(x, pi_y) = -V_l^{pi_x,pi_y}(rho). V_l is evaluated on the follower's side: it is
+// the value of pi_y on {S, A_f, r'_x, P_x, no regularizer} with
+//   r'_x(s,a_f) = sum_{a_l} pi_x(a_l|s) r_l(s,a_l,a_f) - tau_l*h_l,s(pi_x(s))
+// (the joint chain is the same; the leader's regularizer is a per-state cost, constant in a_f).
+// This needs only S*A_f numbers besides the P_x that build() already wrote, instead of the
+// S*A_l*S numbers of the leader's MDP M(pi_y). With V_l, Q'_x of that evaluation and the joint
+// occupancy d(s) = sum_t gamma^t Pr(s_t = s | rho, pi_x, pi_y):
+//   dV_l(rho)/dpi_y(a_f|s) = d(s) * sum_{a_l} pi_x(a_l|s) (r_l + gamma P V_l)(s,a_l,a_f)
+//                          = d(s) * (Q'_x(s,a_f) + tau_l*h_l,s(pi_x(s)))
+//   dV_l(rho)/dpi_x(a_l|s) = d(s) * (Q_l(s,a_l) - tau_l * dh_l,s/dpi(a_l)),
+//   Q_l(s,a_l) = sum_{a_f} pi_y(a_f|s) (r_l(s,a_l,a_f) + gamma <P(.|s,a_l,a_f), V_l>),
+// the regularized policy gradient on the leader's MDP M(pi_y), chained through the softmax:
+//   grad_x f(s,b) = -pi_x(b|s) (g(s,b) - <pi_x(s), g(s,.)>),  g = dV_l(rho)/dpi_x.
+//
+// Memory: the game's arrays are the caller's (flash), read in place. Model holds
+// S*A_f*S + 3*S*A_f + S*A_l scalars; nothing of size S*A_l*A_f*S or S*S is ever put in a function frame.
+
+#include "pbrl/evaluation.hpp"
+#include "pbrl/oracle/soft_value_iteration.hpp"
+#include "pbrl/policy.hpp"
+#include "pbrl/problem.hpp"
+
+namespace pbrl {
+
+template <typename Scalar_, int S, int AL, int AF>
+class Stackelberg {
+ public:
+  using Scalar = Scalar_;
+  static constexpr int kStates = S;
+  static constexpr int kActions = AF;           // the lower level is the follower
+  static constexpr int kLeaderActions = AL;
+  static constexpr int kParams = S * AL;        // leader logits x(s, a_l) at [s*AL + a_l]
+  using Params = Vector<Scalar, kParams>;
+  using Matrix = StateActionMatrix<Scalar, S, AF>;         // follower policies and gradients
+  using LeaderMatrix = StateActionMatrix<Scalar, S, AL>;   // leader policies
+  using MdpType = Mdp<Scalar, S, AF>;
+
+  // Caller storage for M(x) and the scratch of upper(). Plain arrays: the paper's size
+  // (S = 100, A_f = 5) is 50,000 transition entries, over Eigen's fixed-size object limit.
+  struct Model {
+    Scalar reward[S * AF];           // r_x(s,a_f)
+    Scalar transition[S * AF * S];   // P_x(s'|s,a_f) at [(s*AF + a_f)*S + s']
+    // Scratch of upper(): r'_x (the leader's reward seen by the follower) and the gradients,
+    // which reach the caller's outputs only once they are known to be finite.
+    Scalar leader_reward[S * AF];
+    Scalar gradient_x[S * AL];
+    Scalar gradient_pi[S * AF];
+  };
+
+  struct Data {
+    const Scalar* leader_reward = nullptr;    // r_l(s,a_l,a_f) at [(s*AL + a_l)*AF + a_f]
+    const Scalar* follower_reward = nullptr;  // r_f(s,a_l,a_f), same layout
+    const Scalar* transition = nullptr;       // P(s'|s,a_l,a_f) at [((s*AL + a_l)*AF + a_f)*S + s']
+    const Scalar* initial = nullptr;          // rho(s) > 0
+    Scalar discount = Scalar(0.9);
+    Regularizer<Scalar, S, AL> leader{};      // tau_l*h_l over A_l (enters V_l only)
+    Regularizer<Scalar, S, AF> follower{};    // tau_f*h_f over A_f (enters V_f and M(x))
+    Scalar logit_bound = Scalar(10);          // B: X = [-B, B]^(S*AL)
+  };
+
+  // Soft value iteration on M(x) for the follower's exact best response (experiments'
+  // optimality gap). `value` is the warm start, kept between calls and changed only on success;
+  // q, log_pi, pi hold the best response after a successful call.
+  struct FollowerOptimum {
+    int max_iterations = 5000;                                        // sweeps per call
+    Scalar tolerance = std::numeric_limits<Scalar>::epsilon() * Scalar(64);  // sup-norm change
+    StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();    // V* (warm start)
+    StateVector<Scalar, S> next = StateVector<Scalar, S>::Zero();     // scratch
+    Matrix q = Matrix::Zero(), log_pi = Matrix::Zero(), pi = Matrix::Zero();
+    SoftValueIterationResult<Scalar> result{};
+  };
+
+  // Validates all data; on error the problem stays as it was.
+  Status init(const Data& data) {
+    static_assert(S >= 2 && AL >= 2 && AF >= 2, "pbrl needs at least two states and two actions per player");
+    if (data.leader_reward == nullptr || data.follower_reward == nullptr) return Status::null_pointer;
+    const Eigen::Map<const Vector<Scalar, S * AL * AF>> rl(data.leader_reward), rf(data.follower_reward);
+    if (!rl.allFinite() || !rf.allFinite()) return Status::not_finite;
+    if (Status st = validate_transition<Scalar, S, AL * AF>(data.transition); st != Status::ok) return st;
+    if (Status st = validate_initial<Scalar, S>(data.initial); st != Status::ok) return st;
+    if (Status st = validate_discount(data.discount); st != Status::ok) return st;
+    if (Status st = validate(data.leader); st != Status::ok) return st;
+    if (Status st = validate(data.follower); st != Status::ok) return st;
+    if (!std::isfinite(data.logit_bound) || !(data.logit_bound > Scalar(0))) return Status::bad_setting;
+    data_ = data;
+    box_ = Box<Scalar>{-data.logit_bound, data.logit_bound};
+    initialized_ = true;
+    return Status::ok;
+  }
+
+  bool initialized() const { return initialized_; }
+  const Data& data() const { return data_; }
+  const Box<Scalar>& box() const { return box_; }
+  Scalar discount() const { return data_.discount; }
+
+  Status validate_parameters(const Params& x) const {
+    if (!initialized_) return Status::not_initialized;
+    if (!x.allFinite()) return Status::not_finite;
+    return contains(box_, x) ? Status::ok : Status::out_of_bounds;
+  }
+  void project_parameters(Params& x) const { project(box_, x); }
+
+  // pi_x(.|s) = softmax(x(s,.)).
+  Status leader_policy(const Params& x, LeaderMatrix& pi_x) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    for (int s = 0; s < S; ++s) pi_x.row(s) = leader_row(x, s).transpose();
+    return Status::ok;
+  }
+
+  // M(x) into model, as a view in mdp.
+  Status build(const Params& x, Model& model, MdpType& mdp) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    for (int s = 0; s < S; ++s) {
+      const Vector<Scalar, AL> p = leader_row(x, s);
+      for (int af = 0; af < AF; ++af) {
+        Scalar r(0);
+        Eigen::Map<Vector<Scalar, S>> row(model.transition + (s * AF + af) * S);
+        row.setZero();
+        for (int al = 0; al < AL; ++al) {
+          const int j = joint(s, al, af);
+          r += p(al) * data_.follower_reward[j];
+          row.noalias() += p(al) * Eigen::Map<const Vector<Scalar, S>>(data_.transition + j * S);
+        }
+        model.reward[s * AF + af] = r;
+      }
+    }
+    mdp = follower_mdp(model);
+    return Status::ok;
+  }
+
+  // grad += scale * J^T(w, v) (formula above). x must be valid (build(x) succeeded).
+  void vjp(const Params& x, const Matrix& w, const StateVector<Scalar, S>& v, Scalar scale, Params& grad) const {
+    const Scalar gamma = data_.discount;
+    for (int s = 0; s < S; ++s) {
+      const Vector<Scalar, AL> p = leader_row(x, s);
+      Vector<Scalar, AL> g = Vector<Scalar, AL>::Zero(), z;
+      for (int af = 0; af < AF; ++af) {
+        const Scalar wsa = w(s, af);
+        if (wsa == Scalar(0)) continue;
+        for (int al = 0; al < AL; ++al) {
+          const int j = joint(s, al, af);
+          z(al) = data_.follower_reward[j] + gamma * Eigen::Map<const Vector<Scalar, S>>(data_.transition + j * S).dot(v);
+        }
+        g += wsa * (z.array() - p.dot(z)).matrix();
+      }
+      grad.template segment<AL>(s * AL) += scale * p.cwiseProduct(g);
+    }
+  }
+
+  // f(x, pi) = -V_l^{pi_x,pi}(rho) and its gradients (formulas above). Needs model built for x;
+  // writes model.leader_reward (scratch) and scratch (its value is the warm start of sweeps).
+  // Rejected inputs change nothing; on a numerical failure f and the gradients are unchanged.
+  template <EvaluationMethod M>
+  Status upper(const Params& x, const Matrix& pi, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
+               Evaluation<Scalar, S, AF>& scratch, Scalar& f, Params& grad_x, Matrix& grad_pi) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    if (Status st = validate_policy(pi); st != Status::ok) return st;
+    if (Status st = evaluate_leader(x, pi, model, ws, scratch); st != Status::ok) return st;
+    const Scalar gamma = data_.discount;
+    const Regularizer<Scalar, S, AL>& reg = data_.leader;
+    const bool regularized = reg.tau > Scalar(0);
+    const auto& v = scratch.value;
+    Eigen::Map<Params> gx(model.gradient_x);
+    Eigen::Map<Matrix> gpi(model.gradient_pi);
+    for (int s = 0; s < S; ++s) {
+      const Vector<Scalar, AL> p = leader_row(x, s);
+      const Scalar d = scratch.occupancy(s);
+      const Scalar h = regularized ? reg.tau * reg.value(s, p) : Scalar(0);
+      gpi.row(s) = -d * (scratch.q.row(s).array() + h).matrix();
+      Vector<Scalar, AL> g;
+      for (int al = 0; al < AL; ++al) {
+        Scalar q(0);
+        for (int af = 0; af < AF; ++af) {
+          const int j = joint(s, al, af);
+          q += pi(s, af) *
+               (data_.leader_reward[j] + gamma * Eigen::Map<const Vector<Scalar, S>>(data_.transition + j * S).dot(v));
+        }
+        if (regularized) q -= reg.tau * reg.derivative(s, al, p(al));
+        g(al) = d * q;
+      }
+      gx.template segment<AL>(s * AL) = -p.cwiseProduct((g.array() - p.dot(g)).matrix());
+    }
+    if (!gx.allFinite() || !gpi.allFinite()) return Status::numerical_failure;
+    grad_x = gx;
+    grad_pi = gpi;
+    f = -scratch.value_rho;
+    return Status::ok;
+  }
+
+  // ---- helpers for experiments: each builds M(x) into model itself -------------------------
+
+  // V_l^{pi_x,pi_y}(rho), the leader's value with its own regularizer; eval gets V_l and the
+  // joint occupancy.
+  template <EvaluationMethod M>
+  Status leader_value(const Params& x, const Matrix& pi_y, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
+                      Evaluation<Scalar, S, AF>& eval, Scalar& value) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    if (Status st = validate_policy(pi_y); st != Status::ok) return st;
+    MdpType mdp;
+    if (Status st = build(x, model, mdp); st != Status::ok) return st;
+    if (Status st = evaluate_leader(x, pi_y, model, ws, eval); st != Status::ok) return st;
+    value = eval.value_rho;
+    return Status::ok;
+  }
+
+  // V_f^{pi_x,pi_y}(rho) = V^{pi_y}_{M(x)}(rho), the follower's value with its own regularizer.
+  template <EvaluationMethod M>
+  Status follower_value(const Params& x, const Matrix& pi_y, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
+                        Evaluation<Scalar, S, AF>& eval, Scalar& value) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    if (Status st = validate_policy(pi_y); st != Status::ok) return st;
+    MdpType mdp;
+    if (Status st = build(x, model, mdp); st != Status::ok) return st;
+    if (Status st = evaluate(mdp, pi_y, ws, eval); st != Status::ok) return st;
+    value = eval.value_rho;
+    return Status::ok;
+  }
+
+  // The follower's optimality gap V_f^{pi_x,pi*(x)}(rho) - V_f^{pi_x,pi_y}(rho) >= 0 (up to the
+  // accuracy of soft value iteration), with pi*(x) from soft value iteration on M(x) into opt.
+  template <EvaluationMethod M>
+  Status follower_gap(const Params& x, const Matrix& pi_y, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
+                      Evaluation<Scalar, S, AF>& eval, FollowerOptimum& opt, Scalar& gap) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    if (Status st = validate_policy(pi_y); st != Status::ok) return st;
+    if (Status st = validate_optimum(opt); st != Status::ok) return st;
+    MdpType mdp;
+    if (Status st = build(x, model, mdp); st != Status::ok) return st;
+    Scalar optimal(0);
+    if (Status st = optimal_value(mdp, opt, optimal); st != Status::ok) return st;
+    if (Status st = evaluate(mdp, pi_y, ws, eval); st != Status::ok) return st;
+    gap = optimal - eval.value_rho;
+    return Status::ok;
+  }
+
+  // V*(rho) of an MDP (e.g. M(x) from build) by soft value iteration warm-started from
+  // opt.value. opt.value and opt.result change only on success; q, log_pi and pi hold the
+  // optimum after a success and are scratch otherwise.
+  static Status optimal_value(const MdpType& mdp, FollowerOptimum& opt, Scalar& value_rho) {
+    if (Status st = validate_optimum(opt); st != Status::ok) return st;
+    if (mdp.initial == nullptr) return Status::null_pointer;
+    opt.next = opt.value;
+    SoftValueIterationResult<Scalar> result;
+    if (Status st = soft_value_iteration(mdp, opt.max_iterations, opt.tolerance, opt.next, opt.q, opt.log_pi,
+                                         opt.pi, &result);
+        st != Status::ok)
+      return st;
+    opt.value = opt.next;
+    opt.result = result;
+    value_rho = mdp.rho().dot(opt.value);
+    return Status::ok;
+  }
+
+  static Status validate_optimum(const FollowerOptimum& opt) {
+    if (opt.max_iterations < 1 || !(opt.tolerance >= Scalar(0))) return Status::bad_setting;
+    if (!opt.value.allFinite()) return Status::not_finite;
+    return Status::ok;
+  }
+
+ private:
+  static int joint(int s, int al, int af) { return (s * AL + al) * AF + af; }
+
+  // softmax of row s of x (log-sum-exp shift; |x| <= B keeps every probability > 0).
+  static Vector<Scalar, AL> leader_row(const Params& x, int s) {
+    const auto logits = x.template segment<AL>(s * AL);
+    Vector<Scalar, AL> p = (logits.array() - logits.maxCoeff()).exp().matrix();
+    p /= p.sum();
+    return p;
+  }
+
+  MdpType follower_mdp(const Model& model) const {
+    return MdpType{model.reward, model.transition, data_.initial, data_.discount, data_.follower};
+  }
+
+  // V_l of pi_y: pi_y's value on {r'_x, P_x (model, built for x), no regularizer}. Inputs valid.
+  template <EvaluationMethod M>
+  Status evaluate_leader(const Params& x, const Matrix& pi_y, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
+                         Evaluation<Scalar, S, AF>& eval) const {
+    const Regularizer<Scalar, S, AL>& reg = data_.leader;
+    for (int s = 0; s < S; ++s) {
+      const Vector<Scalar, AL> p = leader_row(x, s);
+      const Scalar h = reg.tau > Scalar(0) ? reg.tau * reg.value(s, p) : Scalar(0);
+      for (int af = 0; af < AF; ++af) {
+        Scalar r(0);
+        for (int al = 0; al < AL; ++al) r += p(al) * data_.leader_reward[joint(s, al, af)];
+        model.leader_reward[s * AF + af] = r - h;
+      }
+    }
+    const MdpType leader{model.leader_reward, model.transition, data_.initial, data_.discount,
+                         Regularizer<Scalar, S, AF>{RegularizerKind::entropy, Scalar(0), nullptr}};
+    return evaluate(leader, pi_y, ws, eval);
+  }
+
+  Data data_{};
+  Box<Scalar> box_{};
+  bool initialized_ = false;
+};
+
+}  // namespace pbrl

@@ -1,0 +1,89 @@
+# cmake -P script behind the pbrl_install_consumer test (see tests/host_tests.cmake):
+#   1. cmake --install <pbrl build tree> --prefix <WORK_DIR>/prefix
+#   2. configure tests/consumer against that prefix only, with the same generator and compilers
+#   3. build it and run it (through its own CTest), which must exit 0.
+cmake_minimum_required(VERSION 3.16)
+
+foreach(var PBRL_BINARY_DIR PBRL_LIBRARY CONSUMER_SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER CTEST)
+  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+    message(FATAL_ERROR "run.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+if(NOT EXISTS "${PBRL_LIBRARY}")
+  message(FATAL_ERROR "pbrl is not built (${PBRL_LIBRARY} is missing): run `cmake --build` before ctest")
+endif()
+
+set(prefix "${WORK_DIR}/prefix")
+set(build "${WORK_DIR}/build")
+file(REMOVE_RECURSE "${prefix}" "${build}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+set(config_args "")
+if(NOT "${CONFIG}" STREQUAL "")
+  set(config_args --config "${CONFIG}")
+endif()
+
+function(run_step what)
+  message(STATUS "[consumer] ${what}")
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "[consumer] ${what} failed (${rc})")
+  endif()
+endfunction()
+
+# 1. Install.
+run_step("install into ${prefix}"
+  "${CMAKE_COMMAND}" --install "${PBRL_BINARY_DIR}" --prefix "${prefix}" ${config_args})
+file(GLOB_RECURSE config_files "${prefix}/*/pbrlConfig.cmake")
+file(GLOB_RECURSE archives "${prefix}/*/libpbrl.a" "${prefix}/*/pbrl.lib")
+foreach(f include/pbrl/pbrl.hpp include/pbrl/solver/pbrl.hpp)
+  if(NOT EXISTS "${prefix}/${f}")
+    message(FATAL_ERROR "[consumer] ${f} was not installed")
+  endif()
+endforeach()
+if(NOT config_files OR NOT archives)
+  message(FATAL_ERROR "[consumer] install is missing pbrlConfig.cmake or the library: ${config_files} ${archives}")
+endif()
+
+# 2. Configure the consumer. Only the prefix is searched for pbrl (no package registry, no
+#    build tree); Eigen comes from where the library's own build found it.
+set(configure_args
+  -S "${CONSUMER_SOURCE_DIR}" -B "${build}" -G "${GENERATOR}"
+  "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
+  "-DCMAKE_PREFIX_PATH=${prefix}"
+  "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF"
+  "-DPBRL_EXPECTED_PREFIX=${prefix}")
+if(NOT "${PBRL_VERSION}" STREQUAL "")
+  list(APPEND configure_args "-DPBRL_EXPECTED_VERSION=${PBRL_VERSION}")
+endif()
+if(NOT "${GENERATOR_PLATFORM}" STREQUAL "")
+  list(APPEND configure_args -A "${GENERATOR_PLATFORM}")
+endif()
+if(NOT "${GENERATOR_TOOLSET}" STREQUAL "")
+  list(APPEND configure_args -T "${GENERATOR_TOOLSET}")
+endif()
+if(NOT "${MAKE_PROGRAM}" STREQUAL "")
+  list(APPEND configure_args "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
+endif()
+if(NOT "${EIGEN3_DIR}" STREQUAL "")
+  list(APPEND configure_args "-DEigen3_DIR=${EIGEN3_DIR}")
+endif()
+if(NOT "${CONFIG}" STREQUAL "")
+  list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${CONFIG}")
+endif()
+run_step("configure ${CONSUMER_SOURCE_DIR}" "${CMAKE_COMMAND}" ${configure_args})
+
+# 3. Build and run.
+run_step("build" "${CMAKE_COMMAND}" --build "${build}" ${config_args})
+if("${CONFIG}" STREQUAL "")
+  set(ctest_config "")
+else()
+  set(ctest_config -C "${CONFIG}")
+endif()
+message(STATUS "[consumer] run")
+execute_process(COMMAND "${CTEST}" ${ctest_config} --output-on-failure --verbose
+  WORKING_DIRECTORY "${build}" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "[consumer] the consumer program failed (${rc})")
+endif()
+message(STATUS "[consumer] ok")

@@ -1,0 +1,55 @@
+# Host-only tests (included by tests/CMakeLists.txt when PBRL_BARE_METAL is OFF).
+
+# --- No heap use in any API call ---------------------------------------------------------------
+# test_no_allocation.cpp replaces malloc/calloc/realloc/free and every operator new/delete of
+# its program and forwards them to glibc's __libc_* allocator, so it is a program of its own and
+# needs glibc. Sanitizers replace the allocator themselves, so the test is left out with them.
+include(CheckCXXSourceCompiles)
+check_cxx_source_compiles([=[
+#include <cstddef>
+extern "C" void* __libc_malloc(std::size_t);
+extern "C" void* __libc_memalign(std::size_t, std::size_t);
+extern "C" void __libc_free(void*);
+int main() {
+  void* p = __libc_malloc(8);
+  void* q = __libc_memalign(64, 8);
+  __libc_free(p);
+  __libc_free(q);
+  return 0;
+}
+]=] PBRL_HAVE_LIBC_ALLOCATOR)
+
+if(PBRL_HAVE_LIBC_ALLOCATOR AND NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize")
+  pbrl_add_doctest_executable(pbrl_no_allocation_tests main.cpp test_no_allocation.cpp)
+  target_compile_definitions(pbrl_no_allocation_tests PRIVATE PBRL_TEST_SCALAR=${PBRL_TEST_SCALAR})
+  # Bind every symbol at load time: lazy binding must not run inside an armed region.
+  target_link_options(pbrl_no_allocation_tests PRIVATE -Wl,-z,now)
+  pbrl_add_test(pbrl_no_allocation_tests pbrl_no_allocation_tests)
+else()
+  message(STATUS "pbrl: allocation-trap test skipped (needs glibc's __libc_malloc, no sanitizers)")
+endif()
+
+# --- The installed package works for a separate project ----------------------------------------
+# consumer/run.cmake installs this build tree into a prefix under the build directory, then
+# configures, builds and runs tests/consumer (find_package(pbrl CONFIG REQUIRED) + pbrl::pbrl)
+# with the same generator and compilers. CTest runs after the build, and the script refuses to
+# run if the library file is missing.
+if(NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME pbrl_install_consumer
+    COMMAND "${CMAKE_COMMAND}"
+      "-DPBRL_BINARY_DIR=${pbrl_BINARY_DIR}"
+      "-DPBRL_LIBRARY=$<TARGET_FILE:pbrl>"
+      "-DPBRL_VERSION=${pbrl_VERSION}"
+      "-DCONSUMER_SOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}/consumer"
+      "-DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/consumer"
+      "-DCONFIG=$<CONFIG>"
+      "-DGENERATOR=${CMAKE_GENERATOR}"
+      "-DGENERATOR_PLATFORM=${CMAKE_GENERATOR_PLATFORM}"
+      "-DGENERATOR_TOOLSET=${CMAKE_GENERATOR_TOOLSET}"
+      "-DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}"
+      "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}"
+      "-DEIGEN3_DIR=${Eigen3_DIR}"
+      "-DCTEST=${CMAKE_CTEST_COMMAND}"
+      -P "${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.cmake")
+  set_tests_properties(pbrl_install_consumer PROPERTIES TIMEOUT 900 LABELS "install")
+endif()
