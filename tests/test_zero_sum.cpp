@@ -1,1 +1,921 @@
+// Bilevel RL with a zero-sum lower level: the induced single-agent MDPs of a Markov game, the
+// Nikaido-Isoda penalty (sign, zero at the regularized Nash equilibrium, gradients against finite
+// differences, gradient dominance), incentive design and its meta-gradient baseline (exact mixed
+// derivative against finite differences), and PbrlZeroSum.
 #include "support.hpp"
+
+#include "pbrl/baselines/meta_gradient.hpp"
+#include "pbrl/game.hpp"
+#include "pbrl/penalty/nikaido_isoda.hpp"
+#include "pbrl/problems/incentive_design.hpp"
+#include "pbrl/solver/pbrl_zero_sum.hpp"
+
+#include <algorithm>
+
+namespace {
+using pbrl::EvaluationMethod;
+using pbrl::Parameterization;
+using pbrl::Status;
+
+template <int S, int A1, int A2>
+using GameT = pbrl::MarkovGame<Real, S, A1, A2>;
+template <int S, int A1, int A2>
+using JointT = pbrl::JointMatrix<Real, S, A1, A2>;
+template <int S>
+using WsT = pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>;
+
+// Random agents' game and designer model, arrays in the object (std::make_unique for big ones).
+template <int S, int A1, int A2>
+struct GameData {
+  static constexpr int J = A1 * A2;
+  Real reward[S * J];
+  Real transition[S * J * S];
+  Real initial[S];
+  Real designer_reward[S * J];
+  Real designer_transition[S * J * S];
+  Real cost[S];
+
+  explicit GameData(std::uint32_t seed) {
+    pbrl::Rng rng(seed);
+    pbrl::random_reward(rng, reward, S * J);
+    pbrl::random_transition(rng, transition, S * J, S);
+    pbrl::random_distribution(rng, initial, S);
+    pbrl::random_reward(rng, designer_reward, S * J);
+    pbrl::random_transition(rng, designer_transition, S * J, S);
+    pbrl::random_reward(rng, cost, S);
+  }
+
+  GameT<S, A1, A2> game(Real gamma, Real tau) const {
+    GameT<S, A1, A2> g{reward, transition, initial, gamma, {}, {}};
+    g.regularizer1.tau = tau;
+    g.regularizer2.tau = tau;
+    return g;
+  }
+
+  typename pbrl::IncentiveDesign<Real, S, A1, A2>::Data incentive(Real gamma, Real tau, bool with_cost = false) const {
+    typename pbrl::IncentiveDesign<Real, S, A1, A2>::Data d;
+    d.reward = reward;
+    d.transition = transition;
+    d.initial = initial;
+    d.discount = gamma;
+    d.regularizer1.tau = tau;
+    d.regularizer2.tau = tau;
+    d.designer_reward = designer_reward;
+    d.designer_transition = designer_transition;
+    d.designer_cost = with_cost ? cost : nullptr;
+    return d;
+  }
+};
+
+// A game problem whose x enters the reward and the transitions, over joint actions j:
+//   r_x(s,j) = r(s,j) + tanh(<B(s,j), x>),
+//   P_x(.|s,j) = (1 - sig(<C(s,j), x>)) P0(.|s,j) + sig(<C(s,j), x>) P1(.|s,j).
+// Only build() and vjp() (what the penalty uses); the vjp is written out by hand.
+template <int S, int A1, int A2, int K>
+class MixtureGame {
+ public:
+  using Scalar = Real;
+  static constexpr int kStates = S, kActions1 = A1, kActions2 = A2, kParams = K, J = A1 * A2;
+  using Params = pbrl::Vector<Real, K>;
+  struct Model {
+    Real reward[S * J];
+    Real transition[S * J * S];
+  };
+
+  explicit MixtureGame(std::uint32_t seed, Real gamma = Real(0.8), Real tau = Real(0.3)) : gamma_(gamma), tau_(tau) {
+    pbrl::Rng rng(seed);
+    pbrl::random_reward(rng, reward_, S * J);
+    pbrl::random_transition(rng, p0_, S * J, S);
+    pbrl::random_transition(rng, p1_, S * J, S);
+    pbrl::random_distribution(rng, initial_, S);
+    for (auto& b : b_) b = Real(2) * rng.uniform<Real>() - Real(1);
+    for (auto& c : c_) c = Real(2) * rng.uniform<Real>() - Real(1);
+  }
+
+  Real linear(const Real* coef, int sj, const Params& x) const {
+    Real t(0);
+    for (int k = 0; k < K; ++k) t += coef[sj * K + k] * x(k);
+    return t;
+  }
+  pbrl::Status validate_parameters(const Params& x) const {
+    return pbrl::contains(box_, x) ? pbrl::Status::ok : pbrl::Status::out_of_bounds;
+  }
+  void project_parameters(Params& x) const { pbrl::project(box_, x); }
+
+  pbrl::Status build(const Params& x, Model& model, GameT<S, A1, A2>& game) const {
+    if (auto st = validate_parameters(x); st != pbrl::Status::ok) return st;
+    for (int sj = 0; sj < S * J; ++sj) {
+      model.reward[sj] = reward_[sj] + std::tanh(linear(b_, sj, x));
+      const Real m = Real(1) / (Real(1) + std::exp(-linear(c_, sj, x)));
+      for (int t = 0; t < S; ++t)
+        model.transition[sj * S + t] = (Real(1) - m) * p0_[sj * S + t] + m * p1_[sj * S + t];
+    }
+    game = GameT<S, A1, A2>{model.reward, model.transition, initial_, gamma_, {}, {}};
+    game.regularizer1.tau = tau_;
+    game.regularizer2.tau = tau_;
+    return pbrl::Status::ok;
+  }
+
+  void vjp(const Params& x, const JointT<S, A1, A2>& w, const Vec<S>& v, Real scale, Params& grad) const {
+    for (int sj = 0; sj < S * J; ++sj) {
+      const Real wsj = w(sj / J, sj % J);
+      const Real t = std::tanh(linear(b_, sj, x));
+      const Real m = Real(1) / (Real(1) + std::exp(-linear(c_, sj, x)));
+      Real dv(0);
+      for (int u = 0; u < S; ++u) dv += (p1_[sj * S + u] - p0_[sj * S + u]) * v(u);
+      for (int k = 0; k < K; ++k)
+        grad(k) += scale * wsj *
+                   ((Real(1) - t * t) * b_[sj * K + k] + gamma_ * m * (Real(1) - m) * c_[sj * K + k] * dv);
+    }
+  }
+
+ private:
+  Real reward_[S * J], p0_[S * J * S], p1_[S * J * S], initial_[S], b_[S * J * K], c_[S * J * K];
+  Real gamma_, tau_;
+  pbrl::Box<Real> box_{Real(-2), Real(2)};
+};
+
+// V^{pi1,pi2} by one solve on the joint chain with the per-state reward shift
+// -tau*h1(pi1(s)) + tau*h2(pi2(s)): independent of the induced MDPs.
+template <int S, int A1, int A2>
+Vec<S> joint_value(const GameT<S, A1, A2>& g, const Mat<S, A1>& pi1, const Mat<S, A2>& pi2) {
+  constexpr int J = A1 * A2;
+  struct Storage {
+    Real reward[S * J];
+    JointT<S, A1, A2> pi;
+    WsT<S> ws;
+    pbrl::Evaluation<Real, S, J> eval;
+  };
+  auto st = std::make_unique<Storage>();
+  for (int s = 0; s < S; ++s) {
+    const Real shift = -g.tau() * g.regularizer1.value(s, pi1.row(s)) + g.tau() * g.regularizer2.value(s, pi2.row(s));
+    for (int j = 0; j < J; ++j) st->reward[s * J + j] = g.reward[s * J + j] + shift;
+  }
+  pbrl::joint_policy(pi1, pi2, st->pi);
+  const pbrl::Mdp<Real, S, J> m{st->reward, g.transition, g.initial, g.discount, {}};
+  REQUIRE(pbrl::evaluate(m, st->pi, st->ws, st->eval) == Status::ok);
+  return st->eval.value;
+}
+
+// The regularized Nash equilibrium, independently of the library's oracles: Shapley's iteration
+// V(s) <- val_tau[Q_V(s)], Q_V(s,a1,a2) = r + gamma <P(.|s,a1,a2), V>, where each entropy-regularized
+// matrix game is solved by the regularized extragradient method of Cen, Wei and Chi (2021):
+//   log p-bar = (1 - eta tau) log p + eta Q q,      log q-bar = (1 - eta tau) log q - eta Q^T p,
+//   log p    <- (1 - eta tau) log p + eta Q q-bar,  log q    <- (1 - eta tau) log q - eta Q^T p-bar.
+template <int S, int A1, int A2>
+struct Equilibrium {
+  Vec<S> value = Vec<S>::Zero();
+  Mat<S, A1> pi1;
+  Mat<S, A2> pi2;
+};
+
+template <int N>
+void normalize_log(Eigen::Matrix<Real, N, 1>& l) {
+  const Real m = l.maxCoeff();
+  l.array() -= m + std::log((l.array() - m).exp().sum());
+}
+
+template <int S, int A1, int A2>
+Equilibrium<S, A1, A2> regularized_nash(const GameT<S, A1, A2>& g) {
+  using V1 = Eigen::Matrix<Real, A1, 1>;
+  using V2 = Eigen::Matrix<Real, A2, 1>;
+  const Real tau = g.tau();
+  REQUIRE(tau > Real(0));
+  const Real tol = kDouble ? Real(1e-14) : Real(2e-6);
+  Equilibrium<S, A1, A2> e;
+  Mat<S, A1> lp = Mat<S, A1>::Constant(-std::log(Real(A1)));
+  Mat<S, A2> lq = Mat<S, A2>::Constant(-std::log(Real(A2)));
+  for (int outer = 0; outer < 3000; ++outer) {
+    Vec<S> next;
+    for (int s = 0; s < S; ++s) {
+      Eigen::Matrix<Real, A1, A2> Q;
+      for (int a1 = 0; a1 < A1; ++a1)
+        for (int a2 = 0; a2 < A2; ++a2) {
+          const int row = (s * A1 + a1) * A2 + a2;
+          Q(a1, a2) = g.r()(s, a1 * A2 + a2) + g.discount * g.P().row(row).dot(e.value);
+        }
+      const Real eta = Real(1) / (tau + Real(2) * Q.cwiseAbs().maxCoeff());
+      const Real keep = Real(1) - eta * tau;
+      V1 l1 = lp.row(s).transpose();
+      V2 l2 = lq.row(s).transpose();
+      for (int it = 0; it < 200000; ++it) {
+        const V1 p = l1.array().exp().matrix();
+        const V2 q = l2.array().exp().matrix();
+        V1 m1 = keep * l1 + eta * Q * q;
+        V2 m2 = keep * l2 - eta * Q.transpose() * p;
+        normalize_log(m1);
+        normalize_log(m2);
+        V1 n1 = keep * l1 + eta * Q * m2.array().exp().matrix();
+        V2 n2 = keep * l2 - eta * Q.transpose() * m1.array().exp().matrix();
+        normalize_log(n1);
+        normalize_log(n2);
+        const Real change = std::max((n1 - l1).cwiseAbs().maxCoeff(), (n2 - l2).cwiseAbs().maxCoeff());
+        l1 = n1;
+        l2 = n2;
+        if (!(change > tol)) break;
+      }
+      lp.row(s) = l1.transpose();
+      lq.row(s) = l2.transpose();
+      const V1 p = l1.array().exp().matrix();
+      const V2 q = l2.array().exp().matrix();
+      next(s) = p.dot(Q * q) - tau * g.regularizer1.value(s, p) + tau * g.regularizer2.value(s, q);
+    }
+    const Real change = (next - e.value).cwiseAbs().maxCoeff();
+    e.value = next;
+    if (!(change > tol)) break;
+  }
+  e.pi1 = lp.array().exp().matrix();
+  e.pi2 = lq.array().exp().matrix();
+  for (int s = 0; s < S; ++s) {
+    e.pi1.row(s) /= e.pi1.row(s).sum();
+    e.pi2.row(s) /= e.pi2.row(s).sum();
+  }
+  return e;
+}
+
+// psi(x, pi) with exact best responses (soft value iteration on both induced MDPs) through
+// nikaido_isoda_penalty(); its gradients into (gx, g1, g2) when given.
+template <class Problem>
+struct NiProbe {
+  static constexpr int S = Problem::kStates, A1 = Problem::kActions1, A2 = Problem::kActions2;
+  const Problem& problem;
+  std::unique_ptr<typename Problem::Model> model = std::make_unique<typename Problem::Model>();
+  std::unique_ptr<WsT<S>> ws = std::make_unique<WsT<S>>();
+  std::unique_ptr<pbrl::InducedModel<Real, S, A1>> m1 = std::make_unique<pbrl::InducedModel<Real, S, A1>>();
+  std::unique_ptr<pbrl::InducedModel<Real, S, A2>> m2 = std::make_unique<pbrl::InducedModel<Real, S, A2>>();
+  std::unique_ptr<pbrl::NikaidoIsodaScratch<Real, S, A1, A2>> scratch =
+      std::make_unique<pbrl::NikaidoIsodaScratch<Real, S, A1, A2>>();
+
+  Real operator()(const typename Problem::Params& x, const Mat<S, A1>& pi1, const Mat<S, A2>& pi2,
+                  typename Problem::Params* gx = nullptr, Mat<S, A1>* g1 = nullptr, Mat<S, A2>* g2 = nullptr) {
+    GameT<S, A1, A2> g;
+    REQUIRE(problem.build(x, *model, g) == Status::ok);
+    pbrl::Mdp<Real, S, A1> mdp1;
+    pbrl::Mdp<Real, S, A2> mdp2;
+    REQUIRE(pbrl::player1_mdp(g, pi2, *m1, mdp1) == Status::ok);
+    REQUIRE(pbrl::player2_mdp(g, pi1, *m2, mdp2) == Status::ok);
+    const auto best1 = optimum(mdp1);
+    const auto best2 = optimum(mdp2);
+    pbrl::Evaluation<Real, S, A1> e1;
+    pbrl::Evaluation<Real, S, A2> e2;
+    REQUIRE(pbrl::evaluate(mdp1, best1.pi, *ws, e1) == Status::ok);
+    REQUIRE(pbrl::evaluate(mdp2, best2.pi, *ws, e2) == Status::ok);
+    typename Problem::Params dx = Problem::Params::Zero();
+    Mat<S, A1> d1 = Mat<S, A1>::Zero();
+    Mat<S, A2> d2 = Mat<S, A2>::Zero();
+    const Real psi = pbrl::nikaido_isoda_penalty(problem, x, g, pi1, pi2, best1.pi, e1, best2.pi, e2, Real(1),
+                                                 *scratch, dx, d1, d2);
+    if (gx) *gx = dx;
+    if (g1) *g1 = d1;
+    if (g2) *g2 = d2;
+    return psi;
+  }
+};
+
+// A random direction along the simplex (rows sum to 0), entries of size <= scale.
+template <int S, int A>
+Mat<S, A> tangent(pbrl::Rng& rng, Real scale) {
+  Mat<S, A> u = random_logits<S, A>(rng, scale);
+  for (int s = 0; s < S; ++s) u.row(s).array() -= u.row(s).mean();
+  return u;
+}
+
+// Checks grad (direct coordinates) along the simplex and through softmax logits of a function
+// fn(pi) of one player's policy, at pi = softmax(y).
+template <int S, int A, typename Fn>
+void check_policy_gradient(const Mat<S, A>& y, const Mat<S, A>& grad, Fn&& fn) {
+  Mat<S, A> pi, gy;
+  pbrl::policy_from_parameters<Real, S, A>(Parameterization::softmax, y, pi);
+  const Real scale = grad.cwiseAbs().maxCoeff();
+  for (int s = 0; s < S; ++s)
+    for (int a = 1; a < A; ++a) {
+      const Real fd = central_difference([&](Real h) {
+        Mat<S, A> ph = pi;
+        ph(s, a) += h;
+        ph(s, 0) -= h;
+        return fn(ph);
+      });
+      CHECK_CLOSE(grad(s, a) - grad(s, 0), fd, kFdTol, scale);
+    }
+  pbrl::chain_policy_gradient<Real, S, A>(Parameterization::softmax, pi, grad, gy);
+  for (int s = 0; s < S; ++s)
+    for (int a = 0; a < A; ++a) {
+      const Real fd = central_difference([&](Real h) {
+        Mat<S, A> yh = y, ph;
+        yh(s, a) += h;
+        pbrl::policy_from_parameters<Real, S, A>(Parameterization::softmax, yh, ph);
+        return fn(ph);
+      });
+      CHECK_CLOSE(gy(s, a), fd, kFdTol, scale);
+    }
+}
+
+constexpr int S = 4, A1 = 2, A2 = 3, K = 3;
+using Game = GameT<S, A1, A2>;
+using M1 = Mat<S, A1>;
+using M2 = Mat<S, A2>;
+using Joint = JointT<S, A1, A2>;
+using Incentive = pbrl::IncentiveDesign<Real, S, A1, A2>;
+using Mixture = MixtureGame<S, A1, A2, K>;
+
+Mixture::Params random_x(pbrl::Rng& rng) {
+  Mixture::Params x;
+  for (int k = 0; k < K; ++k) x(k) = Real(2) * rng.uniform<Real>() - Real(1);
+  return x;
+}
+}  // namespace
+
+TEST_CASE("zero-sum game: the induced MDPs give the joint value; best responses by soft value iteration") {
+  pbrl::Rng rng(70);
+  const auto data = std::make_unique<GameData<S, A1, A2>>(71);
+  const Game g = data->game(Real(0.8), Real(0.3));
+  REQUIRE(pbrl::validate(g) == Status::ok);
+  auto im1 = std::make_unique<pbrl::InducedModel<Real, S, A1>>();
+  auto im2 = std::make_unique<pbrl::InducedModel<Real, S, A2>>();
+  auto ws = std::make_unique<WsT<S>>();
+  for (int trial = 0; trial < 5; ++trial) {
+    const M1 pi1 = random_policy<S, A1>(rng);
+    const M2 pi2 = random_policy<S, A2>(rng);
+    pbrl::Mdp<Real, S, A1> mdp1;
+    pbrl::Mdp<Real, S, A2> mdp2;
+    REQUIRE(pbrl::player1_mdp(g, pi2, *im1, mdp1) == Status::ok);
+    REQUIRE(pbrl::player2_mdp(g, pi1, *im2, mdp2) == Status::ok);
+    REQUIRE(pbrl::validate(mdp1) == Status::ok);
+    REQUIRE(pbrl::validate(mdp2) == Status::ok);
+    pbrl::Evaluation<Real, S, A1> e1;
+    pbrl::Evaluation<Real, S, A2> e2;
+    REQUIRE(pbrl::evaluate(mdp1, pi1, *ws, e1) == Status::ok);
+    REQUIRE(pbrl::evaluate(mdp2, pi2, *ws, e2) == Status::ok);
+    // V1 = V = -V2, the same state occupancy, and the joint solve agrees.
+    const Vec<S> v = joint_value(g, pi1, pi2);
+    const Real vs = v.cwiseAbs().maxCoeff();
+    for (int s = 0; s < S; ++s) {
+      CHECK_CLOSE(e1.value(s), v(s), kTight, vs);
+      CHECK_CLOSE(e2.value(s), -v(s), kTight, vs);
+      CHECK_CLOSE(e1.occupancy(s), e2.occupancy(s), kTight, Real(1) / (Real(1) - g.discount));
+    }
+    CHECK_CLOSE(e1.value_rho, -e2.value_rho, kTight, vs);
+    // The game-level policy gradients are the induced MDPs' policy gradients.
+    M1 g1 = M1::Zero(), p1;
+    M2 g2 = M2::Zero(), p2;
+    pbrl::add_game_policy_gradients(g, pi1, pi2, e1.value, e1.occupancy, Real(1), &g1, Real(1), &g2);
+    pbrl::policy_gradient(mdp1, pi1, e1, p1);
+    pbrl::policy_gradient(mdp2, pi2, e2, p2);
+    CHECK((g1 - p1).cwiseAbs().maxCoeff() <= kTight * std::max(Real(1), p1.cwiseAbs().maxCoeff()));
+    CHECK((g2 + p2).cwiseAbs().maxCoeff() <= kTight * std::max(Real(1), p2.cwiseAbs().maxCoeff()));
+    // Best responses: soft value iteration on each induced MDP.
+    const auto best1 = optimum(mdp1);
+    const auto best2 = optimum(mdp2);
+    pbrl::Evaluation<Real, S, A1> b1;
+    pbrl::Evaluation<Real, S, A2> b2;
+    REQUIRE(pbrl::evaluate(mdp1, best1.pi, *ws, b1) == Status::ok);
+    REQUIRE(pbrl::evaluate(mdp2, best2.pi, *ws, b2) == Status::ok);
+    CHECK_CLOSE(b1.value_rho, mdp1.rho().dot(best1.value), Real(10) * kTight, vs);
+    CHECK_CLOSE(-b2.value_rho, joint_value(g, pi1, best2.pi).dot(mdp1.rho()), Real(10) * kTight, vs);
+    for (int other = 0; other < 5; ++other) {
+      const M1 q1 = random_policy<S, A1>(rng);
+      const M2 q2 = random_policy<S, A2>(rng);
+      CHECK(g.rho().dot(joint_value(g, best1.pi, pi2)) >= g.rho().dot(joint_value(g, q1, pi2)) - kTight);
+      CHECK(g.rho().dot(joint_value(g, pi1, best2.pi)) <= g.rho().dot(joint_value(g, pi1, q2)) + kTight);
+    }
+  }
+
+  // Validation: tau must agree; a bad policy leaves the induced storage untouched.
+  Game bad = g;
+  bad.regularizer2.tau = Real(0.2);
+  CHECK(pbrl::validate(bad) == Status::bad_regularization);
+  pbrl::Mdp<Real, S, A1> mdp1;
+  CHECK(pbrl::player1_mdp(bad, M2(M2::Constant(Real(1) / A2)), *im1, mdp1) == Status::bad_regularization);
+  const auto before = std::make_unique<pbrl::InducedModel<Real, S, A1>>(*im1);
+  M2 not_a_policy = M2::Constant(Real(1) / A2);
+  not_a_policy(1, 0) = Real(0.9);
+  CHECK(pbrl::player1_mdp(g, not_a_policy, *im1, mdp1) == Status::bad_policy);
+  CHECK(std::equal(im1->reward, im1->reward + S * A1, before->reward));
+  CHECK(std::equal(im1->transition, im1->transition + S * A1 * S, before->transition));
+  CHECK(mdp1.reward == nullptr);
+}
+
+TEST_CASE("Nikaido-Isoda penalty: non-negative, zero exactly at the regularized Nash equilibrium") {
+  pbrl::Rng rng(72);
+  const Mixture problem(73);
+  NiProbe<Mixture> probe{problem};
+  auto model = std::make_unique<Mixture::Model>();
+  auto bws = std::make_unique<pbrl::BestResponseWorkspace<Real, S, A1, A2>>();
+  for (int instance = 0; instance < 3; ++instance) {
+    const Mixture::Params x = random_x(rng);
+    Game g;
+    REQUIRE(problem.build(x, *model, g) == Status::ok);
+    REQUIRE(pbrl::validate(g) == Status::ok);
+    for (int trial = 0; trial < 5; ++trial) {
+      const M1 pi1 = random_policy<S, A1>(rng);
+      const M2 pi2 = random_policy<S, A2>(rng);
+      const Real psi = probe(x, pi1, pi2);
+      Real exact = -1;
+      REQUIRE(pbrl::nikaido_isoda_exact(g, pi1, pi2, 20000, Real(0), *bws, exact) == Status::ok);
+      CHECK(psi > Real(0));
+      CHECK_CLOSE(psi, exact, Real(10) * kTight, Real(1));
+    }
+    // The equilibrium from Shapley's iteration: each policy is the other's best response, psi = 0.
+    const auto ne = regularized_nash(g);
+    Real exact = -1;
+    REQUIRE(pbrl::nikaido_isoda_exact(g, ne.pi1, ne.pi2, 20000, Real(0), *bws, exact) == Status::ok);
+    const Real tol = kDouble ? Real(1e-9) : Real(2e-3);
+    CHECK((bws->pi1 - ne.pi1).cwiseAbs().maxCoeff() <= tol);
+    CHECK((bws->pi2 - ne.pi2).cwiseAbs().maxCoeff() <= tol);
+    CHECK(std::abs(exact) <= tol);
+    CHECK(std::abs(probe(x, ne.pi1, ne.pi2)) <= tol);
+    // The game's value at the equilibrium is the Shapley value.
+    CHECK((joint_value(g, ne.pi1, ne.pi2) - ne.value).cwiseAbs().maxCoeff() <= tol * ne.value.cwiseAbs().maxCoeff());
+  }
+}
+
+TEST_CASE("Nikaido-Isoda gradients match finite differences (x in rewards and transitions)") {
+  pbrl::Rng rng(74);
+  const Mixture problem(75);
+  NiProbe<Mixture> probe{problem};
+  const Mixture::Params x = random_x(rng);
+  const M1 y1 = random_logits<S, A1>(rng);
+  const M2 y2 = random_logits<S, A2>(rng);
+  M1 pi1, g1;
+  M2 pi2, g2;
+  pbrl::policy_from_parameters<Real, S, A1>(Parameterization::softmax, y1, pi1);
+  pbrl::policy_from_parameters<Real, S, A2>(Parameterization::softmax, y2, pi2);
+  Mixture::Params gx;
+  probe(x, pi1, pi2, &gx, &g1, &g2);
+  // x: both envelope terms through J^T, with the transition part.
+  for (int k = 0; k < K; ++k) {
+    const Real fd = central_difference([&](Real h) {
+      Mixture::Params xh = x;
+      xh(k) += h;
+      return probe(xh, pi1, pi2);
+    });
+    CHECK_CLOSE(gx(k), fd, kFdTol, gx.cwiseAbs().maxCoeff());
+  }
+  // pi1 and pi2: along the simplex (direct) and through softmax logits.
+  check_policy_gradient<S, A1>(y1, g1, [&](const M1& p) { return probe(x, p, pi2); });
+  check_policy_gradient<S, A2>(y2, g2, [&](const M2& p) { return probe(x, pi1, p); });
+}
+
+TEST_CASE("Nikaido-Isoda penalty is gradient dominated in pi (Lemma 'Gradient dominance of psi' (b))") {
+  // max_{pi' in Pi} <grad_pi psi, pi - pi'> >= (1 - gamma) min_s rho(s) psi, direct coordinates,
+  // the max over the simplex per state: <g(s), pi(s)> - min_a g(s, a).
+  pbrl::Rng rng(76);
+  for (int instance = 0; instance < 3; ++instance) {
+    const Mixture problem(77 + instance);
+    NiProbe<Mixture> probe{problem};
+    const Mixture::Params x = random_x(rng);
+    Game g;
+    REQUIRE(problem.build(x, *probe.model, g) == Status::ok);
+    const Real mu = (Real(1) - g.discount) * g.rho().minCoeff();
+    Real worst = std::numeric_limits<Real>::infinity();
+    for (int trial = 0; trial < 10; ++trial) {
+      const M1 pi1 = random_policy<S, A1>(rng);
+      const M2 pi2 = random_policy<S, A2>(rng);
+      M1 g1;
+      M2 g2;
+      Mixture::Params gx;
+      const Real psi = probe(x, pi1, pi2, &gx, &g1, &g2);
+      Real lhs(0);
+      for (int s = 0; s < S; ++s) {
+        lhs += g1.row(s).dot(pi1.row(s)) - g1.row(s).minCoeff();
+        lhs += g2.row(s).dot(pi2.row(s)) - g2.row(s).minCoeff();
+      }
+      CHECK(psi > Real(0));
+      CHECK(lhs >= mu * psi - kTight);
+      worst = std::min(worst, lhs / psi);
+    }
+    MESSAGE("instance ", instance, ": min over trials of max<grad psi, pi - pi'> / psi = ", worst,
+            " >= mu = (1-gamma) min rho = ", mu);
+  }
+}
+
+TEST_CASE("incentive design: build, vjp, f and its gradients") {
+  pbrl::Rng rng(80);
+  const auto data = std::make_unique<GameData<S, A1, A2>>(81);
+  Incentive problem, with_cost;
+  REQUIRE(problem.init(data->incentive(Real(0.8), Real(0.2))) == Status::ok);
+  REQUIRE(with_cost.init(data->incentive(Real(0.8), Real(0.2), true)) == Status::ok);
+  auto model = std::make_unique<Incentive::Model>();
+  auto ws = std::make_unique<WsT<S>>();
+  auto im1 = std::make_unique<pbrl::InducedModel<Real, S, A1>>();
+  Incentive::Params x;
+  for (int i = 0; i < Incentive::kParams; ++i) x(i) = Real(4) * rng.uniform<Real>() - Real(2);
+  Game g;
+  REQUIRE(problem.build(x, *model, g) == Status::ok);
+  for (int i = 0; i < Incentive::kParams; ++i)
+    CHECK_CLOSE(g.reward[i], data->reward[i] + Real(0.2) / (Real(1) + std::exp(-x(i))), kTight, Real(1));
+  CHECK(g.transition == data->transition);
+
+  const M1 pi1 = random_policy<S, A1>(rng);
+  const M2 pi2 = random_policy<S, A2>(rng);
+  // vjp: grad_x V^{pi1,pi2}(rho) = J^T(mu, V).
+  auto value_at = [&](const Incentive::Params& xh, pbrl::Evaluation<Real, S, A1>& e) {
+    Game gh;
+    pbrl::Mdp<Real, S, A1> m1;
+    REQUIRE(problem.build(xh, *model, gh) == Status::ok);
+    REQUIRE(pbrl::player1_mdp(gh, pi2, *im1, m1) == Status::ok);
+    REQUIRE(pbrl::evaluate(m1, pi1, *ws, e) == Status::ok);
+    return e.value_rho;
+  };
+  pbrl::Evaluation<Real, S, A1> e;
+  value_at(x, e);
+  Joint mu;
+  pbrl::joint_occupancy(e.occupancy, pi1, pi2, mu);
+  Incentive::Params gx = Incentive::Params::Zero();
+  problem.vjp(x, mu, e.value, Real(1), gx);
+  for (int i = 0; i < Incentive::kParams; ++i) {
+    const Real fd = central_difference([&](Real h) {
+      Incentive::Params xh = x;
+      xh(i) += h;
+      pbrl::Evaluation<Real, S, A1> eh;
+      return value_at(xh, eh);
+    });
+    CHECK_CLOSE(gx(i), fd, kFdTol, gx.cwiseAbs().maxCoeff());
+  }
+
+  // f = -V_id(rho): no x-gradient, policy gradients against finite differences.
+  pbrl::Evaluation<Real, S, A1 * A2> scratch;
+  auto f_at = [&](const Incentive& p, const M1& q1, const M2& q2, Incentive::Params* fx, M1* f1, M2* f2) {
+    Game gh;
+    REQUIRE(p.build(x, *model, gh) == Status::ok);
+    Real f;
+    Incentive::Params dx;
+    M1 d1;
+    M2 d2;
+    REQUIRE(p.upper(x, q1, q2, *model, *ws, scratch, f, dx, d1, d2) == Status::ok);
+    if (fx) *fx = dx;
+    if (f1) *f1 = d1;
+    if (f2) *f2 = d2;
+    return f;
+  };
+  const M1 y1 = random_logits<S, A1>(rng);
+  const M2 y2 = random_logits<S, A2>(rng);
+  M1 q1, f1;
+  M2 q2, f2;
+  pbrl::policy_from_parameters<Real, S, A1>(Parameterization::softmax, y1, q1);
+  pbrl::policy_from_parameters<Real, S, A2>(Parameterization::softmax, y2, q2);
+  Incentive::Params fx;
+  const Real f = f_at(problem, q1, q2, &fx, &f1, &f2);
+  CHECK(fx.cwiseAbs().maxCoeff() == Real(0));
+  check_policy_gradient<S, A1>(y1, f1, [&](const M1& p) { return f_at(problem, p, q2, nullptr, nullptr, nullptr); });
+  check_policy_gradient<S, A2>(y2, f2, [&](const M2& p) { return f_at(problem, q1, p, nullptr, nullptr, nullptr); });
+  // The designer's cost adds sum_s d_id(s) c(s) to f.
+  const Real fc = f_at(with_cost, q1, q2, nullptr, nullptr, nullptr);
+  CHECK_CLOSE(fc, f + scratch.occupancy.dot(Eigen::Map<const Vec<S>>(data->cost)), kTight, std::abs(fc));
+
+  // Validation: out-of-box x, bad designer data.
+  Incentive::Params outside = x;
+  outside(3) = Real(6);
+  CHECK(problem.build(outside, *model, g) == Status::out_of_bounds);
+  auto bad = data->incentive(Real(0.8), Real(0.2));
+  bad.designer_transition = nullptr;
+  Incentive fresh;
+  CHECK(fresh.init(bad) == Status::null_pointer);
+  CHECK(fresh.validate_parameters(x) == Status::not_initialized);
+  bad = data->incentive(Real(0.8), Real(0.2));
+  bad.regularizer2.tau = Real(0.1);
+  CHECK(fresh.init(bad) == Status::bad_regularization);
+}
+
+TEST_CASE("meta-gradient: occupancy derivative, exact mixed derivative and meta-gradient against finite differences") {
+  pbrl::Rng rng(82);
+  const auto data = std::make_unique<GameData<S, A1, A2>>(83);
+  Incentive problem;
+  REQUIRE(problem.init(data->incentive(Real(0.8), Real(0.2))) == Status::ok);
+  auto model = std::make_unique<Incentive::Model>();
+  auto ws = std::make_unique<WsT<S>>();
+  auto im1 = std::make_unique<pbrl::InducedModel<Real, S, A1>>();
+  Incentive::Params x;
+  for (int i = 0; i < Incentive::kParams; ++i) x(i) = Real(2) * rng.uniform<Real>() - Real(1);
+  const M1 pi1 = random_policy<S, A1>(rng);
+  const M2 pi2 = random_policy<S, A2>(rng);
+  const M1 u1 = tangent<S, A1>(rng, Real(0.5));
+  const M2 u2 = tangent<S, A2>(rng, Real(0.5));
+
+  struct At {
+    Game g;
+    pbrl::Mdp<Real, S, A1> mdp1;
+    pbrl::Evaluation<Real, S, A1> e;
+  };
+  auto at = [&](const Incentive::Params& xh, const M1& p1, const M2& p2) {
+    At a;
+    REQUIRE(problem.build(xh, *model, a.g) == Status::ok);
+    REQUIRE(pbrl::player1_mdp(a.g, p2, *im1, a.mdp1) == Status::ok);
+    REQUIRE(pbrl::evaluate(a.mdp1, p1, *ws, a.e) == Status::ok);
+    return a;
+  };
+  // mu' against finite differences of the joint occupancy along (u1, u2).
+  At a = at(x, pi1, pi2);
+  Joint mu_dot;
+  Vec<S> warm = Vec<S>::Zero();
+  REQUIRE(pbrl::occupancy_directional_derivative(a.g, a.mdp1, pi1, pi2, a.e.occupancy, u1, u2, *ws, warm, mu_dot,
+                                                  true) == Status::ok);
+  for (int s = 0; s < S; ++s)
+    for (int j = 0; j < A1 * A2; ++j) {
+      const Real fd = central_difference([&](Real h) {
+        const M1 p1 = pi1 + h * u1;
+        const M2 p2 = pi2 + h * u2;
+        const At b = at(x, p1, p2);
+        Joint mu;
+        pbrl::joint_occupancy(b.e.occupancy, p1, p2, mu);
+        return mu(s, j);
+      });
+      CHECK_CLOSE(mu_dot(s, j), fd, kFdTol, mu_dot.cwiseAbs().maxCoeff());
+    }
+  // Sweeps give the same derivative (rebuild: the finite differences reused the induced storage).
+  a = at(x, pi1, pi2);
+  {
+    auto sws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::sweeps>>();
+    sws->max_sweeps = 5000;
+    Joint swept;
+    Vec<S> w2 = Vec<S>::Zero();
+    REQUIRE(pbrl::occupancy_directional_derivative(a.g, a.mdp1, pi1, pi2, a.e.occupancy, u1, u2, *sws, w2, swept) ==
+            Status::ok);
+    CHECK((swept - mu_dot).cwiseAbs().maxCoeff() <= (kDouble ? Real(1e-9) : Real(1e-3)));
+  }
+
+  // grad_x [u . grad_pi V] = J^T(mu', .) against finite differences of the exact directional derivative.
+  auto directional = [&](const Incentive::Params& xh) {
+    const At b = at(xh, pi1, pi2);
+    M1 g1 = M1::Zero();
+    M2 g2 = M2::Zero();
+    pbrl::add_game_policy_gradients(b.g, pi1, pi2, b.e.value, b.e.occupancy, Real(1), &g1, Real(1), &g2);
+    return (u1.cwiseProduct(g1)).sum() + (u2.cwiseProduct(g2)).sum();
+  };
+  Incentive::Params mixed = Incentive::Params::Zero();
+  problem.vjp(x, mu_dot, a.e.value, Real(1), mixed);
+  for (int i = 0; i < Incentive::kParams; ++i) {
+    const Real fd = central_difference([&](Real h) {
+      Incentive::Params xh = x;
+      xh(i) += h;
+      return directional(xh);
+    });
+    CHECK_CLOSE(mixed(i), fd, kFdTol, mixed.cwiseAbs().maxCoeff());
+  }
+
+  // The baseline's meta-gradient is d/dx f(pi(y + eta G(x, y))) (T = 1), both parameterizations.
+  using Meta = pbrl::MetaGradient<Incentive>;
+  auto meta = std::make_unique<Meta>();
+  for (auto param : {Parameterization::softmax, Parameterization::direct}) {
+    CAPTURE(static_cast<int>(param));
+    pbrl::MetaGradientSettings<Real> ms;
+    ms.policy.parameterization = param;
+    ms.policy.floor = Real(1e-2);
+    ms.agent_step = param == Parameterization::softmax ? Real(0.5) : Real(0.05);
+    const M1 y1 = param == Parameterization::softmax ? random_logits<S, A1>(rng) : random_policy<S, A1>(rng);
+    const M2 y2 = param == Parameterization::softmax ? random_logits<S, A2>(rng) : random_policy<S, A2>(rng);
+    REQUIRE(meta->init(problem, ms, x, y1, y2) == Status::ok);
+    Meta::Report r;
+    REQUIRE(meta->step(&r) == Status::ok);
+    const Incentive::Params grad = meta->meta_gradient();
+    CHECK(r.meta_gradient_norm > Real(0));
+    for (int i = 0; i < Incentive::kParams; ++i) {
+      const Real fd = central_difference([&](Real h) {
+        Incentive::Params xh = x;
+        xh(i) += h;
+        Meta::Report rh;
+        REQUIRE(meta->init(problem, ms, xh, y1, y2) == Status::ok);
+        REQUIRE(meta->step(&rh) == Status::ok);
+        return rh.upper_objective;
+      });
+      CHECK_CLOSE(grad(i), fd, kFdTol, grad.cwiseAbs().maxCoeff());
+    }
+  }
+}
+
+namespace {
+template <int S_, int A1_, int A2_>
+struct IncentiveInstance {
+  GameData<S_, A1_, A2_> data;
+  pbrl::IncentiveDesign<Real, S_, A1_, A2_> problem;
+  IncentiveInstance(std::uint32_t seed, Real gamma, Real tau) : data(seed) {
+    REQUIRE(problem.init(data.incentive(gamma, tau)) == Status::ok);
+  }
+};
+
+pbrl::PbrlZeroSumSettings<Real> zero_sum_settings() {
+  // Incentive design, S = 4, A1 = 2, A2 = 3, gamma = 0.8, tau = 0.1 (choices of this test, ERRATA 7):
+  // exact gradients, softmax policies, PMD oracle T = 10 (eta = 1), lambda = 20.
+  pbrl::PbrlZeroSumSettings<Real> s;
+  s.inner_steps = 10;
+  s.oracle_step = Real(1);
+  s.step_x = Real(0.5);
+  s.step_pi = Real(0.05);
+  s.penalty_start = s.penalty_final = Real(20);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("PbrlZeroSum on incentive design drives psi towards 0 and beats the start line; so does meta-gradient") {
+  using Solver = pbrl::PbrlZeroSum<Incentive>;
+  using Meta = pbrl::MetaGradient<Incentive>;
+  auto inst = std::make_unique<IncentiveInstance<S, A1, A2>>(1, Real(0.8), Real(0.1));
+  const Incentive& problem = inst->problem;
+  auto model = std::make_unique<Incentive::Model>();
+  auto ws = std::make_unique<WsT<S>>();
+  auto bws = std::make_unique<pbrl::BestResponseWorkspace<Real, S, A1, A2>>();
+  pbrl::Evaluation<Real, S, A1 * A2> scratch;
+  auto f_of = [&](const Incentive::Params& x, const M1& p1, const M2& p2) {
+    Game g;
+    REQUIRE(problem.build(x, *model, g) == Status::ok);
+    Real f;
+    Incentive::Params gx;
+    M1 g1;
+    M2 g2;
+    REQUIRE(problem.upper(x, p1, p2, *model, *ws, scratch, f, gx, g1, g2) == Status::ok);
+    return f;
+  };
+  auto psi_of = [&](const Incentive::Params& x, const M1& p1, const M2& p2) {
+    Game g;
+    REQUIRE(problem.build(x, *model, g) == Status::ok);
+    Real psi = -1;
+    REQUIRE(pbrl::nikaido_isoda_exact(g, p1, p2, 20000, Real(0), *bws, psi) == Status::ok);
+    return psi;
+  };
+
+  // Start line: f at the Nash equilibrium without incentive (x = 0: sigmoid constant), and the
+  // agents' policy-gradient learning with x held, which should reach it.
+  const Incentive::Params x0 = Incentive::Params::Zero();
+  Game g0;
+  REQUIRE(problem.build(x0, *model, g0) == Status::ok);
+  const auto ne = regularized_nash(g0);
+  const Real start_line = f_of(x0, ne.pi1, ne.pi2);
+  const int K = 300;
+  auto meta = std::make_unique<Meta>();
+  pbrl::MetaGradientSettings<Real> ms;
+  ms.agent_step = Real(0.5);
+  ms.designer_step = Real(20);
+  ms.learn_incentive = false;
+  REQUIRE(meta->init(problem, ms, x0, M1::Zero(), M2::Zero()) == Status::ok);
+  Meta::Report held;
+  REQUIRE(meta->run(K, &held) == Status::ok);
+  CHECK(meta->x() == x0);
+  CHECK(meta->meta_gradient().cwiseAbs().maxCoeff() == Real(0));
+  CHECK_CLOSE(held.upper_objective, start_line, Real(1e-2), std::abs(start_line));
+
+  // PBRL: psi -> 0 while f goes well below the start line.
+  auto solver = std::make_unique<Solver>();
+  const auto settings = zero_sum_settings();
+  REQUIRE(solver->init(problem, settings, x0, M1::Zero(), M2::Zero()) == Status::ok);
+  Solver::Report first, last;
+  REQUIRE(solver->step(&first) == Status::ok);
+  REQUIRE(solver->run(K, &last) == Status::ok);
+  M1 p1;
+  M2 p2;
+  solver->policy1(p1);
+  solver->policy2(p2);
+  const Real psi_end = psi_of(solver->x(), p1, p2);
+  MESSAGE("PBRL zero-sum: f ", first.upper_objective, " -> ", last.upper_objective, " (start line ", start_line,
+          "), psi ", first.penalty, " -> ", last.penalty, " (exact at the end ", psi_end, "), |G| ",
+          first.projected_gradient_norm, " -> ", last.projected_gradient_norm);
+  CHECK(first.penalty > Real(0.1));
+  CHECK(last.penalty <= Real(0.01) * first.penalty);
+  CHECK(psi_end <= Real(0.01) * first.penalty);
+  CHECK_CLOSE(last.penalty, psi_end, Real(1e-3), Real(1));  // warm-started PMD is near exact
+  CHECK(last.upper_objective <= start_line - Real(0.2) * std::abs(start_line));
+  CHECK(last.projected_gradient_norm <= Real(0.05) * first.projected_gradient_norm);
+  CHECK(problem.validate_parameters(solver->x()) == Status::ok);
+
+  // Meta-gradient: f improves over the start line and over its own start.
+  ms.learn_incentive = true;
+  REQUIRE(meta->init(problem, ms, x0, M1::Zero(), M2::Zero()) == Status::ok);
+  Meta::Report mfirst, mlast;
+  REQUIRE(meta->step(&mfirst) == Status::ok);
+  REQUIRE(meta->run(K, &mlast) == Status::ok);
+  meta->policy1(p1);
+  meta->policy2(p2);
+  const Real meta_psi = psi_of(meta->x(), p1, p2);
+  MESSAGE("meta-gradient: f ", mfirst.upper_objective, " -> ", mlast.upper_objective, ", psi at the end ", meta_psi);
+  CHECK(mlast.upper_objective < start_line - Real(0.1) * std::abs(start_line));
+  CHECK(mlast.upper_objective < mfirst.upper_objective);
+  CHECK(meta_psi <= Real(0.01));
+  CHECK(problem.validate_parameters(meta->x()) == Status::ok);
+}
+
+TEST_CASE("PbrlZeroSum: report, lambda ramp, oracles, sweeps and error paths") {
+  using Solver = pbrl::PbrlZeroSum<Incentive>;
+  auto inst = std::make_unique<IncentiveInstance<S, A1, A2>>(2, Real(0.8), Real(0.1));
+  const Incentive& problem = inst->problem;
+  auto solver = std::make_unique<Solver>();
+  const Incentive::Params x0 = Incentive::Params::Zero();
+
+  // Before init and failed inits: nothing changes.
+  CHECK(solver->step() == Status::not_initialized);
+  auto settings = zero_sum_settings();
+  settings.penalty_start = Real(1);
+  settings.penalty_final = Real(3);
+  settings.penalty_ramp = 4;
+  auto bad = settings;
+  bad.step_pi = Real(0);
+  CHECK(solver->init(problem, bad, x0, M1::Zero(), M2::Zero()) == Status::bad_step_size);
+  bad = settings;
+  bad.inner_steps = -1;
+  CHECK(solver->init(problem, bad, x0, M1::Zero(), M2::Zero()) == Status::bad_setting);
+  CHECK(solver->init(problem, settings, Incentive::Params::Constant(Real(9)), M1::Zero(), M2::Zero()) ==
+        Status::out_of_bounds);
+  CHECK(solver->init(problem, settings, x0, M1::Constant(Real(99)), M2::Zero()) == Status::bad_policy);
+  CHECK(solver->step() == Status::not_initialized);
+
+  REQUIRE(solver->init(problem, settings, x0, M1::Zero(), M2::Zero()) == Status::ok);
+  const Real expected[] = {1, 1.5, 2, 2.5, 3, 3};
+  for (int k = 0; k < 6; ++k) {
+    Solver::Report r;
+    REQUIRE(solver->step(&r) == Status::ok);
+    CHECK(r.iteration == k);
+    CHECK_CLOSE(r.penalty_constant, expected[k], kTight, Real(1));
+    CHECK_CLOSE(r.objective, r.upper_objective + r.penalty_constant * r.penalty, kTight, std::abs(r.objective));
+    CHECK_CLOSE(r.penalty, r.best_response_value1 - r.best_response_value2, kTight, Real(1));
+    CHECK(r.projected_gradient_norm > Real(0));
+  }
+  CHECK(solver->iteration() == 6);
+
+  // A failing step (sweeps budget of 0 is rejected) keeps x, y, the warm starts and the count.
+  auto swept = std::make_unique<pbrl::PbrlZeroSum<Incentive, EvaluationMethod::sweeps>>();
+  REQUIRE(swept->init(problem, settings, x0, M1::Zero(), M2::Zero()) == Status::ok);
+  REQUIRE(swept->run(3) == Status::ok);
+  const Incentive::Params x_before = swept->x();
+  const M1 y1_before = swept->y1(), hat1_before = swept->oracle_policy1();
+  const M2 y2_before = swept->y2(), hat2_before = swept->oracle_policy2();
+  swept->evaluation_workspace().max_sweeps = 0;
+  Solver::Report untouched;
+  untouched.iteration = -7;
+  CHECK(swept->step(&untouched) == Status::bad_setting);
+  CHECK(untouched.iteration == -7);
+  CHECK(swept->x() == x_before);
+  CHECK(swept->y1() == y1_before);
+  CHECK(swept->y2() == y2_before);
+  CHECK(swept->oracle_policy1() == hat1_before);
+  CHECK(swept->oracle_policy2() == hat2_before);
+  CHECK(swept->iteration() == 3);
+
+  // Sweeps follow the direct solve.
+  swept->evaluation_workspace().max_sweeps = 3000;
+  REQUIRE(solver->init(problem, settings, x0, M1::Zero(), M2::Zero()) == Status::ok);
+  REQUIRE(swept->init(problem, settings, x0, M1::Zero(), M2::Zero()) == Status::ok);
+  REQUIRE(solver->run(20) == Status::ok);
+  REQUIRE(swept->run(20) == Status::ok);
+  const Real tol = kDouble ? Real(1e-8) : Real(2e-3);
+  CHECK((solver->x() - swept->x()).cwiseAbs().maxCoeff() <= tol);
+  CHECK((solver->y1() - swept->y1()).cwiseAbs().maxCoeff() <= tol);
+  CHECK((solver->y2() - swept->y2()).cwiseAbs().maxCoeff() <= tol);
+
+  // Every oracle and both parameterizations decrease F = f + lambda psi.
+  for (auto oracle : {pbrl::OracleKind::policy_mirror_descent, pbrl::OracleKind::policy_gradient,
+                      pbrl::OracleKind::soft_value_iteration})
+    for (auto param : {Parameterization::softmax, Parameterization::direct}) {
+      CAPTURE(static_cast<int>(oracle));
+      CAPTURE(static_cast<int>(param));
+      auto s = zero_sum_settings();
+      s.oracle = oracle;
+      s.inner_steps = oracle == pbrl::OracleKind::policy_gradient ? 20 : 10;
+      s.policy.parameterization = param;
+      s.policy.floor = Real(1e-2);
+      s.step_pi = param == Parameterization::softmax ? Real(0.05) : Real(0.005);
+      const M1 y1 = param == Parameterization::softmax ? M1(M1::Zero()) : M1(M1::Constant(Real(1) / A1));
+      const M2 y2 = param == Parameterization::softmax ? M2(M2::Zero()) : M2(M2::Constant(Real(1) / A2));
+      REQUIRE(solver->init(problem, s, x0, y1, y2) == Status::ok);
+      Solver::Report first, last;
+      REQUIRE(solver->step(&first) == Status::ok);
+      REQUIRE(solver->run(150, &last) == Status::ok);
+      CHECK(last.objective < first.objective);
+      CHECK(last.penalty < Real(0.1) * first.penalty);
+      CHECK(pbrl::validate_parameters<Real, S, A1>(s.policy, solver->y1()) == Status::ok);
+      CHECK(pbrl::validate_parameters<Real, S, A2>(s.policy, solver->y2()) == Status::ok);
+    }
+}
+
+TEST_CASE("the paper's incentive-design size (S = 10, A1 = A2 = 5) builds and steps") {
+  constexpr int Sp = 10, Ap = 5;
+  using Problem = pbrl::IncentiveDesign<Real, Sp, Ap, Ap>;
+  using Solver = pbrl::PbrlZeroSum<Problem>;
+  using SweepSolver = pbrl::PbrlZeroSum<Problem, EvaluationMethod::sweeps>;
+  using Meta = pbrl::MetaGradient<Problem>;
+  auto inst = std::make_unique<IncentiveInstance<Sp, Ap, Ap>>(90, Real(0.9), Real(0.1));
+  auto solver = std::make_unique<Solver>();
+  auto sweep_solver = std::make_unique<SweepSolver>();
+  auto meta = std::make_unique<Meta>();
+  MESSAGE("sizeof with sizeof(Real) = ", sizeof(Real), ": PbrlZeroSum<IncentiveDesign<Real,10,5,5>> ", sizeof(Solver),
+          " bytes direct, ", sizeof(SweepSolver), " bytes sweeps; MetaGradient ", sizeof(Meta),
+          " bytes; problem data ", sizeof(inst->data), " bytes");
+  sweep_solver->evaluation_workspace().max_sweeps = 3000;
+  auto settings = zero_sum_settings();
+  settings.inner_steps = 3;
+  using Y = pbrl::StateActionMatrix<Real, Sp, Ap>;
+  REQUIRE(solver->init(inst->problem, settings, Problem::Params::Zero(), Y::Zero(), Y::Zero()) == Status::ok);
+  REQUIRE(sweep_solver->init(inst->problem, settings, Problem::Params::Zero(), Y::Zero(), Y::Zero()) == Status::ok);
+  Solver::Report a, b, first;
+  REQUIRE(solver->step(&first) == Status::ok);
+  REQUIRE(solver->run(9, &a) == Status::ok);
+  REQUIRE(sweep_solver->run(10, &b) == Status::ok);
+  CHECK(std::isfinite(a.objective));
+  CHECK(a.penalty < first.penalty);
+  CHECK_CLOSE(a.objective, b.objective, kDouble ? Real(1e-7) : Real(1e-3), std::abs(a.objective));
+  pbrl::MetaGradientSettings<Real> ms;
+  ms.agent_step = Real(0.5);
+  ms.designer_step = Real(20);
+  REQUIRE(meta->init(inst->problem, ms, Problem::Params::Zero(), Y::Zero(), Y::Zero()) == Status::ok);
+  Meta::Report m;
+  REQUIRE(meta->run(10, &m) == Status::ok);
+  CHECK(std::isfinite(m.upper_objective));
+  CHECK(m.meta_gradient_norm > Real(0));
+}

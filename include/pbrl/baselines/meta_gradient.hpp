@@ -29,7 +29,6 @@
 #include "pbrl/game.hpp"
 #include "pbrl/policy.hpp"
 #include "pbrl/solver/pbrl.hpp"  // kMaxInnerSteps
-#include "pbrl/solver/pbrl_zero_sum.hpp"  // detail::check_workspace
 
 namespace pbrl {
 
@@ -47,10 +46,9 @@ Status occupancy_directional_derivative(const MarkovGame<Scalar, S, A1, A2>& gam
                                         EvaluationWorkspace<Scalar, S, M>& ws, StateVector<Scalar, S>& warm,
                                         JointMatrix<Scalar, S, A1, A2>& mu_dot, bool factors_current = false) {
   if (Status st = detail::check_game(game); st != Status::ok) return st;
-  if (Status st = detail::check_call(mdp1, pi1); st != Status::ok) return st;
+  if (Status st = detail::check_call(mdp1, pi1, ws); st != Status::ok) return st;
   if (Status st = validate_policy(pi2); st != Status::ok) return st;
   if (!d.allFinite() || !u1.allFinite() || !u2.allFinite() || !warm.allFinite()) return Status::not_finite;
-  if (Status st = detail::check_workspace(ws); st != Status::ok) return st;
   const auto P = game.P();
   ws.rhs.setZero();
   for (int s = 0; s < S; ++s)

@@ -24,9 +24,11 @@
 // from (d0, d1 ~ pi_y); the labels and the Bradley-Terry probabilities do not depend on y. The
 // tabular problem treats the buffer as data: f(x, y) is the empirical mean over the buffer's pairs,
 // grad_pi f = 0, and the caller redraws segments from the current pi_y into the buffer between
-// solver steps (SegmentSampler::collect_pair). The score-function term of the on-policy expectation
-// (E[loss * grad log pi_y(d)]) is not part of grad_pi f; the paper's experiment does not use it
-// either (its policy is driven by the penalty, its reward predictor by the buffer).
+// solver steps (SegmentSampler::collect_pair). The score-function term of the on-policy expectation,
+// E[loss(d0, d1) * grad log Pr_{pi_y}(d0, d1)], is not part of grad_pi f: it would need labels of
+// pairs drawn from pi_y itself, while the buffer mixes pairs from past policies (an estimate from
+// it would be biased), and the labels come from outside (a human), so f has no closed form in y.
+// The policy is therefore moved by the penalty alone: PBRL's y tracks the optimum of M_tau(x).
 //
 // J^T(w, v) = w (flattened): r_x = x is linear in x with identity Jacobian and P does not depend
 // on x, so the value and Bellman penalties' x-gradients are occupancy differences (ERRATA item 3:
@@ -314,13 +316,13 @@ class SegmentSampler {
     if (Status st = validate_policy(pi); st != Status::ok) return st;
     // From here nothing can fail.
     int s = detail::draw_categorical(rng_, initial_, S);
-    for (int t = 0; t < burn_in_; ++t) s = advance(pi, s, draw_action(pi, s));
+    for (int t = 0; t < burn_in_; ++t) s = advance(s, draw_action(pi, s));
     out.length = length;
     for (int t = 0; t < length; ++t) {
       const int a = draw_action(pi, s);
       out.state[t] = static_cast<typename Segment<S, A, MaxLen>::Index>(s);
       out.action[t] = static_cast<typename Segment<S, A, MaxLen>::Index>(a);
-      if (t + 1 < length) s = advance(pi, s, a);
+      if (t + 1 < length) s = advance(s, a);
     }
     steps_ += burn_in_ + length;
     return Status::ok;
@@ -336,15 +338,14 @@ class SegmentSampler {
     const Rng saved_rng = rng_;
     const long saved_steps = steps_;
     Segment<S, A, MaxLen> d0, d1;
-    if (Status st = sample(pi, length, d0); st != Status::ok) return st;
-    if (Status st = sample(pi, length, d1); st != Status::ok) return st;
-    const Label label = labeler.function(labeler.context, d0, d1);
-    if (Status st = buffer.push(d0, d1, label); st != Status::ok) {
+    Status st = sample(pi, length, d0);
+    if (st == Status::ok) st = sample(pi, length, d1);
+    if (st == Status::ok) st = buffer.push(d0, d1, labeler.function(labeler.context, d0, d1));
+    if (st != Status::ok) {
       rng_ = saved_rng;
       steps_ = saved_steps;
-      return st;
     }
-    return Status::ok;
+    return st;
   }
 
   long steps() const { return steps_; }
@@ -353,7 +354,7 @@ class SegmentSampler {
 
  private:
   int draw_action(const Matrix& pi, int s) { return detail::draw_categorical(rng_, pi.row(s).data(), A); }
-  int advance(const Matrix&, int s, int a) {
+  int advance(int s, int a) {
     return detail::draw_categorical(rng_, transition_ + static_cast<long>(s * A + a) * S, S);
   }
 
@@ -488,6 +489,13 @@ class RlhfProblem {
   void vjp(const Params& /*x*/, const Matrix& w, const StateVector<Scalar, S>& /*v*/, Scalar scale,
            Params& grad) const {
     grad += scale * Eigen::Map<const Params>(w.data());
+  }
+
+  // Per-sample form of vjp() for a sampled lower level (the optional hook of problem.hpp):
+  // grad_x r_x(s,a) = e_{(s,a)}; P does not depend on x, so the transition term is zero.
+  void sample_vjp(const Params& /*x*/, int s, int a, int /*s_next*/, Scalar reward_weight,
+                  Scalar /*transition_weight*/, Params& grad) const {
+    grad(s * A + a) += reward_weight;
   }
 
   // f(x) = mean Bradley-Terry NLL of the buffer under r_x (+ l2/2 |x|^2) and grad_x f; on error

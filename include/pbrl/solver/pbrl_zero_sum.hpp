@@ -64,17 +64,6 @@ Status validate(const PbrlZeroSumSettings<Scalar>& s) {
 
 namespace detail {
 
-// The sweep workspace's settings are the caller's: reject those that would skip the solve.
-template <typename Scalar, int S>
-Status check_workspace(const EvaluationWorkspace<Scalar, S, EvaluationMethod::direct>&) {
-  return Status::ok;
-}
-template <typename Scalar, int S>
-Status check_workspace(const EvaluationWorkspace<Scalar, S, EvaluationMethod::sweeps>& ws) {
-  if (ws.max_sweeps < 1 || std::isnan(ws.tolerance)) return Status::bad_setting;
-  return Status::ok;
-}
-
 // pi-hat initial value from the policy of y: floored, renormalized, projected for the
 // projected policy-gradient oracle.
 template <typename Scalar, int S, int A>
