@@ -12,4 +12,32 @@ template class Pbrl<RewardShaping<double, 4, 3>, EvaluationMethod::sweeps>;
 template class RewardShaping<float, 4, 3>;
 template class RewardShaping<double, 4, 3>;
 
+template class Stackelberg<float, 4, 3, 2>;
+template class Stackelberg<double, 4, 3, 2>;
+template class Pbrl<Stackelberg<float, 4, 3, 2>, EvaluationMethod::direct>;
+template class Pbrl<Stackelberg<double, 4, 3, 2>, EvaluationMethod::sweeps>;
+template class IndependentPolicyGradient<Stackelberg<float, 4, 3, 2>, EvaluationMethod::direct>;
+template class IndependentPolicyGradient<Stackelberg<double, 4, 3, 2>, EvaluationMethod::sweeps>;
+
+template class IncentiveDesign<float, 4, 2, 3>;
+template class IncentiveDesign<double, 4, 2, 3>;
+template class PbrlZeroSum<IncentiveDesign<float, 4, 2, 3>, EvaluationMethod::direct>;
+template class PbrlZeroSum<IncentiveDesign<float, 4, 2, 3>, EvaluationMethod::sweeps>;
+template class PbrlZeroSum<IncentiveDesign<double, 4, 2, 3>, EvaluationMethod::direct>;
+template class PbrlZeroSum<IncentiveDesign<double, 4, 2, 3>, EvaluationMethod::sweeps>;
+template class MetaGradient<IncentiveDesign<float, 4, 2, 3>, EvaluationMethod::direct>;
+template class MetaGradient<IncentiveDesign<double, 4, 2, 3>, EvaluationMethod::sweeps>;
+
+template class RlhfProblem<float, 4, 3, 4, 16>;
+template class RlhfProblem<double, 4, 3, 4, 16>;
+template class PreferenceBuffer<4, 3, 4, 16>;
+template class SegmentSampler<float, 4, 3>;
+template class SegmentSampler<double, 4, 3>;
+template class RlhfOracle<float, 4, 3>;
+template class RlhfOracle<double, 4, 3>;
+template class Pbrl<RlhfProblem<float, 4, 3, 4, 16>, EvaluationMethod::direct>;
+template class Pbrl<RlhfProblem<double, 4, 3, 4, 16>, EvaluationMethod::sweeps>;
+template class Drlhf<RlhfProblem<float, 4, 3, 4, 16>, EvaluationMethod::direct>;
+template class Drlhf<RlhfProblem<double, 4, 3, 4, 16>, EvaluationMethod::sweeps>;
+
 }  // namespace pbrl

@@ -82,8 +82,8 @@ Optimum<S, A> optimum(const pbrl::Mdp<Real, S, A>& m) {
 //   r_x(s,a) = r(s,a) + tanh(<B(s,a), x>)
 //   P_x(.|s,a) = (1 - sig(<C(s,a), x>)) P0(.|s,a) + sig(<C(s,a), x>) P1(.|s,a)
 //   f(x, pi) = -V^pi_{(r_up, P_x, tau_up)}(rho) + kappa/2 |x|^2
-// Its vjp is written out by hand; the tests check it, and everything built on it, against
-// finite differences.
+// Its vjp (and the per-sample sample_vjp of sampled mode) is written out by hand; the tests check
+// it, and everything built on it, against finite differences.
 template <int S, int A, int K>
 class MixtureProblem {
  public:
@@ -139,6 +139,24 @@ class MixtureProblem {
 
   void vjp(const Params& x, const Matrix& w, const Vec<S>& v, Real scale, Params& grad) const {
     vjp_with(x, w, v, scale, grad, true);
+  }
+
+  // Per-sample hook of sampled mode (problem.hpp):
+  //   grad += rw * grad_x r_x(s,a) + tw * grad_x log P_x(s'|s,a), with
+  //   grad_x log P_x(s'|s,a) = sig'(<C,x>) C(s,a) (P1(s'|s,a) - P0(s'|s,a)) / P_x(s'|s,a),
+  //   sig' = m (1 - m); P_x(s'|s,a) > 0 because s' was drawn from it.
+  void sample_vjp(const Params& x, int s, int a, int s_next, Real reward_weight, Real transition_weight,
+                  Params& grad) const {
+    const int sa = s * A + a;
+    const Real t = shaping(sa, x);
+    const Real dr = reward_weight * (Real(1) - t * t);
+    Real dlog(0);
+    if (transition_weight != Real(0)) {
+      const Real m = mix(sa, x);
+      const Real p0 = p0_[sa * S + s_next], p1 = p1_[sa * S + s_next];
+      dlog = transition_weight * m * (Real(1) - m) * (p1 - p0) / ((Real(1) - m) * p0 + m * p1);
+    }
+    for (int k = 0; k < K; ++k) grad(k) += dr * b(sa, k) + dlog * c(sa, k);
   }
 
   template <pbrl::EvaluationMethod M>

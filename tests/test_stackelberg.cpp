@@ -1,1 +1,810 @@
+// Stackelberg Markov game (paper, Section 2.2, appendix lemma "Stackelberg game cast as BM",
+// Lemmas "Gradient form in the applications" (b)) and its baseline, independent policy gradient:
+// M(x), the vector-Jacobian product, f and its gradients, both penalties against finite
+// differences, the cast to BM against the joint chain computed here independently, PBRL and the
+// baseline on small games, and the paper's size (100 states, 5 x 5 actions).
 #include "support.hpp"
+
+#include <Eigen/LU>
+
+#include <cstring>
+#include <utility>
+
+#include "pbrl/baselines/independent_pg.hpp"
+#include "pbrl/problems/stackelberg.hpp"
+
+namespace {
+using pbrl::EvaluationMethod;
+using pbrl::PenaltyKind;
+using pbrl::RegularizerKind;
+using pbrl::Status;
+
+constexpr int S = 4, AL = 3, AF = 2;
+using Game = pbrl::Stackelberg<Real, S, AL, AF>;
+using Params = Game::Params;
+using LeaderMat = Mat<S, AL>;
+using FollowerMat = Mat<S, AF>;
+using Ws = pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>;
+using Eval = pbrl::Evaluation<Real, S, AF>;
+
+// A random game whose arrays live in the object (allocate with std::make_unique).
+template <int NS, int NL, int NF>
+struct GameData {
+  Real leader_reward[NS * NL * NF];
+  Real follower_reward[NS * NL * NF];
+  Real transition[NS * NL * NF * NS];
+  Real initial[NS];
+  Real leader_reference[NS * NL];
+  Real follower_reference[NS * NF];
+
+  explicit GameData(std::uint32_t seed, Real sparsity = Real(0)) {
+    pbrl::Rng rng(seed);
+    pbrl::random_reward(rng, leader_reward, NS * NL * NF, sparsity);
+    pbrl::random_reward(rng, follower_reward, NS * NL * NF, sparsity);
+    pbrl::random_transition(rng, transition, NS * NL * NF, NS);
+    pbrl::random_distribution(rng, initial, NS);
+    for (int s = 0; s < NS; ++s) pbrl::random_distribution(rng, leader_reference + s * NL, NL);
+    for (int s = 0; s < NS; ++s) pbrl::random_distribution(rng, follower_reference + s * NF, NF);
+  }
+
+  typename pbrl::Stackelberg<Real, NS, NL, NF>::Data data(Real gamma, Real tau_l, Real tau_f,
+                                                           RegularizerKind leader = RegularizerKind::entropy,
+                                                           RegularizerKind follower = RegularizerKind::entropy,
+                                                           Real bound = Real(3)) const {
+    typename pbrl::Stackelberg<Real, NS, NL, NF>::Data d;
+    d.leader_reward = leader_reward;
+    d.follower_reward = follower_reward;
+    d.transition = transition;
+    d.initial = initial;
+    d.discount = gamma;
+    d.leader = {leader, tau_l, leader_reference};
+    d.follower = {follower, tau_f, follower_reference};
+    d.logit_bound = bound;
+    return d;
+  }
+};
+
+template <int NS, int NL, int NF>
+struct Instance {
+  GameData<NS, NL, NF> game;
+  pbrl::Stackelberg<Real, NS, NL, NF> problem;
+  Instance(std::uint32_t seed, Real gamma, Real tau_l, Real tau_f, RegularizerKind leader = RegularizerKind::entropy,
+           RegularizerKind follower = RegularizerKind::entropy, Real sparsity = Real(0))
+      : game(seed, sparsity) {
+    REQUIRE(problem.init(game.data(gamma, tau_l, tau_f, leader, follower)) == Status::ok);
+  }
+};
+using SmallInstance = Instance<S, AL, AF>;
+
+Params random_x(pbrl::Rng& rng, Real scale = Real(1.5)) {
+  Params x;
+  for (int k = 0; k < Game::kParams; ++k) x(k) = scale * (Real(2) * rng.uniform<Real>() - Real(1));
+  return x;
+}
+
+LeaderMat softmax_rows(const Params& x) {
+  LeaderMat logits, pi;
+  for (int s = 0; s < S; ++s)
+    for (int a = 0; a < AL; ++a) logits(s, a) = x(s * AL + a);
+  pbrl::policy_from_parameters<Real, S, AL>(pbrl::Parameterization::softmax, logits, pi);
+  return pi;
+}
+
+int joint(int s, int al, int af) { return (s * AL + al) * AF + af; }
+
+// The game's joint chain under (pi_x, pi_y), solved here with Eigen's LU, independently of M(x):
+// V_l, V_f per state (each player's own regularizer only).
+struct JointValues {
+  Vec<S> leader, follower;
+};
+JointValues joint_values(const Game& game, const LeaderMat& px, const FollowerMat& py) {
+  const auto& d = game.data();
+  Eigen::Matrix<Real, S, S> A = Eigen::Matrix<Real, S, S>::Identity();
+  Vec<S> cl = Vec<S>::Zero(), cf = Vec<S>::Zero();
+  for (int s = 0; s < S; ++s) {
+    for (int al = 0; al < AL; ++al)
+      for (int af = 0; af < AF; ++af) {
+        const Real w = px(s, al) * py(s, af);
+        cl(s) += w * d.leader_reward[joint(s, al, af)];
+        cf(s) += w * d.follower_reward[joint(s, al, af)];
+        for (int t = 0; t < S; ++t) A(s, t) -= d.discount * w * d.transition[joint(s, al, af) * S + t];
+      }
+    cl(s) -= d.leader.tau * d.leader.value(s, px.row(s));
+    cf(s) -= d.follower.tau * d.follower.value(s, py.row(s));
+  }
+  const Eigen::PartialPivLU<Eigen::Matrix<Real, S, S>> lu(A);
+  return {lu.solve(cl), lu.solve(cf)};
+}
+
+Real rho_dot(const Game& game, const Vec<S>& v) {
+  return pbrl::ConstStateMap<Real, S>(game.data().initial).dot(v);
+}
+
+// f(x, pi) and its gradients through build() + upper().
+struct UpperProbe {
+  const Game& game;
+  std::unique_ptr<Game::Model> model = std::make_unique<Game::Model>();
+  std::unique_ptr<Ws> ws = std::make_unique<Ws>();
+  Eval scratch;
+  Real operator()(const Params& x, const FollowerMat& pi, Params* gx = nullptr, FollowerMat* gpi = nullptr) {
+    pbrl::Mdp<Real, S, AF> m;
+    REQUIRE(game.build(x, *model, m) == Status::ok);
+    Real f(0);
+    Params dx;
+    FollowerMat dpi;
+    REQUIRE(game.upper(x, pi, *model, *ws, scratch, f, dx, dpi) == Status::ok);
+    if (gx) *gx = dx;
+    if (gpi) *gpi = dpi;
+    return f;
+  }
+};
+
+// p(x, y) with pi-hat = pi*(x) (soft value iteration); adds its gradients into (gx, gpi) when given.
+struct PenaltyProbe {
+  const Game& game;
+  std::unique_ptr<Game::Model> model = std::make_unique<Game::Model>();
+  std::unique_ptr<Ws> ws = std::make_unique<Ws>();
+
+  Real operator()(PenaltyKind kind, const Params& x, const FollowerMat& pi_y, Params* gx = nullptr,
+                  FollowerMat* gpi = nullptr) {
+    pbrl::Mdp<Real, S, AF> m;
+    REQUIRE(game.build(x, *model, m) == Status::ok);
+    const auto opt = optimum(m);
+    Eval ey, eh;
+    REQUIRE(pbrl::evaluate(m, pi_y, *ws, ey) == Status::ok);
+    REQUIRE(pbrl::evaluate(m, opt.pi, *ws, eh) == Status::ok);
+    Params dx = Params::Zero();
+    FollowerMat dpi = FollowerMat::Zero(), weights;
+    Real p;
+    if (kind == PenaltyKind::value) {
+      p = pbrl::value_penalty(game, x, m, pi_y, ey, opt.pi, eh, Real(1), weights, dx, dpi);
+    } else {
+      Vec<S> warm = Vec<S>::Zero();
+      FollowerMat start;
+      REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
+      p = pbrl::bellman_penalty(game, x, m, pi_y, opt.pi, eh, start, Real(1), weights, dx, dpi);
+    }
+    if (gx) *gx = dx;
+    if (gpi) *gpi = dpi;
+    return p;
+  }
+};
+
+// Values of a (x, pi_y) pair through the problem's helpers.
+struct ValueProbe {
+  const Game& game;
+  std::unique_ptr<Game::Model> model = std::make_unique<Game::Model>();
+  std::unique_ptr<Ws> ws = std::make_unique<Ws>();
+  std::unique_ptr<Game::FollowerOptimum> opt = std::make_unique<Game::FollowerOptimum>();
+  Eval eval;
+  Real leader(const Params& x, const FollowerMat& pi) {
+    Real v(0);
+    REQUIRE(game.leader_value(x, pi, *model, *ws, eval, v) == Status::ok);
+    return v;
+  }
+  Real follower(const Params& x, const FollowerMat& pi) {
+    Real v(0);
+    REQUIRE(game.follower_value(x, pi, *model, *ws, eval, v) == Status::ok);
+    return v;
+  }
+  Real gap(const Params& x, const FollowerMat& pi) {
+    Real g(0);
+    REQUIRE(game.follower_gap(x, pi, *model, *ws, eval, *opt, g) == Status::ok);
+    return g;
+  }
+};
+}  // namespace
+
+TEST_CASE("Stackelberg build: M(x) averages the follower's reward and the transitions over pi_x") {
+  auto inst = std::make_unique<SmallInstance>(301, Real(0.8), Real(0.1), Real(0.3));
+  const Game& game = inst->problem;
+  const auto& d = game.data();
+  auto model = std::make_unique<Game::Model>();
+  pbrl::Rng rng(31);
+  for (int trial = 0; trial < 3; ++trial) {
+    const Params x = random_x(rng, Real(3));
+    pbrl::Mdp<Real, S, AF> m;
+    REQUIRE(game.build(x, *model, m) == Status::ok);
+    CHECK(m.reward == model->reward);
+    CHECK(m.transition == model->transition);
+    CHECK(m.initial == d.initial);
+    CHECK(m.discount == d.discount);
+    CHECK(m.tau() == d.follower.tau);
+    CHECK(pbrl::validate(m) == Status::ok);
+    const LeaderMat px = softmax_rows(x);
+    LeaderMat px_helper;
+    REQUIRE(game.leader_policy(x, px_helper) == Status::ok);
+    CHECK((px_helper - px).cwiseAbs().maxCoeff() <= kTight);
+    for (int s = 0; s < S; ++s)
+      for (int af = 0; af < AF; ++af) {
+        Real r(0);
+        for (int al = 0; al < AL; ++al) r += px(s, al) * d.follower_reward[joint(s, al, af)];
+        CHECK_CLOSE(m.r()(s, af), r, kTight, Real(1));
+        Real sum(0);
+        for (int t = 0; t < S; ++t) {
+          Real p(0);
+          for (int al = 0; al < AL; ++al) p += px(s, al) * d.transition[joint(s, al, af) * S + t];
+          CHECK_CLOSE(m.P()(s * AF + af, t), p, kTight, Real(1));
+          CHECK(m.P()(s * AF + af, t) >= Real(0));
+          sum += m.P()(s * AF + af, t);
+        }
+        CHECK_CLOSE(sum, Real(1), kTight, Real(1));
+      }
+  }
+  // pi_x uniform (x = 0): plain averages over the leader's actions.
+  pbrl::Mdp<Real, S, AF> m;
+  REQUIRE(game.build(Params::Zero(), *model, m) == Status::ok);
+  Real r(0);
+  for (int al = 0; al < AL; ++al) r += d.follower_reward[joint(2, al, 1)] / Real(AL);
+  CHECK_CLOSE(m.r()(2, 1), r, kTight, Real(1));
+}
+
+TEST_CASE("Stackelberg vjp gives grad_x V^pi(rho) and grad_x E_{rho,sigma} Q^pi on M(x)") {
+  for (auto kind : {RegularizerKind::entropy, RegularizerKind::kl_reference}) {
+    CAPTURE(static_cast<int>(kind));
+    auto inst = std::make_unique<SmallInstance>(302, Real(0.8), Real(0.1), Real(0.3), RegularizerKind::entropy, kind);
+    const Game& game = inst->problem;
+    pbrl::Rng rng(32);
+    const FollowerMat pi = random_policy<S, AF>(rng), sigma = random_policy<S, AF>(rng);
+    const Params x = random_x(rng);
+    auto model = std::make_unique<Game::Model>();
+    auto ws = std::make_unique<Ws>();
+
+    auto values = [&](const Params& xx, Real& v_rho, Real& q_rho_sigma) {
+      pbrl::Mdp<Real, S, AF> m;
+      REQUIRE(game.build(xx, *model, m) == Status::ok);
+      Eval e;
+      REQUIRE(pbrl::evaluate(m, pi, *ws, e) == Status::ok);
+      v_rho = e.value_rho;
+      q_rho_sigma = 0;
+      for (int s = 0; s < S; ++s) q_rho_sigma += m.rho()(s) * sigma.row(s).dot(e.q.row(s));
+    };
+
+    pbrl::Mdp<Real, S, AF> m;
+    REQUIRE(game.build(x, *model, m) == Status::ok);
+    Eval e;
+    REQUIRE(pbrl::evaluate(m, pi, *ws, e) == Status::ok);
+    FollowerMat mu, mu_start;
+    pbrl::state_action_occupancy(e, pi, mu);
+    Vec<S> warm = Vec<S>::Zero();
+    REQUIRE(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu_start) == Status::ok);
+    Params gv = Params::Zero(), gq = Params::Zero();
+    game.vjp(x, mu, e.value, Real(1), gv);
+    game.vjp(x, mu_start, e.value, Real(1), gq);
+    for (int k = 0; k < Game::kParams; ++k) {
+      Real vp, qp, vm, qm;
+      Params xp = x, xm = x;
+      xp(k) += kFdStep;
+      xm(k) -= kFdStep;
+      values(xp, vp, qp);
+      values(xm, vm, qm);
+      CHECK_CLOSE(gv(k), (vp - vm) / (2 * kFdStep), kFdTol, gv.cwiseAbs().maxCoeff());
+      CHECK_CLOSE(gq(k), (qp - qm) / (2 * kFdStep), kFdTol, gq.cwiseAbs().maxCoeff());
+    }
+    // Softmax invariance: the gradient in each state's logits sums to zero.
+    for (int s = 0; s < S; ++s) CHECK(std::abs(gv.segment<AL>(s * AL).sum()) <= kTight * (1 + gv.cwiseAbs().maxCoeff()));
+    // Linear in w and scaled by scale; adds to grad.
+    Params g2 = gv;
+    game.vjp(x, mu, e.value, Real(-2), g2);
+    CHECK((g2 + gv).cwiseAbs().maxCoeff() <= kTight * (1 + gv.cwiseAbs().maxCoeff()));
+  }
+}
+
+TEST_CASE("Stackelberg sample_vjp: grad_x r_x and grad_x log P_x per sample; its expectation is vjp") {
+  static_assert(pbrl::has_sample_vjp<Game>::value, "sampled mode needs the per-sample hook");
+  auto inst = std::make_unique<SmallInstance>(310, Real(0.8), Real(0.1), Real(0.3));
+  const Game& game = inst->problem;
+  auto model = std::make_unique<Game::Model>();
+  pbrl::Rng rng(40);
+  const Params x = random_x(rng);
+  auto at = [&](const Params& xx, int s, int a, int t, bool log_transition) {
+    pbrl::Mdp<Real, S, AF> m;
+    REQUIRE(game.build(xx, *model, m) == Status::ok);
+    return log_transition ? std::log(m.P()(s * AF + a, t)) : m.r()(s, a);
+  };
+  for (int s = 0; s < S; ++s)
+    for (int a = 0; a < AF; ++a) {
+      const int t = (s + 3 * a + 1) % S;
+      Params gr = Params::Zero(), gp = Params::Zero();
+      game.sample_vjp(x, s, a, t, Real(1), Real(0), gr);
+      game.sample_vjp(x, s, a, t, Real(0), Real(1), gp);
+      for (int k = 0; k < Game::kParams; ++k) {
+        const Real fr = central_difference([&](Real h) {
+          Params xh = x;
+          xh(k) += h;
+          return at(xh, s, a, t, false);
+        });
+        const Real fp = central_difference([&](Real h) {
+          Params xh = x;
+          xh(k) += h;
+          return at(xh, s, a, t, true);
+        });
+        CHECK_CLOSE(gr(k), fr, kFdTol, gr.cwiseAbs().maxCoeff());
+        CHECK_CLOSE(gp(k), fp, kFdTol, gp.cwiseAbs().maxCoeff());
+      }
+    }
+  // sum_{s,a} w(s,a) [grad r_x(s,a) + gamma sum_s' P_x(s'|s,a) grad log P_x(s'|s,a) v(s')] = J^T(w, v)
+  pbrl::Mdp<Real, S, AF> m;
+  REQUIRE(game.build(x, *model, m) == Status::ok);
+  const FollowerMat w = random_policy<S, AF>(rng);
+  Vec<S> v;
+  for (int t = 0; t < S; ++t) v(t) = Real(4) * rng.uniform<Real>() - Real(1);
+  Params expected = Params::Zero(), sampled = Params::Zero();
+  game.vjp(x, w, v, Real(1), expected);
+  for (int s = 0; s < S; ++s)
+    for (int a = 0; a < AF; ++a) {
+      game.sample_vjp(x, s, a, 0, w(s, a), Real(0), sampled);
+      for (int t = 0; t < S; ++t)
+        game.sample_vjp(x, s, a, t, Real(0), m.P()(s * AF + a, t) * w(s, a) * m.discount * v(t), sampled);
+    }
+  CHECK((sampled - expected).cwiseAbs().maxCoeff() <= kTight * (1 + expected.cwiseAbs().maxCoeff()));
+
+  // Sampled mode of the solver runs on the game (the paper's Monte-Carlo setting: H = 5, B = 16).
+  using Solver = pbrl::Pbrl<Game>;
+  auto solver = std::make_unique<Solver>();
+  for (auto kind : {PenaltyKind::value, PenaltyKind::bellman}) {
+    CAPTURE(static_cast<int>(kind));
+    pbrl::PbrlSettings<Real> st;
+    st.penalty = kind;
+    st.gradient = pbrl::GradientMode::sampled;
+    st.oracle = pbrl::OracleKind::policy_gradient;
+    st.inner_steps = kind == PenaltyKind::value ? 1 : 10;
+    st.oracle_step = st.step_x = st.step_y = Real(0.1);
+    st.penalty_start = st.penalty_final = kind == PenaltyKind::value ? Real(2) : Real(7);
+    REQUIRE(solver->init(game, st, Params::Zero(), FollowerMat::Zero()) == Status::ok);
+    Solver::Report r;
+    REQUIRE(solver->run(20, &r) == Status::ok);
+    CHECK(std::isfinite(r.objective));
+    CHECK(r.environment_steps == 20 * (st.inner_steps + 2) * 16 * 5);
+    CHECK(game.validate_parameters(solver->x()) == Status::ok);
+  }
+}
+
+TEST_CASE("Stackelberg upper objective: f = -V_l of the joint chain, gradients match finite differences") {
+  for (auto kind : {RegularizerKind::entropy, RegularizerKind::kl_reference}) {
+    CAPTURE(static_cast<int>(kind));
+    auto inst = std::make_unique<SmallInstance>(303, Real(0.8), Real(0.2), Real(0.3), kind);
+    const Game& game = inst->problem;
+    UpperProbe probe{game};
+    pbrl::Rng rng(33);
+    const Params x = random_x(rng);
+    const FollowerMat pi = random_policy<S, AF>(rng);
+    Params gx;
+    FollowerMat gpi;
+    const Real f = probe(x, pi, &gx, &gpi);
+    const JointValues jv = joint_values(game, softmax_rows(x), pi);
+    CHECK_CLOSE(f, -rho_dot(game, jv.leader), kTight, std::abs(f));
+    CHECK((probe.scratch.value - jv.leader).cwiseAbs().maxCoeff() <= kTight * (1 + jv.leader.cwiseAbs().maxCoeff()));
+    // x: through the softmax, including the leader's regularizer
+    for (int k = 0; k < Game::kParams; ++k) {
+      const Real fd = central_difference([&](Real h) {
+        Params xh = x;
+        xh(k) += h;
+        return probe(xh, pi);
+      });
+      CHECK_CLOSE(gx(k), fd, kFdTol, gx.cwiseAbs().maxCoeff());
+    }
+    // the follower's probabilities, along the simplex
+    for (int s = 0; s < S; ++s)
+      for (int a = 1; a < AF; ++a) {
+        const Real fd = central_difference([&](Real h) {
+          FollowerMat ph = pi;
+          ph(s, a) += h;
+          ph(s, 0) -= h;
+          return probe(x, ph);
+        });
+        CHECK_CLOSE(gpi(s, a) - gpi(s, 0), fd, kFdTol, gpi.cwiseAbs().maxCoeff());
+      }
+    // grad_pi is the derivative in free coordinates: d(s) * sum_al pi_x (r_l + gamma P V_l),
+    // computed here from the joint chain (no regularizer term of the leader in it).
+    {
+      const LeaderMat px = softmax_rows(x);
+      const auto& d = game.data();
+      // occupancy of the joint chain
+      Eigen::Matrix<Real, S, S> A = Eigen::Matrix<Real, S, S>::Identity();
+      for (int s = 0; s < S; ++s)
+        for (int al = 0; al < AL; ++al)
+          for (int af = 0; af < AF; ++af)
+            for (int t = 0; t < S; ++t)
+              A(t, s) -= d.discount * px(s, al) * pi(s, af) * d.transition[joint(s, al, af) * S + t];
+      const Vec<S> occ = Eigen::PartialPivLU<Eigen::Matrix<Real, S, S>>(A).solve(Vec<S>(pbrl::ConstStateMap<Real, S>(d.initial)));
+      for (int s = 0; s < S; ++s)
+        for (int af = 0; af < AF; ++af) {
+          Real q(0);
+          for (int al = 0; al < AL; ++al) {
+            Real next(0);
+            for (int t = 0; t < S; ++t) next += d.transition[joint(s, al, af) * S + t] * jv.leader(t);
+            q += px(s, al) * (d.leader_reward[joint(s, al, af)] + d.discount * next);
+          }
+          CHECK_CLOSE(gpi(s, af), -occ(s) * q, kTight * Real(10), std::abs(q) * occ(s));
+        }
+    }
+  }
+}
+
+TEST_CASE("Stackelberg value and Bellman penalty gradients match finite differences") {
+  auto inst = std::make_unique<SmallInstance>(304, Real(0.8), Real(0.1), Real(0.4));
+  const Game& game = inst->problem;
+  PenaltyProbe probe{game};
+  pbrl::Rng rng(34);
+  for (auto kind : {PenaltyKind::value, PenaltyKind::bellman}) {
+    CAPTURE(static_cast<int>(kind));
+    const Params x = random_x(rng);
+    const FollowerMat y = random_logits<S, AF>(rng);
+    FollowerMat pi, gpi, gy;
+    pbrl::policy_from_parameters<Real, S, AF>(pbrl::Parameterization::softmax, y, pi);
+    Params gx;
+    const Real p = probe(kind, x, pi, &gx, &gpi);
+    CHECK(p > Real(0));
+    // x: the envelope terms through J^T (reward and transition parts)
+    for (int k = 0; k < Game::kParams; ++k) {
+      const Real fd = central_difference([&](Real h) {
+        Params xh = x;
+        xh(k) += h;
+        return probe(kind, xh, pi);
+      });
+      CHECK_CLOSE(gx(k), fd, kFdTol, gx.cwiseAbs().maxCoeff());
+    }
+    // y, softmax logits
+    pbrl::chain_policy_gradient<Real, S, AF>(pbrl::Parameterization::softmax, pi, gpi, gy);
+    for (int s = 0; s < S; ++s)
+      for (int a = 0; a < AF; ++a) {
+        const Real fd = central_difference([&](Real h) {
+          FollowerMat yh = y, ph;
+          yh(s, a) += h;
+          pbrl::policy_from_parameters<Real, S, AF>(pbrl::Parameterization::softmax, yh, ph);
+          return probe(kind, x, ph);
+        });
+        CHECK_CLOSE(gy(s, a), fd, kFdTol, gy.cwiseAbs().maxCoeff());
+      }
+    // y, direct coordinates along the simplex
+    for (int s = 0; s < S; ++s)
+      for (int a = 1; a < AF; ++a) {
+        const Real fd = central_difference([&](Real h) {
+          FollowerMat ph = pi;
+          ph(s, a) += h;
+          ph(s, 0) -= h;
+          return probe(kind, x, ph);
+        });
+        CHECK_CLOSE(gpi(s, a) - gpi(s, 0), fd, kFdTol, gpi.cwiseAbs().maxCoeff());
+      }
+  }
+}
+
+TEST_CASE("Stackelberg cast to BM is exact: V_f of the joint chain = V^{pi_y} on M(x); helpers and gap") {
+  for (auto kind : {RegularizerKind::entropy, RegularizerKind::kl_reference}) {
+    CAPTURE(static_cast<int>(kind));
+    auto inst = std::make_unique<SmallInstance>(305, Real(0.85), Real(0.15), Real(0.25), kind, kind, Real(0.7));
+    const Game& game = inst->problem;
+    ValueProbe values{game};
+    auto model = std::make_unique<Game::Model>();
+    auto ws = std::make_unique<Ws>();
+    pbrl::Rng rng(35);
+    for (int trial = 0; trial < 4; ++trial) {
+      const Params x = random_x(rng, Real(3));
+      const FollowerMat pi = random_policy<S, AF>(rng);
+      const JointValues jv = joint_values(game, softmax_rows(x), pi);
+      pbrl::Mdp<Real, S, AF> m;
+      REQUIRE(game.build(x, *model, m) == Status::ok);
+      Eval e;
+      REQUIRE(pbrl::evaluate(m, pi, *ws, e) == Status::ok);
+      const Real scale = Real(1) + jv.follower.cwiseAbs().maxCoeff();
+      CHECK((e.value - jv.follower).cwiseAbs().maxCoeff() <= kTight * scale);  // every state
+      CHECK_CLOSE(values.follower(x, pi), rho_dot(game, jv.follower), kTight, scale);
+      CHECK_CLOSE(values.leader(x, pi), rho_dot(game, jv.leader), kTight, Real(1) + jv.leader.cwiseAbs().maxCoeff());
+      // the gap: >= 0, and 0 at the follower's best response
+      const Real gap = values.gap(x, pi);
+      CHECK(gap > Real(0));
+      const FollowerMat best = values.opt->pi;
+      CHECK(std::abs(values.gap(x, best)) <= Real(10) * kTight * scale);
+      CHECK(values.opt->result.iterations >= 1);
+      // best response beats every random policy on the joint chain too
+      for (int k = 0; k < 3; ++k) {
+        const FollowerMat other = random_policy<S, AF>(rng);
+        CHECK(rho_dot(game, joint_values(game, softmax_rows(x), other).follower) <=
+              rho_dot(game, joint_values(game, softmax_rows(x), best).follower) + kTight * scale);
+      }
+    }
+  }
+}
+
+TEST_CASE("PBRL on the Stackelberg game closes the follower's gap and raises the leader's value") {
+  // At a stationary point of f + lambda*p the follower's gap is O(1/lambda): a larger penalty
+  // constant (with steps 1/lambda) leaves a smaller gap, and both close most of the initial one.
+  using Solver = pbrl::Pbrl<Game>;
+  auto inst = std::make_unique<SmallInstance>(306, Real(0.8), Real(0.05), Real(0.2), RegularizerKind::entropy,
+                                              RegularizerKind::entropy, Real(0.7));
+  const Game& game = inst->problem;
+  ValueProbe values{game};
+  auto solver = std::make_unique<Solver>();
+  for (auto kind : {PenaltyKind::value, PenaltyKind::bellman}) {
+    CAPTURE(static_cast<int>(kind));
+    Real gaps[2] = {};
+    for (int run = 0; run < 2; ++run) {
+      const Real lambda = run == 0 ? Real(10) : Real(40);
+      CAPTURE(lambda);
+      pbrl::PbrlSettings<Real> s;
+      s.penalty = kind;
+      s.inner_steps = 10;
+      s.oracle_step = Real(1);
+      s.step_x = s.step_y = Real(1) / lambda;
+      s.penalty_start = s.penalty_final = lambda;
+      REQUIRE(solver->init(game, s, Params::Zero(), FollowerMat::Zero()) == Status::ok);
+      FollowerMat pi0;
+      solver->policy(pi0);
+      const Real leader0 = values.leader(Params::Zero(), pi0);
+      const Real gap0 = values.gap(Params::Zero(), pi0);
+      Solver::Report first, last;
+      REQUIRE(solver->step(&first) == Status::ok);
+      CHECK_CLOSE(-first.upper_objective, leader0, kTight, std::abs(leader0));
+      REQUIRE(solver->run(400, &last) == Status::ok);
+      FollowerMat pi;
+      solver->policy(pi);
+      const Real leader = values.leader(solver->x(), pi);
+      gaps[run] = values.gap(solver->x(), pi);
+      MESSAGE("PBRL penalty ", static_cast<int>(kind), ", lambda ", lambda, ": V_l ", leader0, " -> ", leader,
+              ", follower gap ", gap0, " -> ", gaps[run]);
+      CHECK(gap0 > Real(0));
+      CHECK(gaps[run] >= -kTight);
+      CHECK(gaps[run] <= (run == 0 ? Real(0.25) : Real(0.05)) * gap0);
+      CHECK(leader >= leader0 + Real(0.5) * std::abs(leader0));
+      CHECK(game.validate_parameters(solver->x()) == Status::ok);
+    }
+    CHECK(gaps[1] <= Real(0.5) * gaps[0]);
+  }
+}
+
+TEST_CASE("independent policy gradient: finite values, each player's own value improves with small steps") {
+  using Baseline = pbrl::IndependentPolicyGradient<Game>;
+  auto inst = std::make_unique<SmallInstance>(307, Real(0.8), Real(0.05), Real(0.2), RegularizerKind::entropy,
+                                              RegularizerKind::entropy, Real(0.7));
+  const Game& game = inst->problem;
+  ValueProbe values{game};
+  auto ipg = std::make_unique<Baseline>();
+  pbrl::Rng rng(37);
+  const Params x0 = random_x(rng, Real(0.5));
+  const FollowerMat y0 = random_logits<S, AF>(rng, Real(0.5));
+  pbrl::IndependentPgSettings<Real> s;
+  s.step_leader = s.step_follower = Real(0.05);
+  REQUIRE(ipg->init(game, s, x0, y0) == Status::ok);
+  FollowerMat pi0;
+  ipg->policy(pi0);
+  Baseline::Report r0;
+  REQUIRE(ipg->step(&r0) == Status::ok);
+  CHECK(r0.iteration == 0);
+  CHECK_CLOSE(r0.leader_value, values.leader(x0, pi0), kTight, std::abs(r0.leader_value));
+  CHECK_CLOSE(r0.follower_value, values.follower(x0, pi0), kTight, std::abs(r0.follower_value));
+  CHECK_CLOSE(r0.follower_gap, values.gap(x0, pi0), Real(10) * kTight, std::abs(r0.follower_value));
+  // Each player's unilateral change improves its own value (ascent step on its own objective).
+  const Params x1 = ipg->x();
+  FollowerMat pi1;
+  ipg->policy(pi1);
+  CHECK(values.leader(x1, pi0) > r0.leader_value);
+  CHECK(values.follower(x0, pi1) > r0.follower_value);
+  // A few more steps: each one still raises the mover's own value against the other's
+  // current policy; the reports stay finite and consistent.
+  for (int k = 1; k < 5; ++k) {
+    const Params xk = ipg->x();
+    FollowerMat pk;
+    ipg->policy(pk);
+    Baseline::Report r;
+    REQUIRE(ipg->step(&r) == Status::ok);
+    CHECK(r.iteration == k);
+    FollowerMat pn;
+    ipg->policy(pn);
+    CHECK(values.leader(ipg->x(), pk) > r.leader_value);
+    CHECK(values.follower(xk, pn) > r.follower_value);
+  }
+  Baseline::Report last;
+  REQUIRE(ipg->run(300, &last) == Status::ok);
+  CHECK(ipg->iteration() == 305);
+  CHECK(std::isfinite(last.leader_value));
+  CHECK(std::isfinite(last.follower_value));
+  CHECK(std::isfinite(last.follower_gap));
+  CHECK(last.follower_gap >= -kTight);
+  CHECK(game.validate_parameters(ipg->x()) == Status::ok);
+  MESSAGE("independent PG: V_l ", r0.leader_value, " -> ", last.leader_value, ", V_f ", r0.follower_value, " -> ",
+          last.follower_value, ", gap ", r0.follower_gap, " -> ", last.follower_gap);
+
+  // Sweep evaluation follows the direct solve.
+  auto swept = std::make_unique<pbrl::IndependentPolicyGradient<Game, EvaluationMethod::sweeps>>();
+  swept->evaluation_workspace().max_sweeps = 2000;
+  REQUIRE(ipg->init(game, s, x0, y0) == Status::ok);
+  REQUIRE(swept->init(game, s, x0, y0) == Status::ok);
+  REQUIRE(ipg->run(20) == Status::ok);
+  REQUIRE(swept->run(20) == Status::ok);
+  const Real tol = kDouble ? Real(1e-8) : Real(2e-3);
+  CHECK((ipg->x() - swept->x()).cwiseAbs().maxCoeff() <= tol);
+  CHECK((ipg->y() - swept->y()).cwiseAbs().maxCoeff() <= tol);
+}
+
+TEST_CASE("Stackelberg and independent PG reject bad input and keep their state") {
+  auto data = std::make_unique<GameData<S, AL, AF>>(308);
+  const Game::Data good = data->data(Real(0.8), Real(0.1), Real(0.2));
+  Game game;
+  // Before init
+  CHECK(game.validate_parameters(Params::Zero()) == Status::not_initialized);
+  struct Case {
+    const char* what;
+    Game::Data d;
+    Status expected;
+  };
+  auto with = [&](auto edit) {
+    Game::Data d = good;
+    edit(d);
+    return d;
+  };
+  auto bad = std::make_unique<GameData<S, AL, AF>>(*data);
+  bad->transition[5] = Real(-0.5);
+  auto nan = std::make_unique<GameData<S, AL, AF>>(*data);
+  nan->leader_reward[7] = std::numeric_limits<Real>::quiet_NaN();
+  const Case cases[] = {
+      {"null leader reward", with([](Game::Data& d) { d.leader_reward = nullptr; }), Status::null_pointer},
+      {"null follower reward", with([](Game::Data& d) { d.follower_reward = nullptr; }), Status::null_pointer},
+      {"null transition", with([](Game::Data& d) { d.transition = nullptr; }), Status::null_pointer},
+      {"null initial", with([](Game::Data& d) { d.initial = nullptr; }), Status::null_pointer},
+      {"NaN reward", with([&](Game::Data& d) { d.leader_reward = nan->leader_reward; }), Status::not_finite},
+      {"bad transition", with([&](Game::Data& d) { d.transition = bad->transition; }), Status::bad_transition},
+      {"discount 1", with([](Game::Data& d) { d.discount = Real(1); }), Status::bad_discount},
+      {"negative tau_l", with([](Game::Data& d) { d.leader.tau = Real(-1); }), Status::bad_regularization},
+      {"null follower reference",
+       with([](Game::Data& d) {
+         d.follower.kind = RegularizerKind::kl_reference;
+         d.follower.reference = nullptr;
+       }),
+       Status::null_pointer},
+      {"zero bound", with([](Game::Data& d) { d.logit_bound = Real(0); }), Status::bad_setting},
+      {"infinite bound", with([](Game::Data& d) { d.logit_bound = std::numeric_limits<Real>::infinity(); }),
+       Status::bad_setting},
+  };
+  for (const Case& c : cases) {
+    INFO(doctest::String(c.what));
+    CHECK(game.init(c.d) == c.expected);
+    CHECK(!game.initialized());
+  }
+  REQUIRE(game.init(good) == Status::ok);
+  for (const Case& c : cases) {
+    INFO(doctest::String(c.what));
+    CHECK(game.init(c.d) == c.expected);
+    CHECK(game.data().transition == good.transition);
+    CHECK(game.data().logit_bound == good.logit_bound);
+  }
+
+  // x outside the box or not finite: build, upper and the helpers change nothing.
+  auto model = std::make_unique<Game::Model>();
+  for (auto& v : model->reward) v = Real(1.25);
+  for (auto& v : model->leader_reward) v = Real(-2.5);
+  const auto model0 = std::make_unique<Game::Model>(*model);
+  auto ws = std::make_unique<Ws>();
+  Eval e;
+  e.value_rho = Real(7);
+  const Eval e0 = e;
+  Real f = Real(-42.5), v = Real(3.5);
+  Params gx = Params::Constant(Real(3.25));
+  FollowerMat gpi = FollowerMat::Constant(Real(1.5));
+  const FollowerMat uniform = FollowerMat::Constant(Real(1) / AF);
+  auto opt = std::make_unique<Game::FollowerOptimum>();
+  pbrl::Mdp<Real, S, AF> m;
+  auto unchanged = [&]() {
+    CHECK(std::memcmp(model.get(), model0.get(), sizeof(Game::Model)) == 0);
+    CHECK(e.value_rho == Real(7));
+    CHECK(e.value == e0.value);
+    CHECK(f == Real(-42.5));
+    CHECK(v == Real(3.5));
+    CHECK(gx == Params::Constant(Real(3.25)));
+    CHECK(gpi == FollowerMat::Constant(Real(1.5)));
+    CHECK(m.reward == nullptr);
+    CHECK(opt->value == Vec<S>::Zero());
+  };
+  Params outside = Params::Zero();
+  outside(3) = Real(3.5);
+  Params not_finite = Params::Zero();
+  not_finite(1) = std::numeric_limits<Real>::quiet_NaN();
+  for (const auto& [x, expected] : {std::pair<Params, Status>{outside, Status::out_of_bounds},
+                                    std::pair<Params, Status>{not_finite, Status::not_finite}}) {
+    CHECK(game.build(x, *model, m) == expected);
+    CHECK(game.upper(x, uniform, *model, *ws, e, f, gx, gpi) == expected);
+    CHECK(game.leader_value(x, uniform, *model, *ws, e, v) == expected);
+    CHECK(game.follower_value(x, uniform, *model, *ws, e, v) == expected);
+    CHECK(game.follower_gap(x, uniform, *model, *ws, e, *opt, v) == expected);
+    unchanged();
+  }
+  // a policy that is not a distribution
+  FollowerMat not_policy = uniform;
+  not_policy(1, 0) = Real(0.9);
+  CHECK(game.upper(Params::Zero(), not_policy, *model, *ws, e, f, gx, gpi) == Status::bad_policy);
+  CHECK(game.leader_value(Params::Zero(), not_policy, *model, *ws, e, v) == Status::bad_policy);
+  CHECK(game.follower_gap(Params::Zero(), not_policy, *model, *ws, e, *opt, v) == Status::bad_policy);
+  opt->max_iterations = 0;
+  CHECK(game.follower_gap(Params::Zero(), uniform, *model, *ws, e, *opt, v) == Status::bad_setting);
+  unchanged();
+
+  // Independent PG: settings, x0, y0; step before init; failed init keeps the state.
+  using Baseline = pbrl::IndependentPolicyGradient<Game>;
+  auto ipg = std::make_unique<Baseline>();
+  CHECK(ipg->step() == Status::not_initialized);
+  pbrl::IndependentPgSettings<Real> s;
+  auto settings_with = [&](auto edit) {
+    pbrl::IndependentPgSettings<Real> t = s;
+    edit(t);
+    return t;
+  };
+  const FollowerMat y0 = FollowerMat::Constant(Real(0.5));
+  CHECK(ipg->init(game, settings_with([](auto& t) { t.step_leader = Real(0); }), Params::Zero(), y0) ==
+        Status::bad_step_size);
+  CHECK(ipg->init(game, settings_with([](auto& t) { t.step_follower = std::numeric_limits<Real>::quiet_NaN(); }),
+                  Params::Zero(), y0) == Status::bad_step_size);
+  CHECK(ipg->init(game, settings_with([](auto& t) { t.follower_logit_bound = Real(-1); }), Params::Zero(), y0) ==
+        Status::bad_setting);
+  CHECK(ipg->init(game, s, outside, y0) == Status::out_of_bounds);
+  FollowerMat y_bad = y0;
+  y_bad(0, 1) = Real(51);
+  CHECK(ipg->init(game, s, Params::Zero(), y_bad) == Status::bad_policy);
+  y_bad(0, 1) = std::numeric_limits<Real>::infinity();
+  CHECK(ipg->init(game, s, Params::Zero(), y_bad) == Status::not_finite);
+  Game fresh;
+  CHECK(ipg->init(fresh, s, Params::Zero(), y0) == Status::not_initialized);
+  CHECK(ipg->step() == Status::not_initialized);
+  REQUIRE(ipg->init(game, s, Params::Zero(), y0) == Status::ok);
+  CHECK(ipg->run(-1) == Status::bad_setting);
+  // A gap setting out of range fails the step and keeps x, y, the count and the report.
+  REQUIRE(ipg->step() == Status::ok);
+  const Params x1 = ipg->x();
+  const FollowerMat y1 = ipg->y();
+  ipg->follower_optimum().max_iterations = 0;
+  Baseline::Report r;
+  r.leader_value = Real(9.5);
+  CHECK(ipg->step(&r) == Status::bad_setting);
+  CHECK(ipg->x() == x1);
+  CHECK(ipg->y() == y1);
+  CHECK(ipg->iteration() == 1);
+  CHECK(r.leader_value == Real(9.5));
+  ipg->follower_optimum().max_iterations = 100;
+  CHECK(ipg->step(&r) == Status::ok);
+  CHECK(ipg->iteration() == 2);
+}
+
+TEST_CASE("the paper's Stackelberg size, 100 states and 5 x 5 actions, builds and steps") {
+  constexpr int NS = 100, NL = 5, NF = 5;
+  using Big = pbrl::Stackelberg<Real, NS, NL, NF>;
+  using BigSolver = pbrl::Pbrl<Big>;
+  using BigBaseline = pbrl::IndependentPolicyGradient<Big>;
+  auto game = std::make_unique<GameData<NS, NL, NF>>(309, Real(0.7));
+  auto problem = std::make_unique<Big>();
+  REQUIRE(problem->init(game->data(Real(0.9), Real(0.01), Real(0.1))) == Status::ok);
+  auto model = std::make_unique<Big::Model>();
+  pbrl::Mdp<Real, NS, NF> m;
+  REQUIRE(problem->build(Big::Params::Zero(), *model, m) == Status::ok);
+  CHECK(pbrl::validate(m) == Status::ok);
+  auto solver = std::make_unique<BigSolver>();
+  auto baseline = std::make_unique<BigBaseline>();
+  MESSAGE("sizeof with sizeof(Real) = ", sizeof(Real), ": Stackelberg<100,5,5>::Model ", sizeof(Big::Model),
+          ", Pbrl ", sizeof(BigSolver), ", IndependentPolicyGradient ", sizeof(BigBaseline), " bytes");
+  for (auto kind : {PenaltyKind::value, PenaltyKind::bellman}) {
+    CAPTURE(static_cast<int>(kind));
+    pbrl::PbrlSettings<Real> s;
+    s.penalty = kind;
+    s.oracle = pbrl::OracleKind::policy_gradient;  // the paper's inner solver
+    s.inner_steps = kind == PenaltyKind::value ? 1 : 2;
+    s.oracle_step = Real(0.1);
+    s.step_x = s.step_y = Real(0.1);
+    s.penalty_start = s.penalty_final = kind == PenaltyKind::value ? Real(2) : Real(7);
+    REQUIRE(solver->init(*problem, s, Big::Params::Zero(), Mat<NS, NF>::Zero()) == Status::ok);
+    BigSolver::Report a, b;
+    REQUIRE(solver->step(&a) == Status::ok);
+    REQUIRE(solver->step(&b) == Status::ok);
+    CHECK(std::isfinite(b.objective));
+    CHECK(std::isfinite(b.lower_gap));
+    CHECK(problem->validate_parameters(solver->x()) == Status::ok);
+  }
+  pbrl::IndependentPgSettings<Real> s;
+  REQUIRE(baseline->init(*problem, s, Big::Params::Zero(), Mat<NS, NF>::Zero()) == Status::ok);
+  BigBaseline::Report a, b;
+  REQUIRE(baseline->step(&a) == Status::ok);
+  REQUIRE(baseline->step(&b) == Status::ok);
+  CHECK(std::isfinite(b.leader_value));
+  CHECK(b.follower_gap >= Real(0));
+  CHECK(b.follower_gap < a.follower_gap);
+  MESSAGE("independent PG at the paper's size: V_l ", a.leader_value, " -> ", b.leader_value, ", gap ",
+          a.follower_gap, " -> ", b.follower_gap);
+}

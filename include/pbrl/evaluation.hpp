@@ -91,11 +91,16 @@ void factorize(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>
 template <typename Scalar, int S>
 void lu_solve(const Scalar* lu, StateVector<Scalar, S>& b) {
   const Eigen::Map<const Eigen::Matrix<Scalar, S, S, Eigen::RowMajor>> M(lu);
-  for (int i = 1; i < S; ++i) b(i) -= M.row(i).head(i).dot(b.head(i));
+  // Plain loops: GCC 12 -O2 misreads Eigen's head(i)/tail(n) dots at S = 3 as overflowing.
+  for (int i = 1; i < S; ++i) {
+    Scalar acc(0);
+    for (int j = 0; j < i; ++j) acc += M(i, j) * b(j);
+    b(i) -= acc;
+  }
   for (int i = S - 1; i >= 0; --i) {
-    const int n = S - 1 - i;
-    if (n > 0) b(i) -= M.row(i).tail(n).dot(b.tail(n));
-    b(i) /= M(i, i);
+    Scalar acc(0);
+    for (int j = i + 1; j < S; ++j) acc += M(i, j) * b(j);
+    b(i) = (b(i) - acc) / M(i, i);
   }
 }
 

@@ -23,10 +23,38 @@
 //
 // grad_pi is the derivative with respect to the policy probabilities; the solver chains it to
 // the parameterization of y.
+//
+// Optional, for sampled mode (sampling/estimators.hpp; PbrlSettings::gradient = sampled), the
+// per-sample form of vjp():
+//   void sample_vjp(const Params& x, int s, int a, int s_next, Scalar reward_weight,
+//                   Scalar transition_weight, Params& grad) const;
+//                // grad += reward_weight * grad_x r_x(s,a)
+//                //       + transition_weight * grad_x log P_x(s_next|s,a)
+// The estimators call it once per step t of a trajectory with reward_weight = w*gamma^t and
+// transition_weight = w*gamma^(t+1)*V_hat_{t+1} (the discount is the caller's), and only with
+// P_x(s_next|s,a) > 0 (s_next was drawn from it). Its expectation along trajectories is vjp():
+//   E[ sum_t gamma^t (grad r_x(s_t,a_t) + gamma grad log P_x(s_{t+1}|s_t,a_t) V_hat_{t+1}) ] = J^T(mu, V)
+// which needs the support of P_x(.|s,a) not to depend on x (a likelihood ratio cannot see
+// probability mass that appears where there was none). A problem whose P does not depend on x
+// adds only the reward term. has_sample_vjp<Problem>::value tells whether a problem has it; the
+// solver's sampled mode refuses (Status::bad_setting) a problem without it.
 
 #include "pbrl/config.hpp"
 
+#include <type_traits>
+#include <utility>
+
 namespace pbrl {
+
+// Whether Problem offers the per-sample hook sample_vjp (see above).
+template <class Problem, class = void>
+struct has_sample_vjp : std::false_type {};
+template <class Problem>
+struct has_sample_vjp<Problem, std::void_t<decltype(std::declval<const Problem&>().sample_vjp(
+                                   std::declval<const typename Problem::Params&>(), 0, 0, 0,
+                                   std::declval<typename Problem::Scalar>(),
+                                   std::declval<typename Problem::Scalar>(),
+                                   std::declval<typename Problem::Params&>()))>> : std::true_type {};
 
 // Box X = [lower, upper]^d, the set the paper's projected update uses for x.
 template <typename Scalar>

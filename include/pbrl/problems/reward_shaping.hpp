@@ -5,7 +5,8 @@
 // x holds one shaping term per (s, a) in a box. The lower level is usually regularized
 // (tau > 0) and the task not (tau_f = 0): shaping then sharpens the regularized learner towards
 // the task's optimum, which is what the upper level rewards.
-// J^T(w, v) = w (flattened): the shaping enters the reward linearly and P does not depend on x.
+// J^T(w, v) = w (flattened): the shaping enters the reward linearly and P does not depend on x;
+// per sample (sampled mode), grad_x r_x(s,a) = e_{(s,a)}.
 
 #include "pbrl/evaluation.hpp"
 #include "pbrl/problem.hpp"
@@ -71,6 +72,13 @@ class RewardShaping {
   void vjp(const Params& /*x*/, const Matrix& w, const StateVector<Scalar, S>& /*v*/, Scalar scale,
            Params& grad) const {
     grad += scale * Eigen::Map<const Params>(w.data());
+  }
+
+  // Per-sample hook of sampled mode (problem.hpp): grad_x r_x(s,a) = e_{(s,a)}; P does not depend
+  // on x, so the transition term is zero.
+  void sample_vjp(const Params& /*x*/, int s, int a, int /*s_next*/, Scalar reward_weight,
+                  Scalar /*transition_weight*/, Params& grad) const {
+    grad(s * A + a) += reward_weight;
   }
 
   // f = -V^{pi}_{task}(rho); grad_x f = 0, grad_pi f = -dV_task/dpi.

@@ -39,7 +39,8 @@
 //   grad_x f(s,b) = -pi_x(b|s) (g(s,b) - <pi_x(s), g(s,.)>),  g = dV_l(rho)/dpi_x.
 //
 // Memory: the game's arrays are the caller's (flash), read in place. Model holds
-// S*A_f*S + 3*S*A_f + S*A_l scalars; nothing of size S*A_l*A_f*S or S*S is ever put in a function frame.
+// S*A_f*S + 3*S*A_f + S*A_l scalars; no function frame holds more than a few rows of A_l or
+// A_f numbers.
 
 #include "pbrl/evaluation.hpp"
 #include "pbrl/oracle/soft_value_iteration.hpp"
@@ -165,12 +166,37 @@ class Stackelberg {
         if (wsa == Scalar(0)) continue;
         for (int al = 0; al < AL; ++al) {
           const int j = joint(s, al, af);
-          z(al) = data_.follower_reward[j] + gamma * Eigen::Map<const Vector<Scalar, S>>(data_.transition + j * S).dot(v);
+          const Eigen::Map<const Vector<Scalar, S>> next(data_.transition + j * S);
+          z(al) = data_.follower_reward[j] + gamma * next.dot(v);
         }
         g += wsa * (z.array() - p.dot(z)).matrix();
       }
       grad.template segment<AL>(s * AL) += scale * p.cwiseProduct(g);
     }
+  }
+
+  // Per-sample hook of sampled mode (problem.hpp): with r_x, P_x linear in pi_x(.|s),
+  //   grad_x r_x(s,a)(s,b)          = pi_x(b|s) (r_f(s,b,a) - r_x(s,a)),
+  //   grad_x log P_x(s'|s,a)(s,b)   = pi_x(b|s) (P(s'|s,b,a) - P_x(s'|s,a)) / P_x(s'|s,a),
+  // zero in every other state's logits. pi_x > 0 (bounded logits), so the support of P_x(.|s,a)
+  // is that of sum_b P(.|s,b,a) for every x, as the likelihood ratio requires; s' was drawn from
+  // P_x(.|s,a), so P_x(s'|s,a) > 0 (a zero is skipped rather than divided by).
+  void sample_vjp(const Params& x, int s, int a, int s_next, Scalar reward_weight, Scalar transition_weight,
+                  Params& grad) const {
+    const Vector<Scalar, AL> p = leader_row(x, s);
+    Vector<Scalar, AL> g = Vector<Scalar, AL>::Zero();
+    if (reward_weight != Scalar(0)) {
+      Vector<Scalar, AL> r;
+      for (int al = 0; al < AL; ++al) r(al) = data_.follower_reward[joint(s, al, a)];
+      g += reward_weight * (r.array() - p.dot(r)).matrix();
+    }
+    if (transition_weight != Scalar(0)) {
+      Vector<Scalar, AL> q;
+      for (int al = 0; al < AL; ++al) q(al) = data_.transition[joint(s, al, a) * S + s_next];
+      const Scalar px = p.dot(q);
+      if (px > Scalar(0)) g += (transition_weight / px) * (q.array() - px).matrix();
+    }
+    grad.template segment<AL>(s * AL) += p.cwiseProduct(g);
   }
 
   // f(x, pi) = -V_l^{pi_x,pi}(rho) and its gradients (formulas above). Needs model built for x;

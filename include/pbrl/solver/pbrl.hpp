@@ -7,6 +7,26 @@
 // no pointer into memory it does not own except the problem. step() does exactly one bounded
 // iteration: T oracle steps, T + 3 policy evaluations (one more for the Bellman occupancy), no
 // other loop that depends on data.
+//
+// Sampled mode (settings.gradient = GradientMode::sampled; sampling/estimators.hpp): the lower
+// level is learned from trajectories of the generative model (rho, P_x, the policies), as in the
+// paper's experiments, and the step counts the environment steps it takes:
+//   1. oracle: T sampled policy-gradient steps (OracleKind::policy_gradient is required: PMD and
+//      soft value iteration need Q at every (s,a), which trajectories do not give), each from B
+//      rollouts of horizon H of the current pi-hat: softmax logits (score function) or projected
+//      direct probabilities (importance weights, bounded by 1/oracle_policy.floor: raise the
+//      floor from its default 1e-6, e.g. to 1e-2, for a usable variance), as
+//      settings.oracle_policy says; the same holds for a direct y (settings.policy.floor);
+//   2. the penalty's p and gradients sampled from two batches (sampled_value_penalty or
+//      sampled_bellman_penalty), with common random numbers unless settings.sampling says not;
+//   3. f and its gradients stay the problem's exact, model-based upper(); no environment steps.
+// Environment steps per step(): (T + 2) * B * H, exactly; Rng draws: (T + 2) * B * (2H + 1),
+// or (T + 1) * B * (2H + 1) with common random numbers. The Rng lives in the solver (seeded by
+// init() from settings.seed; rng() reads and restores it for a checkpoint); a step that fails
+// leaves it and the step count unchanged. The report's penalty and objective are the sampled
+// p_hat and f + lambda*p_hat the update used; its lower_gap stays exact (two policy evaluations
+// on M(x_k), done only when a report is asked for, and never part of the update). The problem
+// must offer sample_vjp (problem.hpp), else init() returns bad_setting.
 
 #include "pbrl/evaluation.hpp"
 #include "pbrl/oracle/pmd.hpp"
@@ -15,11 +35,17 @@
 #include "pbrl/penalty/bellman.hpp"
 #include "pbrl/penalty/value.hpp"
 #include "pbrl/policy.hpp"
+#include "pbrl/sampling/estimators.hpp"
+
+#include <cstdint>
 
 namespace pbrl {
 
 enum class PenaltyKind : unsigned char { value, bellman };
 enum class OracleKind : unsigned char { policy_mirror_descent, policy_gradient, soft_value_iteration };
+// exact: every gradient from the model (policy evaluations). sampled: the lower level's gradients
+// from trajectories (see the top of this file).
+enum class GradientMode : unsigned char { exact, sampled };
 
 // Largest inner step count accepted: keeps the work of one step() bounded and known.
 constexpr int kMaxInnerSteps = 100000;
@@ -37,6 +63,9 @@ struct PbrlSettings {
   Scalar penalty_start = Scalar(1);    // lambda at iteration 0
   Scalar penalty_final = Scalar(1);    // lambda once the ramp is over
   int penalty_ramp = 0;                // iterations of the linear ramp (0: lambda = penalty_final)
+  GradientMode gradient = GradientMode::exact;  // sampled: Monte-Carlo lower-level gradients
+  SamplingSettings sampling{};         // sampled mode: horizon H <= kMaxHorizon, batch B
+  std::uint32_t seed = 1u;             // sampled mode: init() seeds the solver's Rng with it
 };
 
 template <typename Scalar>
@@ -48,6 +77,7 @@ struct PbrlReport {
   Scalar objective = Scalar(0);        // F = f + lambda*p
   Scalar projected_gradient_norm = Scalar(0);  // |G_lambda(x_k, y_k)| with separate step sizes
   Scalar lower_gap = Scalar(0);        // V^{pi-hat_k}(rho) - V^{pi_y_k}(rho) on M(x_k)
+  std::int64_t environment_steps = 0;  // environment steps taken since init(), this step's included
 };
 
 template <typename Scalar>
@@ -63,6 +93,11 @@ Status validate(const PbrlSettings<Scalar>& s, int actions) {
   if (!std::isfinite(s.penalty_start) || !std::isfinite(s.penalty_final) ||
       s.penalty_start < Scalar(0) || s.penalty_final < Scalar(0))
     return Status::bad_setting;
+  if (s.gradient != GradientMode::exact && s.gradient != GradientMode::sampled) return Status::bad_setting;
+  if (s.gradient == GradientMode::sampled) {
+    if (s.oracle != OracleKind::policy_gradient) return Status::bad_setting;
+    if (Status st = validate_sampling<kMaxHorizon>(s.sampling); st != Status::ok) return st;
+  }
   return Status::ok;
 }
 
@@ -84,6 +119,7 @@ class Pbrl {
     if (Status st = validate<Scalar, A>(settings.oracle_policy); st != Status::ok) return st;
     if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A>(settings.policy, y0); st != Status::ok) return st;
+    if (settings.gradient == GradientMode::sampled && !has_sample_vjp<Problem>::value) return Status::bad_setting;
     problem_ = &problem;
     settings_ = settings;
     x_ = x0;
@@ -99,12 +135,15 @@ class Pbrl {
     start_warm_.setZero();
     eval_y_ = eval_hat_ = eval_upper_ = Evaluation<Scalar, S, A>{};
     iteration_ = 0;
+    rng_.reseed(settings.seed);
+    environment_steps_ = 0;
     return Status::ok;
   }
 
   // One outer iteration. On error x, y, the oracle's warm start and the count are unchanged.
   Status step(Report* report = nullptr) {
     if (problem_ == nullptr) return Status::not_initialized;
+    if (settings_.gradient == GradientMode::sampled) return step_sampled(report);
     const Problem& problem = *problem_;
     const Scalar lambda = penalty_constant(iteration_);
     Mdp<Scalar, S, A> mdp;
@@ -157,6 +196,7 @@ class Pbrl {
       report->objective = f + lambda * p;
       report->projected_gradient_norm = std::sqrt(g2);
       report->lower_gap = eval_hat_.value_rho - eval_y_.value_rho;
+      report->environment_steps = environment_steps_;
     }
     x_ = x_next_;
     y_ = y_next_;
@@ -191,8 +231,123 @@ class Pbrl {
   void policy(Matrix& pi) const { policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi); }
   // Workspace of the policy evaluations (sweep settings live here in sweep mode).
   Workspace& evaluation_workspace() { return ws_; }
+  // Sampled mode: environment steps taken since init(), and the random stream (copy it to
+  // checkpoint, assign it to restore; init() reseeds it from settings.seed).
+  std::int64_t environment_steps() const { return environment_steps_; }
+  Rng& rng() { return rng_; }
+  const Rng& rng() const { return rng_; }
 
  private:
+  // step() in sampled mode: the same iteration with the lower level's gradients from rollouts.
+  // Everything is formed in scratch (rng_next_, the *_next_ iterates) and committed at the end.
+  Status step_sampled(Report* report) {
+    if constexpr (!has_sample_vjp<Problem>::value) {
+      (void)report;
+      return Status::bad_setting;  // init() refuses this already
+    } else {
+      const Problem& problem = *problem_;
+      const Scalar lambda = penalty_constant(iteration_);
+      Mdp<Scalar, S, A> mdp;
+      if (Status st = problem.build(x_, model_, mdp); st != Status::ok) return st;
+      rng_next_ = rng_;
+      std::int64_t steps = 0;
+
+      // 1. Oracle: T sampled policy-gradient steps on copies of the warm start.
+      log_pi_next_ = log_pi_hat_;
+      pi_next_ = pi_hat_;
+      if (Status st = run_sampled_oracle(mdp, steps); st != Status::ok) return st;
+
+      // 2. Sampled penalty and its gradients (before upper(), which may reuse the model storage).
+      policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi_y_);
+      const Parameterization param = settings_.policy.parameterization;
+      if (settings_.penalty == PenaltyKind::value) {
+        if (Status st = sampled_value_penalty(problem, x_, mdp, param, pi_y_, pi_next_, settings_.sampling,
+                                              rng_next_, trajectory_, steps, sampled_penalty_);
+            st != Status::ok)
+          return st;
+      } else {
+        if (Status st = sampled_bellman_penalty(problem, x_, mdp, param, pi_y_, pi_next_, settings_.sampling,
+                                                rng_next_, trajectory_, steps, sampled_penalty_);
+            st != Status::ok)
+          return st;
+      }
+      Scalar gap(0);
+      if (report != nullptr) {  // diagnostics only: exact, model-based, no environment steps
+        if (Status st = evaluate(mdp, pi_y_, ws_, eval_y_); st != Status::ok) return st;
+        if (Status st = evaluate(mdp, pi_next_, ws_, eval_hat_); st != Status::ok) return st;
+        gap = eval_hat_.value_rho - eval_y_.value_rho;
+      }
+
+      // 3. f exact, then grad F = grad f + lambda * (sampled grad p).
+      Scalar f(0);
+      if (Status st = problem.upper(x_, pi_y_, model_, ws_, eval_upper_, f, grad_x_, grad_pi_); st != Status::ok)
+        return st;
+      chain_policy_gradient<Scalar, S, A>(param, pi_y_, grad_pi_, grad_y_);
+      grad_x_ += lambda * sampled_penalty_.grad_x;
+      grad_y_ += lambda * sampled_penalty_.grad_y;
+      const Scalar p = sampled_penalty_.value;
+
+      // 4. Projected step, as in exact mode.
+      x_next_ = x_ - settings_.step_x * grad_x_;
+      problem.project_parameters(x_next_);
+      y_next_ = y_ - settings_.step_y * grad_y_;
+      project_policy_set<Scalar, S, A>(settings_.policy, y_next_);
+      const Scalar g2 = ((x_ - x_next_) / settings_.step_x).squaredNorm() +
+                        ((y_ - y_next_) / settings_.step_y).squaredNorm();
+      if (!x_next_.allFinite() || !y_next_.allFinite() || !std::isfinite(f) || !std::isfinite(p) ||
+          !std::isfinite(g2) || !std::isfinite(gap))
+        return Status::numerical_failure;
+
+      x_ = x_next_;
+      y_ = y_next_;
+      log_pi_hat_ = log_pi_next_;
+      pi_hat_ = pi_next_;
+      rng_ = rng_next_;
+      environment_steps_ += steps;
+      if (report != nullptr) {
+        report->iteration = iteration_;
+        report->upper_objective = f;
+        report->penalty = p;
+        report->penalty_constant = lambda;
+        report->objective = f + lambda * p;
+        report->projected_gradient_norm = std::sqrt(g2);
+        report->lower_gap = gap;
+        report->environment_steps = environment_steps_;
+      }
+      ++iteration_;
+      return Status::ok;
+    }
+  }
+
+  // T sampled policy-gradient ascent steps on (log_pi_next_, pi_next_) with rng_next_; the
+  // gradient estimate goes through weights_.
+  Status run_sampled_oracle(const Mdp<Scalar, S, A>& mdp, std::int64_t& steps) {
+    const PolicySet<Scalar>& set = settings_.oracle_policy;
+    const Scalar eta = settings_.oracle_step;
+    for (int i = 0; i < settings_.inner_steps; ++i) {
+      Scalar value(0);
+      if (Status st = sampled_policy_gradient(mdp, set.parameterization, pi_next_, settings_.sampling, rng_next_,
+                                              trajectory_, steps, value, weights_);
+          st != Status::ok)
+        return st;
+      if (set.parameterization == Parameterization::direct) {
+        pi_next_ += eta * weights_;
+        project_policy_set<Scalar, S, A>(set, pi_next_);
+        if (!pi_next_.allFinite()) return Status::numerical_failure;
+        log_pi_next_ = pi_next_.array().log().matrix();
+      } else {
+        log_pi_next_ += eta * weights_;
+        for (int s = 0; s < S; ++s) {
+          normalize_log_row(log_pi_next_.row(s));
+          log_pi_next_.row(s) = log_pi_next_.row(s).cwiseMax(std::log(log_floor<Scalar>()));
+        }
+        if (!log_pi_next_.allFinite()) return Status::numerical_failure;
+        pi_next_ = log_pi_next_.array().exp().matrix();
+      }
+    }
+    return Status::ok;
+  }
+
   Status run_oracle(const Mdp<Scalar, S, A>& mdp) {
     const int T = settings_.inner_steps;
     if (T == 0) return Status::ok;
@@ -234,6 +389,11 @@ class Pbrl {
   typename Problem::Model model_{};
   Evaluation<Scalar, S, A> eval_y_{}, eval_hat_{}, eval_upper_{};
   Workspace ws_{};
+  // Sampled mode: the random stream and the step count (state), and their scratch.
+  Rng rng_{1u}, rng_next_{1u};
+  std::int64_t environment_steps_ = 0;
+  Trajectory<Scalar, kMaxHorizon> trajectory_{};
+  SampledPenalty<Problem> sampled_penalty_{};
 };
 
 }  // namespace pbrl

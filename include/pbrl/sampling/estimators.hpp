@@ -1,0 +1,343 @@
+#pragma once
+// Monte-Carlo estimators of every gradient the PBRL solver uses, from rollouts of the generative
+// model (sampling/rollouts.hpp): B trajectories of horizon H each, as in the paper's experiments
+// (appendix "Additional experiment details": H = 5, B = 16 for the Stackelberg game, B = 24 for
+// incentive design). Each is the exact quantity of evaluation.hpp / penalty/*.hpp in expectation,
+// up to the truncation bias of the horizon (O(gamma^H), see each formula).
+//
+// Notation: trajectories tau_b = (s_0, a_0, s_1, ..., s_H), b = 1..B; V_hat_t and Q_hat_t their
+// returns under the policy they follow from t = 1 (rollouts.hpp); l(s,a) = log(pi(a|s)/ref(a|s)),
+// h_s = <pi(s), l(s,.)>, dh(s,a) = l(s,a) + 1 (the regularizer's derivative, regularizer.hpp).
+//
+// Policy gradient of V^pi(rho) (rollouts of pi from rho), per trajectory:
+//   softmax logits:  row s_t += gamma^t [ (e_{a_t} - pi(s_t)) Q_hat_t - tau pi(s_t) .* (l(s_t,.) - h_{s_t}) ]
+//   direct:          row s_t += gamma^t [ e_{a_t} Q_hat_t / pi(a_t|s_t)  - tau dh(s_t,.) ]
+//   value:           V_hat_0
+// In expectation over a_t given s_t the softmax term is d(s) pi(a|s)(Q(s,a) - tau l(s,a) - V(s)),
+// the exact softmax gradient (the +1 of dh cancels against <pi, .>); the direct term is
+// d(s)(Q(s,a) - tau dh(s,a)), the exact direct gradient. The softmax form is the score-function
+// estimator (e_a - pi)(Q_hat - tau l(a)) with its regularizer part replaced by its conditional
+// expectation given s_t (Rao-Blackwell: same mean, never more variance); the direct form is the
+// importance-weighted one (its variance grows like 1/pi_min: the direct set's floor bounds it).
+//
+// Vector-Jacobian product J^T(mu'_{rho, sigma -> pi}, V^pi) = grad_x E_{s~rho, a~sigma(s)} Q^pi(s,a)
+// (rollouts with a_0 ~ sigma, then pi), per trajectory, through the problem's per-sample hook
+// (problem.hpp, sample_vjp):
+//   sum_t gamma^t [ grad_x r_x(s_t,a_t) + gamma * grad_x log P_x(s_{t+1}|s_t,a_t) * V_hat_{t+1} ]
+// Unbiased (up to truncation) because E[grad log P(s'|s,a) V_hat(s') | s,a] = sum_s' grad P(s'|s,a) V(s')
+// (likelihood ratio through the dynamics; V_hat_{t+1} given s_{t+1} is independent of how s_{t+1}
+// was reached). sigma = pi gives grad_x V^pi(rho) = J^T(mu^pi, V^pi).
+//
+// Value penalty p = V^{pi-hat}(rho) - V^{pi_y}(rho) (penalty/value.hpp), two batches:
+// pi-hat from rho (batch 1) and pi_y from rho (batch 2):
+//   p_hat   = mean_1 V_hat_0 - mean_2 V_hat_0
+//   grad_x  = J_hat^T(batch 1) - J_hat^T(batch 2)
+//   grad_y  = - (policy gradient of batch 2, in y's parameterization)
+// Bellman penalty (penalty/bellman.hpp), two batches: pi-hat from rho (batch 1) and
+// s_0 ~ rho, a_0 ~ pi_y(s_0), then pi-hat (batch 2, ERRATA item 3):
+//   p_hat   = mean_1 V_hat_0 - mean_2 Q_hat_0 + tau * sum_s rho(s) h_s(pi_y(s))
+//   grad_x  = J_hat^T(batch 1) - J_hat^T(batch 2)          (both with V^{pi-hat})
+//   grad_y  = rho(s)(tau dh(s,a) - Q^{pi-hat}(s,a)) chained to y, with the Q part from batch 2's
+//             first step:  direct  row s_0 -= e_{a_0} Q_hat_0 / pi_y(a_0|s_0)
+//                          softmax row s_0 -= (e_{a_0} - pi_y(s_0)) Q_hat_0
+//             and the regularizer part, a known function of pi_y and rho, exact:
+//                          direct  + tau rho(s) dh(s,.),  softmax  + tau rho(s) pi_y(s) .* (l(s,.) - h_s)
+// The sampled Bellman p_hat estimates V^{pi-hat}(rho) where the exact one (bellman_penalty) has
+// E_rho[softmax_tau Q^{pi-hat}]; they agree at pi-hat = pi* and differ by
+// E_rho[softmax_tau Q^{pi-hat} - V^{pi-hat}] >= 0 otherwise (the soft maximum of Q over all
+// actions is not a sample mean). The gradients are the same as the exact mode's.
+//
+// Common random numbers: with SamplingSettings::common_random_numbers (the default) the two
+// batches of a penalty use the same uniforms (trajectory b of batch 2 replays trajectory b of
+// batch 1's stream), so they coincide wherever the two policies draw the same actions. Each batch
+// keeps its distribution (the estimates stay unbiased) and the difference's variance vanishes as
+// pi_y -> pi-hat: at pi_y = pi-hat the value penalty's p_hat is exactly 0 and its grad_x is 0 up
+// to rounding, where independent batches leave O(1/sqrt(B)) noise in the penalty gradient just
+// where the solver converges. Off, batch 2 continues the stream after batch 1.
+//
+// Environment steps: B*H per batch, so sampled_policy_gradient and sampled_vjp add B*H to
+// `steps`, the penalties 2*B*H. Random numbers: every rollout draws 2H + 1 uniforms; a call
+// advances the Rng by B*(2H + 1) draws per batch, or by B*(2H + 1) in all for a penalty with
+// common random numbers.
+//
+// Truncation bias: with |r| + tau*h <= R, |V| <= R/(1-gamma), and every estimate above is within
+// gamma^H * (H + 1/(1-gamma)) * C of its exact value, C a bound on one step's term (for example
+// (R/(1-gamma) + tau*max|dh|)/pi_min for the direct policy gradient). With H = 5 and gamma = 0.9
+// that is a large fraction of the gradient: the paper's experiments optimize, in effect, a
+// short-horizon surrogate.
+//
+// Contract: every call validates its inputs first (model settings, policies, horizon in
+// [1, MaxHorizon], batch in [1, kMaxBatch], x in X) and on a validation error changes nothing.
+// After that the only failure is numerical_failure (a non-finite estimate); then the Rng and
+// `steps` are unchanged, and the outputs and the trajectory scratch, which are the call's
+// workspace, hold unspecified values. Outputs are overwritten, not accumulated. The model must
+// have passed validate(mdp) once (rho and P are read, not re-checked), as for evaluate().
+
+#include <cstdint>
+
+#include "pbrl/policy.hpp"
+#include "pbrl/problem.hpp"
+#include "pbrl/sampling/rollouts.hpp"
+
+namespace pbrl {
+
+// Largest batch accepted: B*H*(T+2) environment steps per solver step stay far inside int64.
+constexpr int kMaxBatch = 1 << 20;
+
+struct SamplingSettings {
+  int horizon = 5;                    // H, trajectory length (environment steps per trajectory)
+  int batch = 16;                     // B, trajectories per estimate
+  bool common_random_numbers = true;  // the two batches of a penalty share their uniforms
+};
+
+// 1 <= horizon <= MaxHorizon (the Trajectory's capacity), 1 <= batch <= kMaxBatch.
+template <int MaxHorizon = kMaxHorizon>
+Status validate_sampling(const SamplingSettings& s) {
+  if (s.horizon < 1 || s.horizon > MaxHorizon || s.batch < 1 || s.batch > kMaxBatch)
+    return Status::bad_setting;
+  return Status::ok;
+}
+
+// Environment steps of one batch.
+inline std::int64_t batch_steps(const SamplingSettings& s) {
+  return static_cast<std::int64_t>(s.batch) * s.horizon;
+}
+
+// A sampled penalty: p_hat and its gradients, grad_y in the coordinates of y's parameterization.
+template <class Problem>
+struct SampledPenalty {
+  using Scalar = typename Problem::Scalar;
+  using Params = typename Problem::Params;
+  using Matrix = StateActionMatrix<Scalar, Problem::kStates, Problem::kActions>;
+  Scalar value = Scalar(0);
+  Params grad_x = Params::Zero();
+  Matrix grad_y = Matrix::Zero();
+};
+
+namespace detail {
+
+inline bool valid_parameterization(Parameterization p) {
+  return p == Parameterization::direct || p == Parameterization::softmax;
+}
+
+// grad row s += wq * (direct: e_a / pi(a|s); softmax: e_a - pi(s)). pi(a|s) > 0: a was drawn.
+template <typename Scalar, int S, int A>
+void add_action_term(Parameterization param, const StateActionMatrix<Scalar, S, A>& pi, int s, int a,
+                     Scalar wq, StateActionMatrix<Scalar, S, A>& grad) {
+  if (param == Parameterization::direct) {
+    grad(s, a) += wq / pi(s, a);
+  } else {
+    grad.row(s) -= wq * pi.row(s);
+    grad(s, a) += wq;
+  }
+}
+
+// grad row s += w * (the regularizer's part of dV/dparam at s):
+//   direct: -tau dh(s,.);   softmax: -tau pi(s) .* (l(s,.) - h_s)   (0 where pi(a|s) = 0).
+template <typename Scalar, int S, int A>
+void add_regularizer_term(const Mdp<Scalar, S, A>& m, Parameterization param,
+                          const StateActionMatrix<Scalar, S, A>& pi, int s, Scalar w,
+                          StateActionMatrix<Scalar, S, A>& grad) {
+  const Scalar tau = m.tau();
+  if (!(tau > Scalar(0))) return;
+  if (param == Parameterization::direct) {
+    for (int a = 0; a < A; ++a) grad(s, a) -= w * tau * m.regularizer.derivative(s, a, pi(s, a));
+  } else {
+    const Scalar h = m.regularizer.value(s, pi.row(s));
+    for (int a = 0; a < A; ++a) {
+      const Scalar p = pi(s, a);
+      if (p > Scalar(0)) grad(s, a) -= w * tau * p * (std::log(p) - m.regularizer.log_reference(s, a) - h);
+    }
+  }
+}
+
+// grad += w * sum_{t<H} gamma^t [action term with Q_hat_t + regularizer term] of one trajectory of pi.
+template <typename Scalar, int S, int A, int MaxHorizon>
+void accumulate_policy_gradient(const Mdp<Scalar, S, A>& m, Parameterization param,
+                                const StateActionMatrix<Scalar, S, A>& pi,
+                                const Trajectory<Scalar, MaxHorizon>& traj, Scalar w,
+                                StateActionMatrix<Scalar, S, A>& grad) {
+  Scalar d = w;
+  for (int t = 0; t < traj.horizon; ++t) {
+    const int s = traj.state[t];
+    add_action_term(param, pi, s, traj.action[t], d * sampled_q(m, traj, t), grad);
+    add_regularizer_term(m, param, pi, s, d, grad);
+    d *= m.discount;
+  }
+}
+
+// grad += w * sum_{t<H} gamma^t [grad r(s_t,a_t) + gamma grad log P(s_{t+1}|s_t,a_t) V_hat_{t+1}].
+template <class Problem, typename Scalar, int MaxHorizon>
+void accumulate_vjp(const Problem& problem, const typename Problem::Params& x, Scalar gamma,
+                    const Trajectory<Scalar, MaxHorizon>& traj, Scalar w, typename Problem::Params& grad) {
+  Scalar d = w;
+  for (int t = 0; t < traj.horizon; ++t) {
+    problem.sample_vjp(x, traj.state[t], traj.action[t], traj.state[t + 1], d,
+                       d * gamma * traj.value[t + 1], grad);
+    d *= gamma;
+  }
+}
+
+// B rollouts (a_0 ~ sigma, then pi) with their returns under pi; visit(traj) after each.
+template <typename Scalar, int S, int A, int MaxHorizon, typename Visit>
+void run_batch(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
+               const StateActionMatrix<Scalar, S, A>& pi, const SamplingSettings& settings, Rng& rng,
+               Trajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
+  for (int b = 0; b < settings.batch; ++b) {
+    rollout_unchecked(m, sigma, pi, settings.horizon, rng, traj);
+    returns_unchecked(m, pi, traj);
+    visit(static_cast<const Trajectory<Scalar, MaxHorizon>&>(traj));
+  }
+}
+
+template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
+Status check_penalty_call(const Problem& problem, const typename Problem::Params& x,
+                          const Mdp<Scalar, S, A>& m, Parameterization param,
+                          const StateActionMatrix<Scalar, S, A>& pi_y,
+                          const StateActionMatrix<Scalar, S, A>& pi_hat, const SamplingSettings& settings) {
+  if (!valid_parameterization(param)) return Status::bad_setting;
+  if (Status st = validate_sampling<MaxHorizon>(settings); st != Status::ok) return st;
+  if (Status st = check_rollout(m, pi_y, pi_hat, settings.horizon, MaxHorizon); st != Status::ok) return st;
+  return problem.validate_parameters(x);
+}
+
+}  // namespace detail
+
+// value = V_hat^pi(rho) and grad = dV^pi(rho)/dparam (softmax logits or direct probabilities),
+// from B rollouts of pi. Adds B*H to steps.
+template <typename Scalar, int S, int A, int MaxHorizon>
+Status sampled_policy_gradient(const Mdp<Scalar, S, A>& m, Parameterization param,
+                               const StateActionMatrix<Scalar, S, A>& pi, const SamplingSettings& settings,
+                               Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
+                               Scalar& value, StateActionMatrix<Scalar, S, A>& grad) {
+  if (!detail::valid_parameterization(param)) return Status::bad_setting;
+  if (Status st = validate_sampling<MaxHorizon>(settings); st != Status::ok) return st;
+  if (Status st = detail::check_rollout(m, pi, pi, settings.horizon, MaxHorizon); st != Status::ok) return st;
+  Rng local = rng;
+  const Scalar w = Scalar(1) / Scalar(settings.batch);
+  Scalar sum(0);
+  grad.setZero();
+  detail::run_batch(m, pi, pi, settings, local, scratch, [&](const Trajectory<Scalar, MaxHorizon>& traj) {
+    sum += traj.value[0];
+    detail::accumulate_policy_gradient(m, param, pi, traj, w, grad);
+  });
+  const Scalar v = sum * w;
+  if (!std::isfinite(v) || !grad.allFinite()) return Status::numerical_failure;
+  value = v;
+  rng = local;
+  steps += batch_steps(settings);
+  return Status::ok;
+}
+
+// grad = J_hat^T(mu'_{rho, sigma -> pi}, V^pi), the estimate of grad_x E_{s~rho,a~sigma} Q^pi_{M(x)}(s,a),
+// from B rollouts (a_0 ~ sigma, then pi) on m = M(x). sigma = pi: grad_x V^pi(rho). Adds B*H to
+// steps. Needs the problem's sample_vjp hook (problem.hpp).
+template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
+Status sampled_vjp(const Problem& problem, const typename Problem::Params& x, const Mdp<Scalar, S, A>& m,
+                   const StateActionMatrix<Scalar, S, A>& sigma, const StateActionMatrix<Scalar, S, A>& pi,
+                   const SamplingSettings& settings, Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch,
+                   std::int64_t& steps, typename Problem::Params& grad) {
+  static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
+  if (Status st = validate_sampling<MaxHorizon>(settings); st != Status::ok) return st;
+  if (Status st = detail::check_rollout(m, sigma, pi, settings.horizon, MaxHorizon); st != Status::ok) return st;
+  if (Status st = problem.validate_parameters(x); st != Status::ok) return st;
+  Rng local = rng;
+  const Scalar w = Scalar(1) / Scalar(settings.batch);
+  grad.setZero();
+  detail::run_batch(m, sigma, pi, settings, local, scratch, [&](const Trajectory<Scalar, MaxHorizon>& traj) {
+    detail::accumulate_vjp(problem, x, m.discount, traj, w, grad);
+  });
+  if (!grad.allFinite()) return Status::numerical_failure;
+  rng = local;
+  steps += batch_steps(settings);
+  return Status::ok;
+}
+
+// The value penalty p = V^{pi-hat}(rho) - V^{pi_y}(rho) and its gradients (x, and y in the
+// parameterization `param`), from a batch of pi-hat and a batch of pi_y. Adds 2*B*H to steps.
+template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
+Status sampled_value_penalty(const Problem& problem, const typename Problem::Params& x,
+                             const Mdp<Scalar, S, A>& m, Parameterization param,
+                             const StateActionMatrix<Scalar, S, A>& pi_y,
+                             const StateActionMatrix<Scalar, S, A>& pi_hat, const SamplingSettings& settings,
+                             Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
+                             SampledPenalty<Problem>& out) {
+  static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
+  if (Status st = detail::check_penalty_call<Problem, Scalar, S, A, MaxHorizon>(problem, x, m, param, pi_y,
+                                                                             pi_hat, settings);
+      st != Status::ok)
+    return st;
+  using Traj = Trajectory<Scalar, MaxHorizon>;
+  Rng first = rng, second = rng;
+  const Scalar w = Scalar(1) / Scalar(settings.batch);
+  const Scalar gamma = m.discount;
+  Scalar sum_hat(0), sum_y(0);
+  out.grad_x.setZero();
+  out.grad_y.setZero();
+  detail::run_batch(m, pi_hat, pi_hat, settings, first, scratch, [&](const Traj& traj) {
+    sum_hat += traj.value[0];
+    detail::accumulate_vjp(problem, x, gamma, traj, w, out.grad_x);
+  });
+  if (!settings.common_random_numbers) second = first;
+  detail::run_batch(m, pi_y, pi_y, settings, second, scratch, [&](const Traj& traj) {
+    sum_y += traj.value[0];
+    detail::accumulate_vjp(problem, x, gamma, traj, -w, out.grad_x);
+    detail::accumulate_policy_gradient(m, param, pi_y, traj, -w, out.grad_y);
+  });
+  out.value = (sum_hat - sum_y) * w;
+  if (!std::isfinite(out.value) || !out.grad_x.allFinite() || !out.grad_y.allFinite())
+    return Status::numerical_failure;
+  rng = second;  // with common random numbers both copies stopped at the same state
+  steps += 2 * batch_steps(settings);
+  return Status::ok;
+}
+
+// The Bellman penalty (with V^{pi-hat}(rho) for v(x), see above) and its gradients, from a batch
+// of pi-hat and a batch that starts with a_0 ~ pi_y and follows pi-hat. Adds 2*B*H to steps.
+template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
+Status sampled_bellman_penalty(const Problem& problem, const typename Problem::Params& x,
+                               const Mdp<Scalar, S, A>& m, Parameterization param,
+                               const StateActionMatrix<Scalar, S, A>& pi_y,
+                               const StateActionMatrix<Scalar, S, A>& pi_hat, const SamplingSettings& settings,
+                               Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
+                               SampledPenalty<Problem>& out) {
+  static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
+  if (Status st = detail::check_penalty_call<Problem, Scalar, S, A, MaxHorizon>(problem, x, m, param, pi_y,
+                                                                             pi_hat, settings);
+      st != Status::ok)
+    return st;
+  using Traj = Trajectory<Scalar, MaxHorizon>;
+  Rng first = rng, second = rng;
+  const Scalar w = Scalar(1) / Scalar(settings.batch);
+  const Scalar gamma = m.discount;
+  Scalar sum_hat(0), sum_q(0);
+  out.grad_x.setZero();
+  out.grad_y.setZero();
+  detail::run_batch(m, pi_hat, pi_hat, settings, first, scratch, [&](const Traj& traj) {
+    sum_hat += traj.value[0];
+    detail::accumulate_vjp(problem, x, gamma, traj, w, out.grad_x);
+  });
+  if (!settings.common_random_numbers) second = first;
+  detail::run_batch(m, pi_y, pi_hat, settings, second, scratch, [&](const Traj& traj) {
+    const Scalar q0 = sampled_q(m, traj, 0);
+    sum_q += q0;
+    detail::accumulate_vjp(problem, x, gamma, traj, -w, out.grad_x);
+    detail::add_action_term(param, pi_y, traj.state[0], traj.action[0], -w * q0, out.grad_y);
+  });
+  // The regularizer's parts are known functions of pi_y under s ~ rho: exact, no sampling noise.
+  const auto rho = m.rho();
+  Scalar regularization(0);
+  if (m.tau() > Scalar(0))
+    for (int s = 0; s < S; ++s) {
+      regularization += rho(s) * m.regularizer.value(s, pi_y.row(s));
+      detail::add_regularizer_term(m, param, pi_y, s, -rho(s), out.grad_y);
+    }
+  out.value = (sum_hat - sum_q) * w + m.tau() * regularization;
+  if (!std::isfinite(out.value) || !out.grad_x.allFinite() || !out.grad_y.allFinite())
+    return Status::numerical_failure;
+  rng = second;
+  steps += 2 * batch_steps(settings);
+  return Status::ok;
+}
+
+}  // namespace pbrl

@@ -1,0 +1,163 @@
+#pragma once
+// Trajectories drawn from the generative model of a tabular regularized MDP (the MDP's rho and P
+// and a policy), and their truncated discounted returns: the raw material of the Monte-Carlo
+// estimators in sampling/estimators.hpp and of the paper's experiments ("Monte Carlo sampling
+// with trajectory length 5 and batch size 16").
+//
+//   rollout:  s_0 ~ rho,  a_0 ~ sigma(s_0),  a_t ~ pi(s_t) for t >= 1,  s_{t+1} ~ P(.|s_t, a_t),
+//             t = 0 .. H-1. It records s_0..s_H and a_0..a_{H-1} and takes H environment steps
+//             (one per action taken and transition drawn); it draws exactly 2H + 1 uniforms from
+//             the Rng (one per draw), so every rollout of the same horizon consumes the same
+//             stretch of the stream whatever the policies.
+//   returns:  V_hat_H = 0 (truncation),
+//             V_hat_t = r(s_t,a_t) - tau*h_{s_t}(pi(s_t)) + gamma * V_hat_{t+1},
+//             Q_hat_t = r(s_t,a_t) + gamma * V_hat_{t+1}        (ERRATA item 4: Q has no h at its step)
+//             Given s_t (and a_t for Q), V_hat_t and Q_hat_t are unbiased estimates of V^pi(s_t) and
+//             Q^pi(s_t,a_t) of the horizon-(H-t) truncated problem; the truncation bias is at most
+//             gamma^(H-t) * max|V^pi|. The regularizer enters through its exact value h(pi(s_t)),
+//             not through log pi(a_t|s_t) (same mean, lower variance).
+//
+// Draws use the inverse CDF of one 24-bit uniform (Rng::uniform), identical in float and double
+// and on every platform; an index with probability 0 is never drawn.
+//
+// Memory: Trajectory<Scalar, MaxHorizon> is a plain caller-owned object of
+// 4*(2*MaxHorizon + 2) + sizeof(Scalar)*(MaxHorizon + 1) bytes (1036 bytes for the default
+// MaxHorizon = 64 in double, 776 in float); the estimators take it as their only scratch.
+
+#include <cstdint>
+
+#include "pbrl/evaluation.hpp"
+#include "pbrl/sampling/rng.hpp"
+
+namespace pbrl {
+
+// Default capacity of a Trajectory, and the largest horizon the PBRL solver's sampled mode takes.
+constexpr int kMaxHorizon = 64;
+
+// One rollout of horizon H <= MaxHorizon and its returns.
+template <typename Scalar, int MaxHorizon = kMaxHorizon>
+struct Trajectory {
+  static_assert(MaxHorizon >= 1, "a trajectory holds at least one step");
+  static constexpr int kCapacity = MaxHorizon;
+  int horizon = 0;                     // H
+  int state[MaxHorizon + 1] = {};      // s_0 .. s_H
+  int action[MaxHorizon] = {};         // a_0 .. a_{H-1}
+  Scalar value[MaxHorizon + 1] = {};   // V_hat_0 .. V_hat_H (compute_returns), V_hat_H = 0
+};
+
+// Index drawn from the distribution p (a fixed-size vector or row) by the inverse CDF of one
+// uniform. Rounding past the last cumulative sum falls to the last positive entry, so an index of
+// probability 0 is never returned; -1 only if no entry is positive (callers validate first).
+template <typename Derived>
+int sample_index(Rng& rng, const Eigen::DenseBase<Derived>& p) {
+  using Scalar = typename Derived::Scalar;
+  const Scalar u = rng.uniform<Scalar>();
+  Scalar cumulative(0);
+  int last = -1;
+  for (Eigen::Index i = 0; i < p.size(); ++i) {
+    const Scalar pi = p.coeff(i);
+    if (!(pi > Scalar(0))) continue;
+    last = static_cast<int>(i);
+    cumulative += pi;
+    if (u < cumulative) return last;
+  }
+  return last;
+}
+
+namespace detail {
+
+// The rollout without checks (model, policies and horizon already validated).
+template <typename Scalar, int S, int A, int MaxHorizon>
+void rollout_unchecked(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
+                       const StateActionMatrix<Scalar, S, A>& pi, int horizon, Rng& rng,
+                       Trajectory<Scalar, MaxHorizon>& out) {
+  const auto P = m.P();
+  // Callers validated 1 <= horizon <= MaxHorizon; the clamp keeps every index in range by
+  // construction (and lets the compiler see it).
+  const int H = horizon < MaxHorizon ? horizon : MaxHorizon;
+  int s = sample_index(rng, m.rho());
+  out.horizon = H;
+  for (int t = 0; t < H; ++t) {
+    const int a = t == 0 ? sample_index(rng, sigma.row(s)) : sample_index(rng, pi.row(s));
+    out.state[t] = s;
+    out.action[t] = a;
+    s = sample_index(rng, P.row(s * A + a));
+  }
+  out.state[H] = s;
+}
+
+// V_hat_t for t = H .. 0 (states and actions in range).
+template <typename Scalar, int S, int A, int MaxHorizon>
+void returns_unchecked(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                       Trajectory<Scalar, MaxHorizon>& traj) {
+  const auto r = m.r();
+  const Scalar tau = m.tau();
+  const int H = traj.horizon;
+  traj.value[H] = Scalar(0);
+  for (int t = H - 1; t >= 0; --t) {
+    const int s = traj.state[t];
+    Scalar v = r(s, traj.action[t]) + m.discount * traj.value[t + 1];
+    if (tau > Scalar(0)) v -= tau * m.regularizer.value(s, pi.row(s));
+    traj.value[t] = v;
+  }
+}
+
+template <typename Scalar, int S, int A>
+Status check_rollout(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
+                     const StateActionMatrix<Scalar, S, A>& pi, int horizon, int max_horizon) {
+  if (Status st = check_model(m); st != Status::ok) return st;
+  if (horizon < 1 || horizon > max_horizon) return Status::bad_setting;
+  if (Status st = validate_policy(sigma); st != Status::ok) return st;
+  return validate_policy(pi);
+}
+
+}  // namespace detail
+
+// One rollout of horizon H (1 <= H <= MaxHorizon): s_0 ~ rho, a_0 ~ sigma(s_0), then pi.
+// Adds H to `steps`. m must have passed validate(m) once (rho and P are read, not re-checked);
+// sigma and pi are checked (rows distributions). On error nothing changes (out, rng, steps).
+// The returns are not computed: call compute_returns() with the policy they should follow.
+template <typename Scalar, int S, int A, int MaxHorizon>
+Status rollout(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
+               const StateActionMatrix<Scalar, S, A>& pi, int horizon, Rng& rng,
+               Trajectory<Scalar, MaxHorizon>& out, std::int64_t& steps) {
+  if (Status st = detail::check_rollout(m, sigma, pi, horizon, MaxHorizon); st != Status::ok) return st;
+  detail::rollout_unchecked(m, sigma, pi, horizon, rng, out);
+  steps += horizon;
+  return Status::ok;
+}
+
+// traj.value = V_hat_0..V_hat_H under pi (the policy the rollout follows from t = 1; at t = 0 the
+// value subtracts tau*h(pi(s_0)) whatever sigma was). Checks pi and that the trajectory's horizon,
+// states and actions are in range, and returns numerical_failure if a return overflows; on error
+// traj is unchanged (the recursion runs once without storing to find out).
+template <typename Scalar, int S, int A, int MaxHorizon>
+Status compute_returns(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                       Trajectory<Scalar, MaxHorizon>& traj) {
+  if (Status st = detail::check_model(m); st != Status::ok) return st;
+  if (Status st = validate_policy(pi); st != Status::ok) return st;
+  if (traj.horizon < 1 || traj.horizon > MaxHorizon) return Status::bad_setting;
+  for (int t = 0; t <= traj.horizon; ++t)
+    if (traj.state[t] < 0 || traj.state[t] >= S || (t < traj.horizon && (traj.action[t] < 0 || traj.action[t] >= A)))
+      return Status::bad_setting;
+  // A non-finite intermediate stays non-finite through the recursion (gamma = 0 turns inf into
+  // NaN), so the last value tells.
+  Scalar v(0);
+  for (int t = traj.horizon - 1; t >= 0; --t) {
+    const int s = traj.state[t];
+    v = m.r()(s, traj.action[t]) + m.discount * v;
+    if (m.tau() > Scalar(0)) v -= m.tau() * m.regularizer.value(s, pi.row(s));
+  }
+  if (!std::isfinite(v)) return Status::numerical_failure;
+  detail::returns_unchecked(m, pi, traj);
+  return Status::ok;
+}
+
+// Q_hat_t = r(s_t, a_t) + gamma * V_hat_{t+1} of a trajectory whose returns are computed
+// (0 <= t < H, unchecked).
+template <typename Scalar, int S, int A, int MaxHorizon>
+Scalar sampled_q(const Mdp<Scalar, S, A>& m, const Trajectory<Scalar, MaxHorizon>& traj, int t) {
+  return m.r()(traj.state[t], traj.action[t]) + m.discount * traj.value[t + 1];
+}
+
+}  // namespace pbrl
