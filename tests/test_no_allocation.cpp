@@ -5,7 +5,7 @@
 // (__libc_malloc and friends). The trap is armed only around the API calls under test; every
 // object they use is allocated before (big ones with std::make_unique).
 // It is a separate executable because it replaces the allocation functions of the whole program.
-#include "support.hpp"
+#include "game_support.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -549,4 +549,166 @@ TEST_CASE("no allocation: Pbrl at the paper's size (S=100, A=5)") {
   const auto task = std::make_unique<RandomModel<100, 5>>(5, Real(0.7));
   const auto problem = shaping(*task);
   solver_matrix(*problem, 60);
+}
+
+namespace {
+// init, step and run(2) of a solver or baseline object, each with the trap armed.
+template <class Solver, typename Init>
+void object_does_not_allocate(Solver& solver, Init&& init) {
+  Status st = Status::ok;
+  CHECK_NO_ALLOCATION(st = init(solver));
+  REQUIRE(st == Status::ok);
+  typename Solver::Report report;
+  CHECK_NO_ALLOCATION(st = solver.step(&report));
+  CHECK(st == Status::ok);
+  CHECK_NO_ALLOCATION(st = solver.run(2, &report));
+  CHECK(st == Status::ok);
+  CHECK(solver.iteration() == 3);
+}
+
+pbrl::SamplingSettings small_batch() {
+  pbrl::SamplingSettings s;
+  s.horizon = 5;
+  s.batch = 4;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("no allocation: sampled Pbrl, Stackelberg, zero-sum, incentive-design and RLHF solvers and baselines") {
+  constexpr int S = 6, A = 3;
+  SUBCASE("sampled Pbrl (reward shaping and x-dependent transitions)") {
+    const auto task = std::make_unique<RandomModel<S, A>>(11, Real(0.7));
+    const auto problem = shaping(*task);
+    const auto mixture = std::make_unique<MixtureProblem<S, A, 4>>(12);
+    for (PenaltyKind penalty : {PenaltyKind::value, PenaltyKind::bellman}) {
+      pbrl::PbrlSettings<Real> s;
+      s.penalty = penalty;
+      s.policy.parameterization = Parameterization::softmax;
+      s.oracle = OracleKind::policy_gradient;
+      s.oracle_policy.parameterization = Parameterization::softmax;
+      s.gradient = pbrl::GradientMode::sampled;
+      s.sampling = small_batch();
+      auto a = std::make_unique<pbrl::Pbrl<pbrl::RewardShaping<Real, S, A>>>();
+      object_does_not_allocate(*a, [&](auto& o) {
+        return o.init(*problem, s, pbrl::RewardShaping<Real, S, A>::Params::Zero(), Mat<S, A>::Zero());
+      });
+      auto b = std::make_unique<pbrl::Pbrl<MixtureProblem<S, A, 4>, EvaluationMethod::sweeps>>();
+      object_does_not_allocate(*b, [&](auto& o) {
+        return o.init(*mixture, s, MixtureProblem<S, A, 4>::Params::Zero(), Mat<S, A>::Zero());
+      });
+    }
+  }
+  SUBCASE("Stackelberg game: Pbrl and independent policy gradient, exact and sampled") {
+    constexpr int AL = 2;
+    using Game = pbrl::Stackelberg<Real, S, AL, A>;
+    struct Arrays {
+      Real leader[S * AL * A], follower[S * AL * A], transition[S * AL * A * S], initial[S];
+    };
+    auto arrays = std::make_unique<Arrays>();
+    pbrl::Rng rng(13);
+    pbrl::random_reward(rng, arrays->leader, S * AL * A, Real(0.7));
+    pbrl::random_reward(rng, arrays->follower, S * AL * A, Real(0.7));
+    pbrl::random_transition(rng, arrays->transition, S * AL * A, S);
+    pbrl::random_distribution(rng, arrays->initial, S);
+    typename Game::Data data;
+    data.leader_reward = arrays->leader;
+    data.follower_reward = arrays->follower;
+    data.transition = arrays->transition;
+    data.initial = arrays->initial;
+    data.follower.tau = Real(0.1);
+    auto game = std::make_unique<Game>();
+    REQUIRE(game->init(data) == Status::ok);
+    for (auto mode : {pbrl::GradientMode::exact, pbrl::GradientMode::sampled}) {
+      CAPTURE(static_cast<int>(mode));
+      pbrl::PbrlSettings<Real> s;
+      s.policy.parameterization = Parameterization::softmax;
+      s.oracle = OracleKind::policy_gradient;
+      s.oracle_policy.parameterization = Parameterization::softmax;
+      s.gradient = mode;
+      s.sampling = small_batch();
+      auto solver = std::make_unique<pbrl::Pbrl<Game>>();
+      object_does_not_allocate(*solver, [&](auto& o) { return o.init(*game, s, Game::Params::Zero(), Mat<S, A>::Zero()); });
+      pbrl::IndependentPgSettings<Real> is;
+      is.gradient = mode;
+      is.sampling = small_batch();
+      auto baseline = std::make_unique<pbrl::IndependentPolicyGradient<Game>>();
+      object_does_not_allocate(*baseline,
+                               [&](auto& o) { return o.init(*game, is, Game::Params::Zero(), Mat<S, A>::Zero()); });
+    }
+  }
+  SUBCASE("zero-sum lower level: PbrlZeroSum and the meta-gradient on incentive design, exact and sampled") {
+    constexpr int A1 = 2, A2 = 3;
+    using Incentive = pbrl::IncentiveDesign<Real, S, A1, A2>;
+    const auto data = std::make_unique<GameData<S, A1, A2>>(14);
+    auto problem = std::make_unique<Incentive>();
+    REQUIRE(problem->init(data->incentive(Real(0.9), Real(0.1), true)) == Status::ok);
+    const auto x0 = std::make_unique<Incentive::Params>(Incentive::Params::Zero());
+    for (auto mode : {pbrl::GradientMode::exact, pbrl::GradientMode::sampled}) {
+      CAPTURE(static_cast<int>(mode));
+      pbrl::PbrlZeroSumSettings<Real> zs;
+      zs.policy.parameterization = Parameterization::softmax;
+      zs.oracle = mode == pbrl::GradientMode::exact ? OracleKind::policy_mirror_descent : OracleKind::policy_gradient;
+      zs.oracle_policy.parameterization = Parameterization::softmax;
+      zs.gradient = mode;
+      zs.sampling = small_batch();
+      auto solver = std::make_unique<pbrl::PbrlZeroSum<Incentive>>();
+      object_does_not_allocate(*solver,
+                               [&](auto& o) { return o.init(*problem, zs, *x0, Mat<S, A1>::Zero(), Mat<S, A2>::Zero()); });
+      auto sweeps = std::make_unique<pbrl::PbrlZeroSum<Incentive, EvaluationMethod::sweeps>>();
+      object_does_not_allocate(*sweeps,
+                               [&](auto& o) { return o.init(*problem, zs, *x0, Mat<S, A1>::Zero(), Mat<S, A2>::Zero()); });
+      for (bool learn : {true, false}) {
+        pbrl::MetaGradientSettings<Real> ms;
+        ms.policy.parameterization = Parameterization::softmax;
+        ms.agent_steps = 2;
+        ms.learn_incentive = learn;
+        ms.gradient = mode;
+        ms.sampling = small_batch();
+        auto meta = std::make_unique<pbrl::MetaGradient<Incentive>>();
+        object_does_not_allocate(*meta,
+                                 [&](auto& o) { return o.init(*problem, ms, *x0, Mat<S, A1>::Zero(), Mat<S, A2>::Zero()); });
+      }
+    }
+  }
+  SUBCASE("tabular RLHF: Pbrl and DRLHF, exact and sampled; collecting labels") {
+    constexpr int L = 4, C = 32;
+    using Problem = pbrl::RlhfProblem<Real, S, A, L, C>;
+    const auto env = std::make_unique<RandomModel<S, A>>(15, Real(0.5));
+    auto buffer = std::make_unique<pbrl::PreferenceBuffer<S, A, L, C>>();
+    typename Problem::Data data;
+    data.transition = env->transition;
+    data.initial = env->initial;
+    data.lower = {RegularizerKind::entropy, Real(0.1), nullptr};
+    data.preferences = buffer.get();
+    auto problem = std::make_unique<Problem>();
+    REQUIRE(problem->init(data) == Status::ok);
+    pbrl::ReturnLabeler<Real, S, A> labeler{env->reward};
+    pbrl::SegmentSampler<Real, S, A> sampler;
+    REQUIRE(sampler.init(env->transition, env->initial, 16u) == Status::ok);
+    const Mat<S, A> uniform = Mat<S, A>::Constant(Real(1) / A);
+    Status st = Status::ok;
+    for (int i = 0; i < 40; ++i) {  // past the capacity: the ring buffer overwrites
+      CHECK_NO_ALLOCATION(st = sampler.collect_pair(uniform, L, labeler.labeler<L>(), *buffer));
+      REQUIRE(st == Status::ok);
+    }
+    const auto truth = env->mdp(Real(0.9), Real(0.1));
+    for (auto mode : {pbrl::GradientMode::exact, pbrl::GradientMode::sampled}) {
+      CAPTURE(static_cast<int>(mode));
+      pbrl::PbrlSettings<Real> s;
+      s.policy.parameterization = Parameterization::softmax;
+      s.oracle = OracleKind::policy_gradient;
+      s.oracle_policy.parameterization = Parameterization::softmax;
+      s.gradient = mode;
+      s.sampling = small_batch();
+      auto solver = std::make_unique<pbrl::Pbrl<Problem>>();
+      object_does_not_allocate(*solver, [&](auto& o) { return o.init(*problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()); });
+      pbrl::DrlhfSettings<Real> ds;
+      ds.policy_oracle = OracleKind::policy_gradient;
+      ds.oracle_policy.parameterization = Parameterization::softmax;
+      ds.gradient = mode;
+      ds.sampling = small_batch();
+      auto drlhf = std::make_unique<pbrl::Drlhf<Problem>>();
+      object_does_not_allocate(*drlhf, [&](auto& o) { return o.init(*problem, ds, Problem::Params::Zero(), uniform, &truth); });
+    }
+  }
 }

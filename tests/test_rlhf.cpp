@@ -744,3 +744,194 @@ TEST_CASE("PBRL learns from preferences; DRLHF improves too; both stay below the
     CHECK(best - final_return < Real(0.5) * (best - uniform_return));
   }
 }
+
+// ---- Drlhf sampled mode ---------------------------------------------------------------------------
+
+namespace {
+// The softmax policy-gradient ascent step is log_pi <- normalize(log_pi + eta * g) (no floor
+// reached here); g's rows sum to zero (exact and sampled alike), so the row-centred change of
+// log_pi divided by eta is g itself: linear in g, so a sampled step's mean is the exact step's.
+template <int S, int A>
+Mat<S, A> step_direction(const Mat<S, A>& before, const Mat<S, A>& after, Real eta) {
+  Mat<S, A> d = after - before;
+  for (int s = 0; s < S; ++s) d.row(s).array() -= d.row(s).mean();
+  return d / eta;
+}
+}  // namespace
+
+TEST_CASE("Drlhf sampled policy steps agree with the exact step within their sampling error") {
+  constexpr int S = 4, A = 3, L = 2, C = 4;
+  using Inst = RlhfInstance<S, A, L, C>;
+  using Problem = Inst::Problem;
+  using Solver = pbrl::Drlhf<Problem>;
+  constexpr Real kGammaS = Real(0.5), kTauS = Real(0.2), kEta = Real(0.5);
+  constexpr int kH = 40, kB = 4;  // gamma^H = 0.5^40 ~ 1e-12: no visible truncation bias
+  auto inst = std::make_unique<Inst>(61, kGammaS, kTauS, Real(1));  // empty buffer: x stays where it is
+  pbrl::Rng prng(62);
+  Problem::Params x0;
+  for (int i = 0; i < S * A; ++i) x0(i) = Real(2) * prng.uniform<Real>() - Real(1);
+  Mat<S, A> pi0;
+  pbrl::policy_from_parameters<Real, S, A>(pbrl::Parameterization::softmax, random_logits<S, A>(prng, Real(1)), pi0);
+
+  pbrl::DrlhfSettings<Real> exact;
+  exact.reward_steps = 0;
+  exact.policy_oracle = pbrl::OracleKind::policy_gradient;
+  exact.oracle_policy.parameterization = pbrl::Parameterization::softmax;
+  exact.policy_steps = 1;
+  exact.policy_step = kEta;
+  pbrl::DrlhfSettings<Real> sampled = exact;
+  sampled.gradient = pbrl::GradientMode::sampled;
+  sampled.sampling.horizon = kH;
+  sampled.sampling.batch = kB;
+
+  // The exact step, and the exact softmax gradient on M(x0) it must follow.
+  auto solver = std::make_unique<Solver>();
+  REQUIRE(solver->init(inst->problem, exact, x0, pi0) == Status::ok);
+  const Mat<S, A> log_before = solver->log_policy();
+  REQUIRE(solver->step() == Status::ok);
+  CHECK(solver->environment_steps() == 0);  // exact mode takes no environment steps
+  const Mat<S, A> g_exact = step_direction<S, A>(log_before, solver->log_policy(), kEta);
+  typename Problem::Model model;
+  pbrl::Mdp<Real, S, A> mdp;
+  REQUIRE(inst->problem.build(x0, model, mdp) == Status::ok);
+  const Mat<S, A> pi_before = log_before.array().exp().matrix();
+  auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>>();
+  pbrl::Evaluation<Real, S, A> e;
+  REQUIRE(pbrl::evaluate(mdp, pi_before, *ws, e) == Status::ok);
+  Mat<S, A> grad_pi, g_model;
+  pbrl::policy_gradient(mdp, pi_before, e, grad_pi);
+  pbrl::chain_policy_gradient<Real, S, A>(pbrl::Parameterization::softmax, pi_before, grad_pi, g_model);
+  const Real scale = g_model.cwiseAbs().maxCoeff();
+  REQUIRE(scale > Real(0.01));
+  CHECK((g_exact - g_model).cwiseAbs().maxCoeff() <= Real(kDouble ? 1e-9 : 2e-3) * (Real(1) + scale));
+
+  // Replicates of one sampled step from the same start, each with its own seed: per coordinate,
+  // |mean - exact| <= 4 standard errors (+ rounding).
+  const int n = kDouble ? 800 : 200;
+  Real mean[S * A] = {}, m2[S * A] = {};
+  pbrl::Rng previous;
+  for (int r = 0; r < n; ++r) {
+    sampled.seed = 1000u + static_cast<std::uint32_t>(r);
+    REQUIRE(solver->init(inst->problem, sampled, x0, pi0) == Status::ok);
+    CHECK(solver->log_policy() == log_before);
+    pbrl::DrlhfReport<Real> report;
+    REQUIRE(solver->step(&report) == Status::ok);
+    CHECK(solver->environment_steps() == std::int64_t(kB) * kH);
+    CHECK(report.environment_steps == std::int64_t(kB) * kH);
+    if (r > 0) CHECK_FALSE(same_rng(solver->rng(), previous));
+    previous = solver->rng();
+    const Mat<S, A> g = step_direction<S, A>(log_before, solver->log_policy(), kEta);
+    for (int i = 0; i < S * A; ++i) {  // Welford
+      const Real d = g.data()[i] - mean[i];
+      mean[i] += d / Real(r + 1);
+      m2[i] += d * (g.data()[i] - mean[i]);
+    }
+  }
+  Real worst(0);
+  for (int i = 0; i < S * A; ++i) {
+    const Real se = std::sqrt(m2[i] / Real(n - 1) / Real(n));
+    const Real error = std::abs(mean[i] - g_exact.data()[i]);
+    CAPTURE(i);
+    CAPTURE(mean[i]);
+    CAPTURE(g_exact.data()[i]);
+    CAPTURE(se);
+    CHECK(se > Real(0));
+    CHECK(error <= Real(4) * se + Real(kDouble ? 1e-9 : 1e-4) * (Real(1) + scale));
+    if (se > Real(0)) worst = std::max(worst, error / se);
+  }
+  MESSAGE("Drlhf sampled step vs exact: ", S * A, " coordinates, ", n, " replicates, max |err|/SE = ", worst);
+
+  // Several steps: T * B * H environment steps each, deterministic per seed.
+  sampled.policy_steps = 2;
+  sampled.seed = 5u;
+  auto twin = std::make_unique<Solver>();
+  REQUIRE(solver->init(inst->problem, sampled, x0, pi0) == Status::ok);
+  REQUIRE(twin->init(inst->problem, sampled, x0, pi0) == Status::ok);
+  REQUIRE(solver->run(3) == Status::ok);
+  REQUIRE(twin->run(3) == Status::ok);
+  CHECK(solver->environment_steps() == std::int64_t(3) * 2 * kB * kH);
+  CHECK(solver->iteration() == 3);
+  CHECK(solver->log_policy() == twin->log_policy());
+  CHECK(same_rng(solver->rng(), twin->rng()));
+}
+
+TEST_CASE("Drlhf sampled mode: bad settings are refused and change nothing") {
+  constexpr int S = 4, A = 3, L = 2, C = 4;
+  using Inst = RlhfInstance<S, A, L, C>;
+  using Problem = Inst::Problem;
+  using Solver = pbrl::Drlhf<Problem>;
+  auto inst = std::make_unique<Inst>(63, Real(0.8), Real(0.1), Real(1));
+  const Mat<S, A> uniform = Mat<S, A>::Constant(Real(1) / A);
+  pbrl::Segment<S, A, L> d0, d1;
+  REQUIRE(d0.push_back(0, 1) == Status::ok);
+  REQUIRE(d1.push_back(2, 0) == Status::ok);
+  REQUIRE(inst->buffer.push(d0, d1, Label(1)) == Status::ok);  // the reward moves too
+
+  pbrl::DrlhfSettings<Real> good;
+  good.policy_oracle = pbrl::OracleKind::policy_gradient;
+  good.policy_steps = 2;
+  good.policy_step = Real(0.3);
+  good.gradient = pbrl::GradientMode::sampled;
+  good.sampling.horizon = 6;
+  good.sampling.batch = 3;
+  good.seed = 9u;
+  auto solver = std::make_unique<Solver>();
+  auto twin = std::make_unique<Solver>();
+  REQUIRE(solver->init(inst->problem, good, Problem::Params::Zero(), uniform) == Status::ok);
+  REQUIRE(twin->init(inst->problem, good, Problem::Params::Zero(), uniform) == Status::ok);
+  REQUIRE(solver->run(2) == Status::ok);
+  REQUIRE(twin->run(2) == Status::ok);
+
+  const Problem::Params x = solver->x();
+  const Mat<S, A> log_pi = solver->log_policy(), pi = solver->policy();
+  const pbrl::Rng rng = solver->rng();
+  const std::int64_t steps = solver->environment_steps();
+  CHECK(steps == std::int64_t(2) * 2 * 3 * 6);
+  CHECK(x != Problem::Params::Zero());
+  auto refused = [&](pbrl::DrlhfSettings<Real> s, Status expected) {
+    CHECK(solver->init(inst->problem, s, Problem::Params::Zero(), uniform) == expected);
+    CHECK(solver->x() == x);
+    CHECK(solver->log_policy() == log_pi);
+    CHECK(solver->policy() == pi);
+    CHECK(solver->iteration() == 2);
+    CHECK(solver->environment_steps() == steps);
+    CHECK(same_rng(solver->rng(), rng));
+    CHECK(solver->settings().gradient == pbrl::GradientMode::sampled);
+  };
+  auto s = good;
+  s.policy_oracle = pbrl::OracleKind::policy_mirror_descent;  // needs Q at every (s,a)
+  refused(s, Status::bad_setting);
+  s = good;
+  s.policy_oracle = pbrl::OracleKind::soft_value_iteration;
+  refused(s, Status::bad_setting);
+  s = good;
+  s.sampling.horizon = 0;
+  refused(s, Status::bad_setting);
+  s = good;
+  s.sampling.horizon = pbrl::kMaxHorizon + 1;
+  refused(s, Status::bad_setting);
+  s = good;
+  s.sampling.batch = 0;
+  refused(s, Status::bad_setting);
+  s = good;
+  s.gradient = static_cast<pbrl::GradientMode>(7);
+  refused(s, Status::bad_setting);
+  s = good;
+  s.policy_step = Real(0);
+  refused(s, Status::bad_step_size);
+  // The exact mode ignores the sampling settings.
+  s = good;
+  s.gradient = pbrl::GradientMode::exact;
+  s.policy_oracle = pbrl::OracleKind::policy_mirror_descent;
+  s.sampling.horizon = 0;
+  auto other = std::make_unique<Solver>();
+  CHECK(other->init(inst->problem, s, Problem::Params::Zero(), uniform) == Status::ok);
+
+  // After the refusals the solver goes on exactly as its twin.
+  REQUIRE(solver->step() == Status::ok);
+  REQUIRE(twin->step() == Status::ok);
+  CHECK(solver->x() == twin->x());
+  CHECK(solver->log_policy() == twin->log_policy());
+  CHECK(same_rng(solver->rng(), twin->rng()));
+  CHECK(solver->environment_steps() == twin->environment_steps());
+}

@@ -808,3 +808,192 @@ TEST_CASE("the paper's Stackelberg size, 100 states and 5 x 5 actions, builds an
   MESSAGE("independent PG at the paper's size: V_l ", a.leader_value, " -> ", b.leader_value, ", gap ",
           a.follower_gap, " -> ", b.follower_gap);
 }
+
+// ---- independent PG, sampled mode ------------------------------------------------------------
+
+namespace {
+bool same_rng(const pbrl::Rng& a, const pbrl::Rng& b) { return std::memcmp(a.state(), b.state(), 16) == 0; }
+
+pbrl::IndependentPgSettings<Real> sampled_pg_settings(int horizon, int batch, std::uint32_t seed) {
+  pbrl::IndependentPgSettings<Real> s;
+  s.gradient = pbrl::GradientMode::sampled;
+  s.sampling.horizon = horizon;
+  s.sampling.batch = batch;
+  s.seed = seed;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("independent PG sampled mode: the follower's gradient agrees with the exact one within its sampling error") {
+  // One step from (x0, y0) gives grad_y = (y1 - y0) / alpha_f (no clipping at these sizes). The
+  // mean of n sampled steps (fresh seeds) must lie within 4 standard errors (plus a bound on the
+  // horizon's truncation bias, gamma^H = 0.6^48 = 2e-11, and float rounding) of the exact step's,
+  // coordinate by coordinate; the leader's step is exact in both modes, so x1 is the same.
+  using Baseline = pbrl::IndependentPolicyGradient<Game>;
+  auto inst = std::make_unique<SmallInstance>(320, Real(0.6), Real(0.05), Real(0.2));
+  const Game& game = inst->problem;
+  pbrl::Rng prng(50);
+  const Params x0 = random_x(prng, Real(0.5));
+  const FollowerMat y0 = random_logits<S, AF>(prng, Real(0.5));
+  auto ipg = std::make_unique<Baseline>();
+  pbrl::IndependentPgSettings<Real> exact_settings;
+  const Real alpha = exact_settings.step_follower;
+  REQUIRE(ipg->init(game, exact_settings, x0, y0) == Status::ok);
+  REQUIRE(ipg->step() == Status::ok);
+  CHECK(ipg->environment_steps() == 0);  // exact mode takes no environment steps
+  const Params x1 = ipg->x();
+  const FollowerMat exact = (ipg->y() - y0) / alpha;
+  FollowerMat pi0;
+  pbrl::policy_from_parameters<Real, S, AF>(pbrl::Parameterization::softmax, y0, pi0);
+
+  constexpr int kHorizon = 48, kBatch = 4;
+  const int n = kDouble ? 2000 : 500;
+  constexpr int N = S * AF;
+  Real mean[N] = {}, m2[N] = {};
+  for (int r = 0; r < n; ++r) {
+    REQUIRE(ipg->init(game, sampled_pg_settings(kHorizon, kBatch, 1000u + std::uint32_t(r)), x0, y0) == Status::ok);
+    REQUIRE(ipg->step() == Status::ok);
+    if (r == 0) {
+      CHECK((ipg->x() - x1).cwiseAbs().maxCoeff() <= kTight * (Real(1) + x1.cwiseAbs().maxCoeff()));
+      CHECK(ipg->environment_steps() == std::int64_t(kBatch) * kHorizon);
+    }
+    const FollowerMat g = (ipg->y() - y0) / alpha;
+    for (int i = 0; i < N; ++i) {
+      const Real d = g.data()[i] - mean[i];
+      mean[i] += d / Real(r + 1);
+      m2[i] += d * (g.data()[i] - mean[i]);
+    }
+  }
+  const Real vmax = (Real(1) + Real(0.2) * std::log(Real(AF))) / (Real(1) - Real(0.6));
+  const Real bias = std::pow(Real(0.6), Real(kHorizon)) * (Real(kHorizon) + Real(2.5)) * Real(100) *
+                        (Real(1) + vmax + Real(10)) / pi0.minCoeff() +
+                    (kDouble ? Real(1e-10) : Real(2e-4) * (Real(1) + exact.cwiseAbs().maxCoeff()));
+  Real worst(0);
+  for (int i = 0; i < N; ++i) {
+    const Real se = std::sqrt(m2[i] / Real(n - 1) / Real(n));
+    CAPTURE(i);
+    CAPTURE(mean[i]);
+    CAPTURE(exact.data()[i]);
+    CAPTURE(se);
+    CHECK(se > Real(0));  // sampled, not exact
+    CHECK(std::abs(mean[i] - exact.data()[i]) <= Real(4) * se + bias);
+    worst = std::max(worst, std::abs(mean[i] - exact.data()[i]) / se);
+  }
+  MESSAGE("independent PG sampled follower gradient: ", N, " coordinates, ", n, " steps; max |err|/SE = ", worst,
+          ", bias bound = ", bias);
+}
+
+TEST_CASE("independent PG sampled mode: environment steps, the random stream, determinism, bad settings") {
+  using Baseline = pbrl::IndependentPolicyGradient<Game>;
+  auto inst = std::make_unique<SmallInstance>(321, Real(0.8), Real(0.05), Real(0.2));
+  const Game& game = inst->problem;
+  auto ipg = std::make_unique<Baseline>();
+  auto twin = std::make_unique<Baseline>();
+  constexpr int H = 5, B = 16;  // the paper's
+  const auto s = sampled_pg_settings(H, B, 77u);
+  REQUIRE(ipg->init(game, s, Params::Zero(), FollowerMat::Zero()) == Status::ok);
+  CHECK(ipg->environment_steps() == 0);
+  CHECK(same_rng(ipg->rng(), pbrl::Rng(77u)));
+  Baseline::Report r;
+  for (int k = 1; k <= 3; ++k) {
+    REQUIRE(ipg->step(k == 3 ? &r : nullptr) == Status::ok);
+    CHECK(ipg->environment_steps() == std::int64_t(k) * B * H);
+  }
+  CHECK(r.environment_steps == 3 * B * H);
+  CHECK(r.iteration == 2);
+  // B rollouts of 2H + 1 uniforms per step.
+  pbrl::Rng expected(77u);
+  for (int i = 0; i < 3 * B * (2 * H + 1); ++i) expected.next();
+  CHECK(same_rng(ipg->rng(), expected));
+  // The report's values are exact, on (x_2, y_2).
+  ValueProbe values{game};
+  REQUIRE(twin->init(game, s, Params::Zero(), FollowerMat::Zero()) == Status::ok);
+  REQUIRE(twin->run(2) == Status::ok);
+  FollowerMat pi2;
+  twin->policy(pi2);
+  CHECK_CLOSE(r.leader_value, values.leader(twin->x(), pi2), kTight, std::abs(r.leader_value));
+  CHECK_CLOSE(r.follower_value, values.follower(twin->x(), pi2), kTight, std::abs(r.follower_value));
+  CHECK_CLOSE(r.follower_gap, values.gap(twin->x(), pi2), Real(10) * kTight, std::abs(r.follower_value));
+  // Same seed, same run (with or without reports); another seed, another run.
+  REQUIRE(twin->step() == Status::ok);
+  CHECK(twin->x() == ipg->x());
+  CHECK(twin->y() == ipg->y());
+  CHECK(same_rng(twin->rng(), ipg->rng()));
+  REQUIRE(twin->init(game, sampled_pg_settings(H, B, 78u), Params::Zero(), FollowerMat::Zero()) == Status::ok);
+  REQUIRE(twin->run(3) == Status::ok);
+  CHECK(twin->y() != ipg->y());
+
+  // Bad settings are refused and leave the state (iterate, count, stream) as it was.
+  const Params x = ipg->x();
+  const FollowerMat y = ipg->y();
+  const pbrl::Rng rng = ipg->rng();
+  auto unchanged = [&] {
+    CHECK(ipg->x() == x);
+    CHECK(ipg->y() == y);
+    CHECK(ipg->iteration() == 3);
+    CHECK(ipg->environment_steps() == 3 * B * H);
+    CHECK(same_rng(ipg->rng(), rng));
+  };
+  auto with = [&](auto edit) {
+    auto t = s;
+    edit(t);
+    return t;
+  };
+  CHECK(ipg->init(game, with([](auto& t) { t.sampling.horizon = 0; }), Params::Zero(), FollowerMat::Zero()) ==
+        Status::bad_setting);
+  CHECK(ipg->init(game, with([](auto& t) { t.sampling.horizon = pbrl::kMaxHorizon + 1; }), Params::Zero(),
+                  FollowerMat::Zero()) == Status::bad_setting);
+  CHECK(ipg->init(game, with([](auto& t) { t.sampling.batch = 0; }), Params::Zero(), FollowerMat::Zero()) ==
+        Status::bad_setting);
+  CHECK(ipg->init(game, with([](auto& t) { t.sampling.batch = pbrl::kMaxBatch + 1; }), Params::Zero(),
+                  FollowerMat::Zero()) == Status::bad_setting);
+  CHECK(ipg->init(game, with([](auto& t) { t.gradient = static_cast<pbrl::GradientMode>(7); }), Params::Zero(),
+                  FollowerMat::Zero()) == Status::bad_setting);
+  CHECK(ipg->init(game, with([](auto& t) { t.step_follower = Real(0); }), Params::Zero(), FollowerMat::Zero()) ==
+        Status::bad_step_size);
+  unchanged();
+  // The sampling sizes are checked in sampled mode only (as in Pbrl).
+  CHECK(pbrl::validate(with([](auto& t) {
+          t.gradient = pbrl::GradientMode::exact;
+          t.sampling.batch = 0;
+        })) == Status::ok);
+  // A step that fails (here: the gap's settings) leaves the stream and the count too.
+  ipg->follower_optimum().max_iterations = 0;
+  Baseline::Report failed;
+  failed.environment_steps = 12345;
+  CHECK(ipg->step(&failed) == Status::bad_setting);
+  CHECK(failed.environment_steps == 12345);
+  unchanged();
+  ipg->follower_optimum().max_iterations = 5000;
+  REQUIRE(ipg->step(&failed) == Status::ok);
+  CHECK(ipg->environment_steps() == 4 * B * H);
+}
+
+TEST_CASE("independent PG sampled mode with the paper's H = 5, B = 16: the follower closes most of its gap") {
+  // With H = 5 the follower ascends a truncated-horizon surrogate of V_f (estimators.hpp), so its
+  // gap need not reach 0, but it falls well below the start's; the leader's value rises.
+  using Baseline = pbrl::IndependentPolicyGradient<Game>;
+  auto inst = std::make_unique<SmallInstance>(322, Real(0.8), Real(0.05), Real(0.2), RegularizerKind::entropy,
+                                              RegularizerKind::entropy, Real(0.7));
+  const Game& game = inst->problem;
+  auto ipg = std::make_unique<Baseline>();
+  auto s = sampled_pg_settings(5, 16, 5u);
+  s.step_leader = s.step_follower = Real(0.1);
+  s.follower_logit_bound = Real(10);
+  REQUIRE(ipg->init(game, s, Params::Zero(), FollowerMat::Zero()) == Status::ok);
+  Baseline::Report first, last;
+  REQUIRE(ipg->step(&first) == Status::ok);
+  constexpr int K = 600;
+  REQUIRE(ipg->run(K - 1, &last) == Status::ok);
+  CHECK(last.environment_steps == std::int64_t(K) * 16 * 5);
+  CHECK(ipg->environment_steps() == std::int64_t(K) * 16 * 5);
+  CHECK(std::isfinite(last.leader_value));
+  CHECK(std::isfinite(last.follower_value));
+  CHECK(last.follower_gap >= -kTight);
+  CHECK(last.follower_gap <= Real(0.5) * first.follower_gap);
+  CHECK(last.leader_value > first.leader_value);
+  CHECK(game.validate_parameters(ipg->x()) == Status::ok);
+  CHECK(ipg->y().cwiseAbs().maxCoeff() <= Real(10));
+  MESSAGE("sampled independent PG (H 5, B 16): V_l ", first.leader_value, " -> ", last.leader_value, ", gap ",
+          first.follower_gap, " -> ", last.follower_gap);
+}

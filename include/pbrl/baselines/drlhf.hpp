@@ -11,6 +11,17 @@
 // it the preference buffer, belong to the caller, who redraws segments between steps.
 // Optionally, a true MDP (the hidden reward, for evaluation only) gives every report the current
 // policy's true return V^pi_true(rho).
+//
+// Sampled mode (settings.gradient = GradientMode::sampled), the counterpart of Pbrl's: (b) is
+// policy_steps sampled policy-gradient steps on M_tau(x) (sampled_policy_gradient of
+// sampling/estimators.hpp: B rollouts of horizon H of the current policy per step, softmax logits
+// or projected direct probabilities as settings.oracle_policy says), so that the baseline and PBRL
+// learn their policies from samples the same way. OracleKind::policy_gradient is required (PMD
+// and soft value iteration need Q at every (s,a)). (a) stays the exact Bradley-Terry gradient on
+// the buffer (the labeled pairs are the data; no environment steps). Environment steps per
+// step(): policy_steps * B * H, exactly; Rng draws: policy_steps * B * (2H + 1). The Rng lives in
+// the solver (seeded by init() from settings.seed); a step that fails leaves it and the step
+// count unchanged. In exact mode the step count stays 0.
 
 #include "pbrl/evaluation.hpp"
 #include "pbrl/oracle/pmd.hpp"
@@ -18,8 +29,10 @@
 #include "pbrl/oracle/soft_value_iteration.hpp"
 #include "pbrl/policy.hpp"
 #include "pbrl/problems/rlhf.hpp"
-#include "pbrl/solver/pbrl.hpp"  // OracleKind, kMaxInnerSteps
+#include "pbrl/sampling/estimators.hpp"
+#include "pbrl/solver/pbrl.hpp"  // OracleKind, GradientMode, kMaxInnerSteps
 
+#include <cstdint>
 #include <limits>
 
 namespace pbrl {
@@ -32,6 +45,9 @@ struct DrlhfSettings {
   PolicySet<Scalar> oracle_policy{};    // policy-gradient oracle: projected (direct) or softmax
   int policy_steps = 1;                 // (b) oracle steps per step() (sweeps for soft VI)
   Scalar policy_step = Scalar(1);       // eta of PMD or of the policy gradient
+  GradientMode gradient = GradientMode::exact;  // sampled: (b) from rollouts (see the top of this file)
+  SamplingSettings sampling{};          // sampled mode: horizon H <= kMaxHorizon, batch B
+  std::uint32_t seed = 1u;              // sampled mode: init() seeds the solver's Rng with it
 };
 
 template <typename Scalar>
@@ -42,6 +58,7 @@ struct DrlhfReport {
   Scalar fitted_loss = Scalar(0);           // f(x_{k+1}) after the reward steps
   bool has_true_return = false;             // a true MDP was given to init()
   Scalar true_return = std::numeric_limits<Scalar>::quiet_NaN();  // V^{pi_k}_true(rho)
+  std::int64_t environment_steps = 0;       // sampled mode: steps taken since init(), this step's included
 };
 
 template <typename Scalar>
@@ -54,6 +71,11 @@ Status validate(const DrlhfSettings<Scalar>& s) {
       s.policy_steps > kMaxInnerSteps)
     return Status::bad_setting;
   if (!positive(s.reward_step) || !positive(s.policy_step)) return Status::bad_step_size;
+  if (s.gradient != GradientMode::exact && s.gradient != GradientMode::sampled) return Status::bad_setting;
+  if (s.gradient == GradientMode::sampled) {
+    if (s.policy_oracle != OracleKind::policy_gradient) return Status::bad_setting;
+    if (Status st = validate_sampling<kMaxHorizon>(s.sampling); st != Status::ok) return st;
+  }
   return Status::ok;
 }
 
@@ -97,10 +119,13 @@ class Drlhf {
     truth_ = has_truth_ ? *truth : MdpType{};
     eval_ = eval_truth_ = Evaluation<Scalar, S, A>{};
     iteration_ = 0;
+    rng_.reseed(settings.seed);
+    environment_steps_ = 0;
     return Status::ok;
   }
 
-  // One alternation: (a) then (b). On error x, the policy, the warm start and the count are unchanged.
+  // One alternation: (a) then (b). On error x, the policy, the warm start, the iteration count,
+  // and (sampled mode) the Rng and the environment-step count are unchanged.
   Status step(Report* report = nullptr) {
     if (problem_ == nullptr) return Status::not_initialized;
     const Problem& problem = *problem_;
@@ -129,7 +154,11 @@ class Drlhf {
     log_pi_next_ = log_pi_;
     pi_next_ = pi_;
     value_next_ = value_;
-    if (Status st = run_oracle(mdp); st != Status::ok) return st;
+    rng_next_ = rng_;
+    std::int64_t steps = 0;
+    if (Status st = settings_.gradient == GradientMode::sampled ? run_sampled_oracle(mdp, steps) : run_oracle(mdp);
+        st != Status::ok)
+      return st;
     if (!pi_next_.allFinite() || !log_pi_next_.allFinite() || !std::isfinite(loss) || !std::isfinite(fitted) ||
         !std::isfinite(gradient_norm))
       return Status::numerical_failure;
@@ -141,11 +170,14 @@ class Drlhf {
       report->fitted_loss = fitted;
       report->has_true_return = has_truth_;
       report->true_return = true_return;
+      report->environment_steps = environment_steps_ + steps;
     }
     x_ = x_next_;
     log_pi_ = log_pi_next_;
     pi_ = pi_next_;
     value_ = value_next_;
+    rng_ = rng_next_;
+    environment_steps_ += steps;
     ++iteration_;
     return Status::ok;
   }
@@ -172,8 +204,22 @@ class Drlhf {
   long iteration() const { return iteration_; }
   const Settings& settings() const { return settings_; }
   Workspace& evaluation_workspace() { return ws_; }
+  // Sampled mode: environment steps taken since init(), and the random stream (copy it to
+  // checkpoint, assign it to restore; init() reseeds it from settings.seed).
+  std::int64_t environment_steps() const { return environment_steps_; }
+  Rng& rng() { return rng_; }
+  const Rng& rng() const { return rng_; }
 
  private:
+  // (b) in sampled mode: policy_steps sampled policy-gradient ascent steps on (log_pi_next_,
+  // pi_next_) with rng_next_, the same update as Pbrl's sampled oracle; the estimate goes
+  // through weights_. Adds policy_steps * B * H to steps.
+  Status run_sampled_oracle(const MdpType& mdp, std::int64_t& steps) {
+    return sampled_policy_gradient_steps(mdp, settings_.oracle_policy, settings_.policy_step, settings_.policy_steps,
+                                         settings_.sampling, rng_next_, trajectory_, steps, weights_, log_pi_next_,
+                                         pi_next_);
+  }
+
   Status run_oracle(const MdpType& mdp) {
     const int T = settings_.policy_steps;
     if (T == 0) return Status::ok;
@@ -212,6 +258,10 @@ class Drlhf {
   typename Problem::Model model_{};
   Evaluation<Scalar, S, A> eval_{}, eval_truth_{};
   Workspace ws_{};
+  // Sampled mode: the random stream and the step count (state), and their scratch.
+  Rng rng_{1u}, rng_next_{1u};
+  std::int64_t environment_steps_ = 0;
+  Trajectory<Scalar, kMaxHorizon> trajectory_{};
 };
 
 }  // namespace pbrl

@@ -5,15 +5,31 @@
 //   x_{k+1} = Proj_X( x_k + alpha_l * grad_x V_l^{pi_x,pi_y_k}(rho) |_{x = x_k} )
 //   y_{k+1} = Proj_Y( y_k + alpha_f * grad_y V_f^{pi_x_k,pi_y}(rho) |_{y = y_k} )
 // with softmax policies for both players, V_l counting only the leader's regularizer and V_f only
-// the follower's. The gradients are exact (model-based): grad_x V_l = -grad_x f of
-// Stackelberg::upper(), grad_y V_f is the regularized policy gradient on M(x_k) chained through
-// the softmax. (The paper estimates both by Monte Carlo; the update is the same.)
+// the follower's. In exact mode (the default) the gradients are model-based: grad_x V_l =
+// -grad_x f of Stackelberg::upper(), grad_y V_f is the regularized policy gradient on M(x_k)
+// chained through the softmax. (The paper estimates both by Monte Carlo; the update is the same;
+// sampled mode below estimates the follower's.)
 // Y is the box |y| <= follower_logit_bound, as PolicySet's softmax set.
+//
+// Sampled mode (settings.gradient = GradientMode::sampled; sampling/estimators.hpp): the
+// follower's gradient grad_y V_f is sampled_policy_gradient on M(x_k) (softmax logits, B rollouts
+// of horizon H of pi_y_k from rho), as in the paper's experiments; the leader's gradient stays
+// exact and model-based (Stackelberg::upper()), exactly as PBRL's upper level stays exact in its
+// sampled mode (solver/pbrl.hpp), so the two methods differ only in how the follower learns and
+// their environment steps compare like for like. Environment steps per step(): B*H, exactly;
+// Rng draws: B*(2H + 1). The Rng lives in the object (seeded by init() from settings.seed; rng()
+// reads and restores it); a step that fails leaves it and the count unchanged. The report's
+// values and gap stay exact (policy evaluations on M(x_k), done only when a report is asked for,
+// never part of the update). In exact mode no environment step is counted.
 //
 // The object is the whole state, like Pbrl: sizeof(IndependentPolicyGradient<...>) is the RAM it
 // needs; it points only at the problem.
 
 #include "pbrl/problems/stackelberg.hpp"
+#include "pbrl/sampling/estimators.hpp"
+#include "pbrl/solver/pbrl.hpp"  // GradientMode
+
+#include <cstdint>
 
 namespace pbrl {
 
@@ -22,6 +38,9 @@ struct IndependentPgSettings {
   Scalar step_leader = Scalar(0.1);            // alpha_l
   Scalar step_follower = Scalar(0.1);          // alpha_f
   Scalar follower_logit_bound = Scalar(50);    // Y = [-bound, bound]^(S*A_f)
+  GradientMode gradient = GradientMode::exact; // sampled: Monte-Carlo follower gradient
+  SamplingSettings sampling{};                 // sampled mode: horizon H <= kMaxHorizon, batch B
+  std::uint32_t seed = 1u;                     // sampled mode: init() seeds the Rng with it
 };
 
 template <typename Scalar>
@@ -30,6 +49,7 @@ struct IndependentPgReport {
   Scalar leader_value = Scalar(0);    // V_l^{pi_x_k, pi_y_k}(rho)
   Scalar follower_value = Scalar(0);  // V_f^{pi_x_k, pi_y_k}(rho)
   Scalar follower_gap = Scalar(0);    // V_f^{pi_x_k, pi*(x_k)}(rho) - V_f^{pi_x_k, pi_y_k}(rho)
+  std::int64_t environment_steps = 0; // sampled mode: steps taken since init(), this step's included
 };
 
 template <typename Scalar>
@@ -37,6 +57,8 @@ Status validate(const IndependentPgSettings<Scalar>& s) {
   auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
   if (!positive(s.step_leader) || !positive(s.step_follower)) return Status::bad_step_size;
   if (!positive(s.follower_logit_bound)) return Status::bad_setting;
+  if (s.gradient != GradientMode::exact && s.gradient != GradientMode::sampled) return Status::bad_setting;
+  if (s.gradient == GradientMode::sampled) return validate_sampling<kMaxHorizon>(s.sampling);
   return Status::ok;
 }
 
@@ -68,12 +90,14 @@ class IndependentPolicyGradient {
     eval_f_ = eval_l_ = Evaluation<Scalar, S, AF>{};
     optimum_.value.setZero();
     iteration_ = 0;
+    rng_.reseed(settings.seed);
+    environment_steps_ = 0;
     return Status::ok;
   }
 
   // One simultaneous update. With a report, also the follower's exact optimality gap (soft value
-  // iteration on M(x_k), warm-started; its settings are in follower_optimum()). On error x, y
-  // and the count are unchanged.
+  // iteration on M(x_k), warm-started; its settings are in follower_optimum()). On error x, y,
+  // the count, the Rng and the environment-step count are unchanged.
   Status step(Report* report = nullptr) {
     if (problem_ == nullptr) return Status::not_initialized;
     const Problem& problem = *problem_;
@@ -81,10 +105,23 @@ class IndependentPolicyGradient {
     if (Status st = problem.build(x_, model_, mdp); st != Status::ok) return st;
     policy_from_parameters<Scalar, S, AF>(Parameterization::softmax, y_, pi_y_);
 
-    // Follower: grad_y V_f^{pi_x, pi_y}(rho) = grad_y V^{pi_y}_{M(x)}(rho).
-    if (Status st = evaluate(mdp, pi_y_, ws_, eval_f_); st != Status::ok) return st;
-    policy_gradient(mdp, pi_y_, eval_f_, grad_pi_);
-    chain_policy_gradient<Scalar, S, AF>(Parameterization::softmax, pi_y_, grad_pi_, grad_y_);
+    // Follower: grad_y V_f^{pi_x, pi_y}(rho) = grad_y V^{pi_y}_{M(x)}(rho), exact or sampled.
+    std::int64_t steps = 0;
+    rng_next_ = rng_;
+    if (settings_.gradient == GradientMode::sampled) {
+      Scalar sampled_value(0);
+      if (Status st = sampled_policy_gradient(mdp, Parameterization::softmax, pi_y_, settings_.sampling, rng_next_,
+                                              trajectory_, steps, sampled_value, grad_y_);
+          st != Status::ok)
+        return st;
+      // The report's V_f is exact (diagnostics only, not part of the update).
+      if (report != nullptr)
+        if (Status st = evaluate(mdp, pi_y_, ws_, eval_f_); st != Status::ok) return st;
+    } else {
+      if (Status st = evaluate(mdp, pi_y_, ws_, eval_f_); st != Status::ok) return st;
+      policy_gradient(mdp, pi_y_, eval_f_, grad_pi_);
+      chain_policy_gradient<Scalar, S, AF>(Parameterization::softmax, pi_y_, grad_pi_, grad_y_);
+    }
 
     // Leader: grad_x V_l = -grad_x f.
     Scalar f(0);
@@ -112,9 +149,12 @@ class IndependentPolicyGradient {
       report->leader_value = -f;
       report->follower_value = eval_f_.value_rho;
       report->follower_gap = gap;
+      report->environment_steps = environment_steps_ + steps;
     }
     x_ = x_next_;
     y_ = y_next_;
+    rng_ = rng_next_;
+    environment_steps_ += steps;
     ++iteration_;
     return Status::ok;
   }
@@ -136,6 +176,11 @@ class IndependentPolicyGradient {
   Workspace& evaluation_workspace() { return ws_; }
   // Soft value iteration settings and warm start of the reported gap.
   Optimum& follower_optimum() { return optimum_; }
+  // Sampled mode: environment steps taken since init(), and the random stream (copy it to
+  // checkpoint, assign it to restore; init() reseeds it from settings.seed).
+  std::int64_t environment_steps() const { return environment_steps_; }
+  Rng& rng() { return rng_; }
+  const Rng& rng() const { return rng_; }
 
  private:
   const Problem* problem_ = nullptr;
@@ -148,6 +193,10 @@ class IndependentPolicyGradient {
   Evaluation<Scalar, S, AF> eval_f_{}, eval_l_{};
   Optimum optimum_{};
   Workspace ws_{};
+  // Sampled mode: the random stream and the step count (state), and their scratch.
+  Rng rng_{1u}, rng_next_{1u};
+  std::int64_t environment_steps_ = 0;
+  Trajectory<Scalar, kMaxHorizon> trajectory_{};
 };
 
 }  // namespace pbrl

@@ -24,11 +24,19 @@
 // meta-gradient of Yang et al.); T = 1, the paper's setting, makes it the exact gradient of
 // x -> f(x, pi(y_k + eta * G(x, y_k))).
 // learn_incentive = false holds x constant: the agents' learning alone, the paper's "start line".
+//
+// Sampled mode (settings.gradient = GradientMode::sampled; sampling/game_estimators.hpp): each
+// agents' step takes both players' policy gradients from one batch of rollouts of (pi1, pi2), and
+// the mixed derivative grad_x D_u V(rho) comes from one more batch (sampled_directional_vjp:
+// likelihood ratio of the trajectory along u). The designer's grad_{y'} f stays exact: it is its
+// own model, as PBRL's upper level in sampled mode. (T + 1)*B*H environment steps per step()
+// (T*B*H with the incentive held); the Rng, seeded by init(), advances only with a successful step.
 
 #include "pbrl/evaluation.hpp"
 #include "pbrl/game.hpp"
 #include "pbrl/policy.hpp"
-#include "pbrl/solver/pbrl.hpp"  // kMaxInnerSteps
+#include "pbrl/sampling/game_estimators.hpp"
+#include "pbrl/solver/pbrl.hpp"  // kMaxInnerSteps, GradientMode
 
 namespace pbrl {
 
@@ -82,6 +90,9 @@ struct MetaGradientSettings {
   Scalar agent_step = Scalar(0.1);     // eta
   Scalar designer_step = Scalar(0.1);  // beta
   bool learn_incentive = true;         // false: x held constant (the start line)
+  GradientMode gradient = GradientMode::exact;  // sampled: Monte-Carlo agents' and mixed gradients
+  SamplingSettings sampling{};         // sampled mode: horizon H <= kMaxHorizon, batch B
+  std::uint32_t seed = 1u;             // sampled mode: init() seeds the Rng with it
 };
 
 template <typename Scalar>
@@ -90,6 +101,7 @@ struct MetaGradientReport {
   Scalar upper_objective = Scalar(0);     // f(x_k, pi_{k+1}), the agents' policy after their step(s)
   Scalar agents_value = Scalar(0);        // V^{pi_k}(rho) on M(x_k), before the agents' steps
   Scalar meta_gradient_norm = Scalar(0);  // |d f / dx| (0 with the incentive held)
+  std::int64_t environment_steps = 0;     // environment steps taken since init(), this step's included
 };
 
 template <typename Scalar>
@@ -97,6 +109,9 @@ Status validate(const MetaGradientSettings<Scalar>& s) {
   auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
   if (s.agent_steps < 1 || s.agent_steps > kMaxInnerSteps) return Status::bad_setting;
   if (!positive(s.agent_step) || !positive(s.designer_step)) return Status::bad_step_size;
+  if (s.gradient != GradientMode::exact && s.gradient != GradientMode::sampled) return Status::bad_setting;
+  if (s.gradient == GradientMode::sampled)
+    if (Status st = validate_sampling<kMaxHorizon>(s.sampling); st != Status::ok) return st;
   return Status::ok;
 }
 
@@ -156,6 +171,7 @@ class MetaGradient {
     if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A1>(settings.policy, y1); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A2>(settings.policy, y2); st != Status::ok) return st;
+    if (settings.gradient == GradientMode::sampled && !has_sample_vjp<GameProblem>::value) return Status::bad_setting;
     problem_ = &problem;
     settings_ = settings;
     x_ = x0;
@@ -166,10 +182,13 @@ class MetaGradient {
     eval1_ = Evaluation<Scalar, S, A1>{};
     eval_upper_ = Evaluation<Scalar, S, A1 * A2>{};
     iteration_ = 0;
+    rng_.reseed(settings.seed);
+    environment_steps_ = 0;
     return Status::ok;
   }
 
-  // One iteration. On error x, y1, y2 and the count are unchanged.
+  // One iteration. On error x, y1, y2, the count (and in sampled mode the Rng and the step
+  // count) are unchanged.
   Status step(Report* report = nullptr) {
     if (problem_ == nullptr) return Status::not_initialized;
     if (Status st = detail::check_workspace(ws_); st != Status::ok) return st;
@@ -180,21 +199,35 @@ class MetaGradient {
     if (Status st = problem.build(x_, model_, game); st != Status::ok) return st;
 
     // 1. The agents' policy-gradient steps.
+    const bool sampled = settings_.gradient == GradientMode::sampled;
     Mdp<Scalar, S, A1> mdp1;
     y1_next_ = y1_;
     y2_next_ = y2_;
+    rng_next_ = rng_;
+    std::int64_t steps = 0;
     Scalar value_before(0);
     for (int t = 0; t < settings_.agent_steps; ++t) {
       policy_from_parameters<Scalar, S, A1>(param, y1_next_, pi1_);
       policy_from_parameters<Scalar, S, A2>(param, y2_next_, pi2_);
-      if (Status st = player1_mdp(game, pi2_, induced1_, mdp1); st != Status::ok) return st;
-      if (Status st = evaluate(mdp1, pi1_, ws_, eval1_); st != Status::ok) return st;
-      if (t == 0) value_before = eval1_.value_rho;
-      g1_.setZero();
-      g2_.setZero();
-      add_game_policy_gradients(game, pi1_, pi2_, eval1_.value, eval1_.occupancy, Scalar(1), &g1_, Scalar(-1), &g2_);
-      chain_policy_gradient<Scalar, S, A1>(param, pi1_, g1_, w1_);
-      chain_policy_gradient<Scalar, S, A2>(param, pi2_, g2_, w2_);
+      Scalar value(0);
+      if (sampled) {
+        if (Status st = sampled_game_policy_gradient(game, param, pi1_, pi2_, settings_.sampling, rng_next_,
+                                                     trajectory_, steps, value, &w1_, &w2_);
+            st != Status::ok)
+          return st;
+        w2_ = -w2_;
+      } else {
+        if (Status st = player1_mdp(game, pi2_, induced1_, mdp1); st != Status::ok) return st;
+        if (Status st = evaluate(mdp1, pi1_, ws_, eval1_); st != Status::ok) return st;
+        value = eval1_.value_rho;
+        g1_.setZero();
+        g2_.setZero();
+        add_game_policy_gradients(game, pi1_, pi2_, eval1_.value, eval1_.occupancy, Scalar(1), &g1_, Scalar(-1),
+                                  &g2_);
+        chain_policy_gradient<Scalar, S, A1>(param, pi1_, g1_, w1_);
+        chain_policy_gradient<Scalar, S, A2>(param, pi2_, g2_, w2_);
+      }
+      if (t == 0) value_before = value;
       z1_ = y1_next_ + eta * w1_;
       z2_ = y2_next_ + eta * w2_;
       if (!z1_.allFinite() || !z2_.allFinite()) return Status::numerical_failure;
@@ -203,7 +236,7 @@ class MetaGradient {
       project_policy_set<Scalar, S, A1>(settings_.policy, y1_next_);
       project_policy_set<Scalar, S, A2>(settings_.policy, y2_next_);
     }
-    // pi1_, pi2_, eval1_, mdp1, z1_, z2_ now describe the last agents' step.
+    // pi1_, pi2_, z1_, z2_ (exact mode: eval1_, mdp1 too) now describe the last agents' step.
 
     // 2. The designer's objective at the agents' new policy, and its meta-gradient.
     policy_from_parameters<Scalar, S, A1>(param, y1_next_, pi1_next_);
@@ -223,11 +256,21 @@ class MetaGradient {
       chain_policy_gradient<Scalar, S, A2>(param, pi2_, w2_, u2_);
       u2_ = -u2_;  // player 2 descends V
       warm_next_ = warm_;
-      if (Status st = occupancy_directional_derivative(game, mdp1, pi1_, pi2_, eval1_.occupancy, u1_, u2_, ws_,
-                                                       warm_next_, mu_dot_, false);
-          st != Status::ok)
-        return st;
-      problem.vjp(x_, mu_dot_, eval1_.value, eta, meta_next_);
+      if (sampled) {
+        if constexpr (has_sample_vjp<GameProblem>::value) {  // init() refuses sampled mode otherwise
+          if (Status st = sampled_directional_vjp(problem, x_, game, pi1_, pi2_, u1_, u2_, settings_.sampling,
+                                                  rng_next_, trajectory_, steps, mixed_);
+              st != Status::ok)
+            return st;
+          meta_next_ += eta * mixed_;
+        }
+      } else {
+        if (Status st = occupancy_directional_derivative(game, mdp1, pi1_, pi2_, eval1_.occupancy, u1_, u2_, ws_,
+                                                         warm_next_, mu_dot_, false);
+            st != Status::ok)
+          return st;
+        problem.vjp(x_, mu_dot_, eval1_.value, eta, meta_next_);
+      }
       norm = meta_next_.norm();
       x_next_ = x_ - settings_.designer_step * meta_next_;
       problem.project_parameters(x_next_);
@@ -244,12 +287,15 @@ class MetaGradient {
       report->upper_objective = f;
       report->agents_value = value_before;
       report->meta_gradient_norm = norm;
+      report->environment_steps = environment_steps_ + steps;
     }
     x_ = x_next_;
     y1_ = y1_next_;
     y2_ = y2_next_;
     meta_ = meta_next_;
     warm_ = warm_next_;
+    rng_ = rng_next_;
+    environment_steps_ += steps;
     ++iteration_;
     return Status::ok;
   }
@@ -272,6 +318,9 @@ class MetaGradient {
   void policy1(Matrix1& pi) const { policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi); }
   void policy2(Matrix2& pi) const { policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi); }
   Workspace& evaluation_workspace() { return ws_; }
+  // Sampled mode: environment steps taken since init(), and the random stream.
+  std::int64_t environment_steps() const { return environment_steps_; }
+  const Rng& rng() const { return rng_; }
 
  private:
   const GameProblem* problem_ = nullptr;
@@ -294,6 +343,11 @@ class MetaGradient {
   Evaluation<Scalar, S, A1> eval1_{};
   Evaluation<Scalar, S, A1 * A2> eval_upper_{};
   Workspace ws_{};
+  // Sampled mode: the random stream and the step count (state), and their scratch.
+  Rng rng_{}, rng_next_{};
+  std::int64_t environment_steps_ = 0;
+  GameTrajectory<Scalar, kMaxHorizon> trajectory_{};
+  Params mixed_ = Params::Zero();
 };
 
 }  // namespace pbrl

@@ -8,6 +8,35 @@
 
 namespace pbrl {
 
+// The ascent update from a gradient g in the set's coordinates (direct: dV/dpi, softmax:
+// dV/dlogits), shared by the exact oracle below and the sampled ones:
+//   direct:   pi <- Proj_{floored simplex}(pi + eta g)
+//   softmax:  log_pi <- normalize(log_pi + eta g), floored at log_floor
+// g is consumed (it holds the new policy afterwards). On error (a non-finite result,
+// numerical_failure) log_pi and pi are unchanged.
+template <typename Scalar, int S, int A>
+Status policy_ascent_update(const PolicySet<Scalar>& set, Scalar eta, StateActionMatrix<Scalar, S, A>& g,
+                            StateActionMatrix<Scalar, S, A>& log_pi, StateActionMatrix<Scalar, S, A>& pi) {
+  StateActionMatrix<Scalar, S, A>& next = g;  // the gradient is consumed row by row
+  if (set.parameterization == Parameterization::direct) {
+    next = pi + eta * g;
+    project_policy_set<Scalar, S, A>(set, next);
+    if (!next.allFinite()) return Status::numerical_failure;
+    pi = next;
+    log_pi = pi.array().log().matrix();
+  } else {
+    next = log_pi + eta * g;
+    for (int s = 0; s < S; ++s) {
+      normalize_log_row(next.row(s));
+      next.row(s) = next.row(s).cwiseMax(std::log(log_floor<Scalar>()));
+    }
+    if (!next.allFinite()) return Status::numerical_failure;
+    log_pi = next;
+    pi = log_pi.array().exp().matrix();
+  }
+  return Status::ok;
+}
+
 // One ascent step. eval and grad are workspace: eval receives the evaluation of the policy
 // before the step (on error the contents of both are unspecified). On error log_pi and pi are
 // unchanged: the new policy is formed in grad and copied only once it is finite.
@@ -23,25 +52,9 @@ Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>&
   if (Status st = evaluate(m, pi, ws, eval); st != Status::ok) return st;
   policy_gradient(m, pi, eval, grad);
   if (!grad.allFinite()) return Status::numerical_failure;
-  StateActionMatrix<Scalar, S, A>& next = grad;  // the gradient is consumed row by row
-  if (set.parameterization == Parameterization::direct) {
-    next = pi + eta * grad;
-    project_policy_set<Scalar, S, A>(set, next);
-    if (!next.allFinite()) return Status::numerical_failure;
-    pi = next;
-    log_pi = pi.array().log().matrix();
-  } else {
-    chain_policy_gradient<Scalar, S, A>(Parameterization::softmax, pi, grad, next);
-    next = log_pi + eta * next;
-    for (int s = 0; s < S; ++s) {
-      normalize_log_row(next.row(s));
-      next.row(s) = next.row(s).cwiseMax(std::log(log_floor<Scalar>()));
-    }
-    if (!next.allFinite()) return Status::numerical_failure;
-    log_pi = next;
-    pi = log_pi.array().exp().matrix();
-  }
-  return Status::ok;
+  if (set.parameterization == Parameterization::softmax)
+    chain_policy_gradient<Scalar, S, A>(Parameterization::softmax, pi, grad, grad);
+  return policy_ascent_update<Scalar, S, A>(set, eta, grad, log_pi, pi);
 }
 
 }  // namespace pbrl

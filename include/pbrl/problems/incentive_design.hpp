@@ -108,6 +108,15 @@ class IncentiveDesign {
     }
   }
 
+  // Per-sample form of vjp() for sampled mode (problem.hpp; a = a1*A2 + a2, the joint action):
+  // grad += reward_weight * grad_x r_x(s,a); P does not depend on x, so the transition term is 0.
+  void sample_vjp(const Params& x, int s, int a, int /*s_next*/, Scalar reward_weight, Scalar /*transition_weight*/,
+                  Params& grad) const {
+    const int i = s * A1 * A2 + a;
+    const Scalar sg = sigmoid(x(i));
+    grad(i) += reward_weight * scale_ * sg * (Scalar(1) - sg);
+  }
+
   // The designer's MDP over joint actions (unregularized); reads model.designer_reward, which
   // upper() fills (r_id - c).
   DesignerMdp designer_mdp(const Model& model) const {

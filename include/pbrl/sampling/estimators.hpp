@@ -75,6 +75,7 @@
 
 #include <cstdint>
 
+#include "pbrl/oracle/policy_gradient.hpp"
 #include "pbrl/policy.hpp"
 #include "pbrl/problem.hpp"
 #include "pbrl/sampling/rollouts.hpp"
@@ -135,20 +136,26 @@ void add_action_term(Parameterization param, const StateActionMatrix<Scalar, S, 
 // grad row s += w * (the regularizer's part of dV/dparam at s):
 //   direct: -tau dh(s,.);   softmax: -tau pi(s) .* (l(s,.) - h_s)   (0 where pi(a|s) = 0).
 template <typename Scalar, int S, int A>
+void add_regularizer_term(const Regularizer<Scalar, S, A>& reg, Parameterization param,
+                          const StateActionMatrix<Scalar, S, A>& pi, int s, Scalar w,
+                          StateActionMatrix<Scalar, S, A>& grad) {
+  const Scalar tau = reg.tau;
+  if (!(tau > Scalar(0))) return;
+  if (param == Parameterization::direct) {
+    for (int a = 0; a < A; ++a) grad(s, a) -= w * tau * reg.derivative(s, a, pi(s, a));
+  } else {
+    const Scalar h = reg.value(s, pi.row(s));
+    for (int a = 0; a < A; ++a) {
+      const Scalar p = pi(s, a);
+      if (p > Scalar(0)) grad(s, a) -= w * tau * p * (std::log(p) - reg.log_reference(s, a) - h);
+    }
+  }
+}
+template <typename Scalar, int S, int A>
 void add_regularizer_term(const Mdp<Scalar, S, A>& m, Parameterization param,
                           const StateActionMatrix<Scalar, S, A>& pi, int s, Scalar w,
                           StateActionMatrix<Scalar, S, A>& grad) {
-  const Scalar tau = m.tau();
-  if (!(tau > Scalar(0))) return;
-  if (param == Parameterization::direct) {
-    for (int a = 0; a < A; ++a) grad(s, a) -= w * tau * m.regularizer.derivative(s, a, pi(s, a));
-  } else {
-    const Scalar h = m.regularizer.value(s, pi.row(s));
-    for (int a = 0; a < A; ++a) {
-      const Scalar p = pi(s, a);
-      if (p > Scalar(0)) grad(s, a) -= w * tau * p * (std::log(p) - m.regularizer.log_reference(s, a) - h);
-    }
-  }
+  add_regularizer_term(m.regularizer, param, pi, s, w, grad);
 }
 
 // grad += w * sum_{t<H} gamma^t [action term with Q_hat_t + regularizer term] of one trajectory of pi.
@@ -226,6 +233,26 @@ Status sampled_policy_gradient(const Mdp<Scalar, S, A>& m, Parameterization para
   value = v;
   rng = local;
   steps += batch_steps(settings);
+  return Status::ok;
+}
+
+// T sampled policy-gradient ascent steps on (log_pi, pi), each from B rollouts of the current
+// policy followed by policy_ascent_update (oracle/policy_gradient.hpp) in the set's coordinates:
+// the sampled oracle of the solvers. grad is scratch. Adds T*B*H to steps. On error log_pi, pi,
+// rng and steps hold the state after the last successful step: callers work on copies.
+template <typename Scalar, int S, int A, int MaxHorizon>
+Status sampled_policy_gradient_steps(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>& set, Scalar eta,
+                                     int count, const SamplingSettings& settings, Rng& rng,
+                                     Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
+                                     StateActionMatrix<Scalar, S, A>& grad, StateActionMatrix<Scalar, S, A>& log_pi,
+                                     StateActionMatrix<Scalar, S, A>& pi) {
+  for (int i = 0; i < count; ++i) {
+    Scalar value(0);
+    if (Status st = sampled_policy_gradient(m, set.parameterization, pi, settings, rng, scratch, steps, value, grad);
+        st != Status::ok)
+      return st;
+    if (Status st = policy_ascent_update<Scalar, S, A>(set, eta, grad, log_pi, pi); st != Status::ok) return st;
+  }
   return Status::ok;
 }
 

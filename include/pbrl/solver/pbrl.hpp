@@ -322,30 +322,9 @@ class Pbrl {
   // T sampled policy-gradient ascent steps on (log_pi_next_, pi_next_) with rng_next_; the
   // gradient estimate goes through weights_.
   Status run_sampled_oracle(const Mdp<Scalar, S, A>& mdp, std::int64_t& steps) {
-    const PolicySet<Scalar>& set = settings_.oracle_policy;
-    const Scalar eta = settings_.oracle_step;
-    for (int i = 0; i < settings_.inner_steps; ++i) {
-      Scalar value(0);
-      if (Status st = sampled_policy_gradient(mdp, set.parameterization, pi_next_, settings_.sampling, rng_next_,
-                                              trajectory_, steps, value, weights_);
-          st != Status::ok)
-        return st;
-      if (set.parameterization == Parameterization::direct) {
-        pi_next_ += eta * weights_;
-        project_policy_set<Scalar, S, A>(set, pi_next_);
-        if (!pi_next_.allFinite()) return Status::numerical_failure;
-        log_pi_next_ = pi_next_.array().log().matrix();
-      } else {
-        log_pi_next_ += eta * weights_;
-        for (int s = 0; s < S; ++s) {
-          normalize_log_row(log_pi_next_.row(s));
-          log_pi_next_.row(s) = log_pi_next_.row(s).cwiseMax(std::log(log_floor<Scalar>()));
-        }
-        if (!log_pi_next_.allFinite()) return Status::numerical_failure;
-        pi_next_ = log_pi_next_.array().exp().matrix();
-      }
-    }
-    return Status::ok;
+    return sampled_policy_gradient_steps(mdp, settings_.oracle_policy, settings_.oracle_step, settings_.inner_steps,
+                                         settings_.sampling, rng_next_, trajectory_, steps, weights_, log_pi_next_,
+                                         pi_next_);
   }
 
   Status run_oracle(const Mdp<Scalar, S, A>& mdp) {

@@ -10,6 +10,20 @@
 // The solver object is the whole state: sizeof(PbrlZeroSum<...>) is the RAM it needs. step()
 // does 2T + 3 policy evaluations (two of them of the oracle policies, one of f) plus two
 // induced-MDP builds of O(S * A1 * A2 * S) each; nothing else depends on data.
+//
+// Sampled mode (settings.gradient = GradientMode::sampled; sampling/game_estimators.hpp): the
+// same iteration with the lower level's gradients from rollouts of the game's generative model:
+//   1. T sampled policy-gradient steps per player (OracleKind::policy_gradient is required), each
+//      from a batch of (pi-hat1, pi2) resp. (pi1, pi-hat2): player 1 ascends V, player 2 descends;
+//   2. psi and its gradients from two batches (sampled_nikaido_isoda_penalty), with common random
+//      numbers unless settings.sampling says not;
+//   3. f and its gradients stay the problem's exact, model-based upper() (the designer's own
+//      model); no environment steps.
+// (2T + 2)*B*H environment steps per step() (report.environment_steps counts them since init());
+// the solver's Rng, seeded by init() from settings.seed, is part of its state and advances only
+// with a successful step. The report's penalty and objective are the sampled estimates.
+// step() in sampled mode needs GameProblem::sample_vjp over joint actions; init() refuses a
+// problem without it (bad_setting).
 
 #include "pbrl/evaluation.hpp"
 #include "pbrl/game.hpp"
@@ -18,7 +32,8 @@
 #include "pbrl/oracle/soft_value_iteration.hpp"
 #include "pbrl/penalty/nikaido_isoda.hpp"
 #include "pbrl/policy.hpp"
-#include "pbrl/solver/pbrl.hpp"  // OracleKind, kMaxInnerSteps
+#include "pbrl/sampling/game_estimators.hpp"
+#include "pbrl/solver/pbrl.hpp"  // OracleKind, kMaxInnerSteps, GradientMode
 
 namespace pbrl {
 
@@ -34,6 +49,9 @@ struct PbrlZeroSumSettings {
   Scalar penalty_start = Scalar(1);    // lambda at iteration 0
   Scalar penalty_final = Scalar(1);    // lambda once the ramp is over
   int penalty_ramp = 0;                // iterations of the linear ramp (0: lambda = penalty_final)
+  GradientMode gradient = GradientMode::exact;  // sampled: Monte-Carlo lower-level gradients
+  SamplingSettings sampling{};         // sampled mode: horizon H <= kMaxHorizon, batch B
+  std::uint32_t seed = 1u;             // sampled mode: init() seeds the solver's Rng with it
 };
 
 template <typename Scalar>
@@ -45,7 +63,8 @@ struct PbrlZeroSumReport {
   Scalar objective = Scalar(0);        // F = f + lambda*psi
   Scalar projected_gradient_norm = Scalar(0);  // |G|, separate step sizes for x and pi
   Scalar best_response_value1 = Scalar(0);     // V^{pihat1_k, pi2_k}(rho)
-  Scalar best_response_value2 = Scalar(0);     // V^{pi1_k, pihat2_k}(rho)
+  Scalar best_response_value2 = Scalar(0);     // V^{pi1_k, pihat2_k}(rho) (exact mode)
+  std::int64_t environment_steps = 0;  // environment steps taken since init(), this step's included
 };
 
 template <typename Scalar>
@@ -59,6 +78,11 @@ Status validate(const PbrlZeroSumSettings<Scalar>& s) {
   if (!std::isfinite(s.penalty_start) || !std::isfinite(s.penalty_final) || s.penalty_start < Scalar(0) ||
       s.penalty_final < Scalar(0))
     return Status::bad_setting;
+  if (s.gradient != GradientMode::exact && s.gradient != GradientMode::sampled) return Status::bad_setting;
+  if (s.gradient == GradientMode::sampled) {
+    if (s.oracle != OracleKind::policy_gradient) return Status::bad_setting;
+    if (Status st = validate_sampling<kMaxHorizon>(s.sampling); st != Status::ok) return st;
+  }
   return Status::ok;
 }
 
@@ -138,6 +162,7 @@ class PbrlZeroSum {
     if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A1>(settings.policy, y1); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A2>(settings.policy, y2); st != Status::ok) return st;
+    if (settings.gradient == GradientMode::sampled && !has_sample_vjp<GameProblem>::value) return Status::bad_setting;
     problem_ = &problem;
     settings_ = settings;
     x_ = x0;
@@ -153,10 +178,13 @@ class PbrlZeroSum {
     eval2_ = Evaluation<Scalar, S, A2>{};
     eval_upper_ = Evaluation<Scalar, S, A1 * A2>{};
     iteration_ = 0;
+    rng_.reseed(settings.seed);
+    environment_steps_ = 0;
     return Status::ok;
   }
 
-  // One outer iteration. On error x, y1, y2, the oracles' warm starts and the count are unchanged.
+  // One outer iteration. On error x, y1, y2, the oracles' warm starts, the count (and in sampled
+  // mode the Rng and the step count) are unchanged.
   Status step(Report* report = nullptr) {
     if (problem_ == nullptr) return Status::not_initialized;
     if (Status st = detail::check_workspace(ws_); st != Status::ok) return st;
@@ -166,38 +194,19 @@ class PbrlZeroSum {
     if (Status st = problem.build(x_, model_, game); st != Status::ok) return st;
     policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi1_);
     policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi2_);
-    Mdp<Scalar, S, A1> mdp1;  // player 1's MDP given pi2
-    Mdp<Scalar, S, A2> mdp2;  // player 2's MDP given pi1
-    if (Status st = player1_mdp(game, pi2_, induced1_, mdp1); st != Status::ok) return st;
-    if (Status st = player2_mdp(game, pi1_, induced2_, mdp2); st != Status::ok) return st;
-
-    // 1. Oracles, on copies so that a failure leaves the warm starts intact.
+    // 1.-2. Oracles on copies (a failure leaves the warm starts intact), f, psi and grad F.
     log_pi1_next_ = log_pi1_hat_;
     pi1_next_ = pi1_hat_;
     value1_next_ = value1_;
     log_pi2_next_ = log_pi2_hat_;
     pi2_next_ = pi2_hat_;
     value2_next_ = value2_;
-    if (Status st = detail::run_best_response_oracle(settings_, mdp1, ws_, eval1_, scratch1_, log_pi1_next_,
-                                                     pi1_next_, value1_next_);
-        st != Status::ok)
-      return st;
-    if (Status st = detail::run_best_response_oracle(settings_, mdp2, ws_, eval2_, scratch2_, log_pi2_next_,
-                                                     pi2_next_, value2_next_);
-        st != Status::ok)
-      return st;
-
-    // 2. f, psi and their gradients.
-    if (Status st = evaluate(mdp1, pi1_next_, ws_, eval1_); st != Status::ok) return st;
-    if (Status st = evaluate(mdp2, pi2_next_, ws_, eval2_); st != Status::ok) return st;
-    Scalar f(0);
-    if (Status st = problem.upper(x_, pi1_, pi2_, model_, ws_, eval_upper_, f, grad_x_, grad_pi1_, grad_pi2_);
-        st != Status::ok)
-      return st;
-    const Scalar psi = nikaido_isoda_penalty(problem, x_, game, pi1_, pi2_, pi1_next_, eval1_, pi2_next_, eval2_,
-                                             lambda, ni_scratch_, grad_x_, grad_pi1_, grad_pi2_);
-    chain_policy_gradient<Scalar, S, A1>(settings_.policy.parameterization, pi1_, grad_pi1_, grad_y1_);
-    chain_policy_gradient<Scalar, S, A2>(settings_.policy.parameterization, pi2_, grad_pi2_, grad_y2_);
+    rng_next_ = rng_;
+    std::int64_t steps = 0;
+    Scalar f(0), psi(0);
+    const Status gradients = settings_.gradient == GradientMode::sampled ? sampled_gradients(game, lambda, f, psi, steps)
+                                                                         : exact_gradients(game, lambda, f, psi);
+    if (gradients != Status::ok) return gradients;
 
     // 3. Projected step on Z = X x Y1 x Y2.
     x_next_ = x_ - settings_.step_x * grad_x_;
@@ -220,8 +229,9 @@ class PbrlZeroSum {
       report->penalty_constant = lambda;
       report->objective = f + lambda * psi;
       report->projected_gradient_norm = std::sqrt(g2);
-      report->best_response_value1 = eval1_.value_rho;
-      report->best_response_value2 = -eval2_.value_rho;
+      report->best_response_value1 = settings_.gradient == GradientMode::exact ? eval1_.value_rho : Scalar(0);
+      report->best_response_value2 = settings_.gradient == GradientMode::exact ? -eval2_.value_rho : Scalar(0);
+      report->environment_steps = environment_steps_ + steps;
     }
     x_ = x_next_;
     y1_ = y1_next_;
@@ -232,6 +242,8 @@ class PbrlZeroSum {
     log_pi2_hat_ = log_pi2_next_;
     pi2_hat_ = pi2_next_;
     value2_ = value2_next_;
+    rng_ = rng_next_;
+    environment_steps_ += steps;
     ++iteration_;
     return Status::ok;
   }
@@ -261,8 +273,89 @@ class PbrlZeroSum {
   void policy1(Matrix1& pi) const { policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi); }
   void policy2(Matrix2& pi) const { policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi); }
   Workspace& evaluation_workspace() { return ws_; }
+  // Sampled mode: environment steps taken since init(), and the random stream.
+  std::int64_t environment_steps() const { return environment_steps_; }
+  const Rng& rng() const { return rng_; }
 
  private:
+  // Exact mode: oracles on the induced MDPs, f and psi from the model; fills grad_x_, grad_y1_,
+  // grad_y2_ with grad F and the *_next_ warm starts.
+  Status exact_gradients(const GameType& game, Scalar lambda, Scalar& f, Scalar& psi) {
+    const GameProblem& problem = *problem_;
+    Mdp<Scalar, S, A1> mdp1;  // player 1's MDP given pi2
+    Mdp<Scalar, S, A2> mdp2;  // player 2's MDP given pi1
+    if (Status st = player1_mdp(game, pi2_, induced1_, mdp1); st != Status::ok) return st;
+    if (Status st = player2_mdp(game, pi1_, induced2_, mdp2); st != Status::ok) return st;
+    if (Status st = detail::run_best_response_oracle(settings_, mdp1, ws_, eval1_, scratch1_, log_pi1_next_,
+                                                     pi1_next_, value1_next_);
+        st != Status::ok)
+      return st;
+    if (Status st = detail::run_best_response_oracle(settings_, mdp2, ws_, eval2_, scratch2_, log_pi2_next_,
+                                                     pi2_next_, value2_next_);
+        st != Status::ok)
+      return st;
+    if (Status st = evaluate(mdp1, pi1_next_, ws_, eval1_); st != Status::ok) return st;
+    if (Status st = evaluate(mdp2, pi2_next_, ws_, eval2_); st != Status::ok) return st;
+    if (Status st = problem.upper(x_, pi1_, pi2_, model_, ws_, eval_upper_, f, grad_x_, grad_pi1_, grad_pi2_);
+        st != Status::ok)
+      return st;
+    psi = nikaido_isoda_penalty(problem, x_, game, pi1_, pi2_, pi1_next_, eval1_, pi2_next_, eval2_, lambda,
+                                ni_scratch_, grad_x_, grad_pi1_, grad_pi2_);
+    chain_policy_gradient<Scalar, S, A1>(settings_.policy.parameterization, pi1_, grad_pi1_, grad_y1_);
+    chain_policy_gradient<Scalar, S, A2>(settings_.policy.parameterization, pi2_, grad_pi2_, grad_y2_);
+    return Status::ok;
+  }
+
+  // Sampled mode: T sampled policy-gradient steps per player, the sampled psi, the exact f; the
+  // same outputs as exact_gradients plus rng_next_ and the environment steps taken.
+  Status sampled_gradients(const GameType& game, Scalar lambda, Scalar& f, Scalar& psi, std::int64_t& steps) {
+    if constexpr (!has_sample_vjp<GameProblem>::value) {
+      (void)game, (void)lambda, (void)f, (void)psi, (void)steps;
+      return Status::bad_setting;  // init() refuses this already
+    } else {
+      const GameProblem& problem = *problem_;
+      const PolicySet<Scalar>& set = settings_.oracle_policy;
+      const Scalar eta = settings_.oracle_step;
+      Scalar value(0);
+      for (int i = 0; i < settings_.inner_steps; ++i) {  // player 1 ascends V against pi2
+        if (Status st = sampled_game_policy_gradient(game, set.parameterization, pi1_next_, pi2_, settings_.sampling,
+                                                     rng_next_, trajectory_, steps, value, &scratch1_,
+                                                     static_cast<Matrix2*>(nullptr));
+            st != Status::ok)
+          return st;
+        if (Status st = policy_ascent_update<Scalar, S, A1>(set, eta, scratch1_, log_pi1_next_, pi1_next_);
+            st != Status::ok)
+          return st;
+      }
+      for (int i = 0; i < settings_.inner_steps; ++i) {  // player 2 descends V against pi1
+        if (Status st = sampled_game_policy_gradient(game, set.parameterization, pi1_, pi2_next_, settings_.sampling,
+                                                     rng_next_, trajectory_, steps, value,
+                                                     static_cast<Matrix1*>(nullptr), &scratch2_);
+            st != Status::ok)
+          return st;
+        scratch2_ = -scratch2_;
+        if (Status st = policy_ascent_update<Scalar, S, A2>(set, eta, scratch2_, log_pi2_next_, pi2_next_);
+            st != Status::ok)
+          return st;
+      }
+      if (Status st = sampled_nikaido_isoda_penalty(problem, x_, game, settings_.policy.parameterization, pi1_, pi2_,
+                                                    pi1_next_, pi2_next_, settings_.sampling, rng_next_, trajectory_,
+                                                    steps, sampled_penalty_);
+          st != Status::ok)
+        return st;
+      if (Status st = problem.upper(x_, pi1_, pi2_, model_, ws_, eval_upper_, f, grad_x_, grad_pi1_, grad_pi2_);
+          st != Status::ok)
+        return st;
+      chain_policy_gradient<Scalar, S, A1>(settings_.policy.parameterization, pi1_, grad_pi1_, grad_y1_);
+      chain_policy_gradient<Scalar, S, A2>(settings_.policy.parameterization, pi2_, grad_pi2_, grad_y2_);
+      grad_x_ += lambda * sampled_penalty_.grad_x;
+      grad_y1_ += lambda * sampled_penalty_.grad_y1;
+      grad_y2_ += lambda * sampled_penalty_.grad_y2;
+      psi = sampled_penalty_.value;
+      return Status::ok;
+    }
+  }
+
   const GameProblem* problem_ = nullptr;
   Settings settings_{};
   long iteration_ = 0;
@@ -287,6 +380,11 @@ class PbrlZeroSum {
   Evaluation<Scalar, S, A2> eval2_{};
   Evaluation<Scalar, S, A1 * A2> eval_upper_{};
   Workspace ws_{};
+  // Sampled mode: the random stream and the step count (state), and their scratch.
+  Rng rng_{}, rng_next_{};
+  std::int64_t environment_steps_ = 0;
+  GameTrajectory<Scalar, kMaxHorizon> trajectory_{};
+  SampledNikaidoIsoda<GameProblem> sampled_penalty_{};
 };
 
 }  // namespace pbrl

@@ -1,0 +1,350 @@
+#pragma once
+// Sampled mode for zero-sum games (game.hpp): rollouts of the joint policy from the game's
+// generative model and Monte-Carlo estimators of every gradient PbrlZeroSum and the meta-gradient
+// baseline use, the game counterparts of sampling/estimators.hpp (read that file first; the
+// notation, truncation bias and contract are the same).
+//
+//   rollout:  s_0 ~ rho, a1_t ~ pi1(s_t), a2_t ~ pi2(s_t), s_{t+1} ~ P(.|s_t,a1_t,a2_t), t < H;
+//             H environment steps, exactly 3H + 1 uniforms.
+//   returns:  V_hat_t = r(s_t,a_t) - tau*h1(pi1(s_t)) + tau*h2(pi2(s_t)) + gamma V_hat_{t+1},
+//             V_hat_H = 0 (player 1's value; player 2's is its negative),
+//             Q_hat_t = r(s_t,a_t) + gamma V_hat_{t+1}            (a_t = (a1_t, a2_t)).
+//
+// Policy gradients of V^{pi1,pi2}(rho) (both from one batch of (pi1, pi2)), per trajectory:
+//   player 1, row s_t += gamma^t [action term(a1_t, Q_hat_t + tau*h2(pi2(s_t))) + regularizer1 term]
+//   player 2, row s_t += gamma^t [action term(a2_t, Q_hat_t - tau*h1(pi1(s_t))) - regularizer2 term]
+// with the action and regularizer terms of estimators.hpp (direct: importance weight, softmax:
+// score function, regularizer parts exact given s_t). Given s_t and a1_t, Q_hat_t + tau*h2 is an
+// unbiased sample of player 1's induced Q (game.hpp), so the means are add_game_policy_gradients'
+// (the per-state constants included); player 2's regularizer enters V with a plus sign.
+//
+// Vector-Jacobian product J^T(mu^{pi1,pi2}, V^{pi1,pi2}) through the problem's per-sample hook
+// with the joint action index j = a1*A2 + a2 (problem.hpp, sample_vjp; a game problem offers it
+// over joint actions):
+//   sum_t gamma^t [ grad_x r_x(s_t,j_t) + gamma grad_x log P_x(s_{t+1}|s_t,j_t) V_hat_{t+1} ].
+//
+// Nikaido-Isoda penalty (penalty/nikaido_isoda.hpp), two batches: (pi-hat1, pi2) and (pi1, pi-hat2):
+//   psi_hat   = mean_1 V_hat_0 - mean_2 V_hat_0
+//   grad_x    = J_hat^T(batch 1) - J_hat^T(batch 2)
+//   grad_y1   = -(player 1's policy gradient from batch 2, at pi1)
+//   grad_y2   =   player 2's policy gradient from batch 1, at pi2
+// with common random numbers between the batches (SamplingSettings::common_random_numbers): at
+// pi-hat = pi both batches coincide and psi_hat = 0 exactly.
+//
+// Mixed derivative of the meta-gradient (baselines/meta_gradient.hpp), for problems whose
+// transitions do not depend on x (kRewardOnly): grad_x D_u V^{pi}(rho) = J^T(mu'_u, .), with
+// mu'_u(s,a) = sum_t gamma^t E[1{s_t = s, a_t = a} c_t], c_t = sum_{k<=t} u(a_k|s_k)/pi(a_k|s_k)
+// (the derivative of the trajectory's probability along u, likelihood ratio through the policy);
+// for the joint direction u(a1,a2|s) = u1(a1|s) pi2(a2|s) + pi1(a1|s) u2(a2|s) the ratio is
+// u1(a1|s)/pi1(a1|s) + u2(a2|s)/pi2(a2|s). Per trajectory of (pi1, pi2):
+//   sum_t gamma^t c_t grad_x r_x(s_t, j_t).
+//
+// Environment steps: B*H per batch. Every call validates first and on a validation error changes
+// nothing; after that only numerical_failure (a non-finite estimate), with the Rng and `steps`
+// unchanged and the outputs and trajectory scratch unspecified. The game must have passed
+// validate(game) once (rho and P are read, not re-checked). Memory: GameTrajectory is
+// 4*(3*MaxHorizon + 2) + sizeof(Scalar)*(MaxHorizon + 1) bytes.
+
+#include <cstdint>
+
+#include "pbrl/game.hpp"
+#include "pbrl/sampling/estimators.hpp"
+
+namespace pbrl {
+
+template <typename Scalar, int MaxHorizon = kMaxHorizon>
+struct GameTrajectory {
+  static_assert(MaxHorizon >= 1, "a trajectory holds at least one step");
+  static constexpr int kCapacity = MaxHorizon;
+  int horizon = 0;                    // H
+  int state[MaxHorizon + 1] = {};     // s_0 .. s_H
+  int action1[MaxHorizon] = {};       // a1_0 .. a1_{H-1}
+  int action2[MaxHorizon] = {};       // a2_0 .. a2_{H-1}
+  Scalar value[MaxHorizon + 1] = {};  // V_hat_0 .. V_hat_H (player 1's), V_hat_H = 0
+};
+
+// A sampled Nikaido-Isoda penalty: psi_hat and its gradients, grad_y1/2 in the coordinates of the
+// players' parameterization.
+template <class GameProblem>
+struct SampledNikaidoIsoda {
+  using Scalar = typename GameProblem::Scalar;
+  using Params = typename GameProblem::Params;
+  using Matrix1 = StateActionMatrix<Scalar, GameProblem::kStates, GameProblem::kActions1>;
+  using Matrix2 = StateActionMatrix<Scalar, GameProblem::kStates, GameProblem::kActions2>;
+  Scalar value = Scalar(0);
+  Params grad_x = Params::Zero();
+  Matrix1 grad_y1 = Matrix1::Zero();
+  Matrix2 grad_y2 = Matrix2::Zero();
+};
+
+namespace detail {
+
+template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
+void game_rollout_unchecked(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+                            const StateActionMatrix<Scalar, S, A2>& pi2, int horizon, Rng& rng,
+                            GameTrajectory<Scalar, MaxHorizon>& out) {
+  const auto P = g.P();
+  const int H = horizon < MaxHorizon ? horizon : MaxHorizon;  // validated; the clamp keeps indices in range
+  int s = sample_index(rng, g.rho());
+  out.horizon = H;
+  for (int t = 0; t < H; ++t) {
+    const int a1 = sample_index(rng, pi1.row(s));
+    const int a2 = sample_index(rng, pi2.row(s));
+    out.state[t] = s;
+    out.action1[t] = a1;
+    out.action2[t] = a2;
+    s = sample_index(rng, P.row((s * A1 + a1) * A2 + a2));
+  }
+  out.state[H] = s;
+}
+
+// tau*h1(pi1(s)) and tau*h2(pi2(s)) (0 without regularization).
+template <typename Scalar, int S, int A1, int A2>
+Scalar game_h1(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1, int s) {
+  return g.tau() > Scalar(0) ? g.tau() * g.regularizer1.value(s, pi1.row(s)) : Scalar(0);
+}
+template <typename Scalar, int S, int A1, int A2>
+Scalar game_h2(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A2>& pi2, int s) {
+  return g.tau() > Scalar(0) ? g.tau() * g.regularizer2.value(s, pi2.row(s)) : Scalar(0);
+}
+
+template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
+void game_returns_unchecked(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+                            const StateActionMatrix<Scalar, S, A2>& pi2, GameTrajectory<Scalar, MaxHorizon>& traj) {
+  const auto r = g.r();
+  const int H = traj.horizon;
+  traj.value[H] = Scalar(0);
+  for (int t = H - 1; t >= 0; --t) {
+    const int s = traj.state[t];
+    traj.value[t] = r(s, traj.action1[t] * A2 + traj.action2[t]) + g.discount * traj.value[t + 1] -
+                    game_h1(g, pi1, s) + game_h2(g, pi2, s);
+  }
+}
+
+template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
+Scalar game_q(const MarkovGame<Scalar, S, A1, A2>& g, const GameTrajectory<Scalar, MaxHorizon>& traj, int t) {
+  return g.r()(traj.state[t], traj.action1[t] * A2 + traj.action2[t]) + g.discount * traj.value[t + 1];
+}
+
+template <typename Scalar, int S, int A1, int A2>
+Status check_game_rollout(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+                          const StateActionMatrix<Scalar, S, A2>& pi2, int horizon, int max_horizon) {
+  if (Status st = check_game(g); st != Status::ok) return st;
+  if (horizon < 1 || horizon > max_horizon) return Status::bad_setting;
+  if (Status st = validate_policy(pi1); st != Status::ok) return st;
+  return validate_policy(pi2);
+}
+
+// grad1 += w * player 1's per-trajectory policy-gradient terms, grad2 likewise (nullptr: skip).
+template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
+void accumulate_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param,
+                                      const StateActionMatrix<Scalar, S, A1>& pi1,
+                                      const StateActionMatrix<Scalar, S, A2>& pi2,
+                                      const GameTrajectory<Scalar, MaxHorizon>& traj, Scalar w,
+                                      StateActionMatrix<Scalar, S, A1>* grad1, StateActionMatrix<Scalar, S, A2>* grad2) {
+  Scalar d = w;
+  for (int t = 0; t < traj.horizon; ++t) {
+    const int s = traj.state[t];
+    const Scalar q = game_q(g, traj, t);
+    if (grad1 != nullptr) {
+      add_action_term(param, pi1, s, traj.action1[t], d * (q + game_h2(g, pi2, s)), *grad1);
+      add_regularizer_term(g.regularizer1, param, pi1, s, d, *grad1);
+    }
+    if (grad2 != nullptr) {
+      add_action_term(param, pi2, s, traj.action2[t], d * (q - game_h1(g, pi1, s)), *grad2);
+      add_regularizer_term(g.regularizer2, param, pi2, s, -d, *grad2);
+    }
+    d *= g.discount;
+  }
+}
+
+// grad += w * sum_t gamma^t [grad r(s_t,j_t) + gamma grad log P(s_{t+1}|s_t,j_t) V_hat_{t+1}].
+template <class GameProblem, typename Scalar, int MaxHorizon>
+void accumulate_game_vjp(const GameProblem& problem, const typename GameProblem::Params& x, Scalar gamma,
+                         const GameTrajectory<Scalar, MaxHorizon>& traj, Scalar w,
+                         typename GameProblem::Params& grad) {
+  constexpr int A2 = GameProblem::kActions2;
+  const int H = traj.horizon;
+  Scalar d = w;
+  for (int t = 0; t < H; ++t) {
+    const int j = traj.action1[t] * A2 + traj.action2[t];
+    problem.sample_vjp(x, traj.state[t], j, traj.state[t + 1], d, d * gamma * traj.value[t + 1], grad);
+    d *= gamma;
+  }
+}
+
+// B rollouts of (pi1, pi2) with their returns; visit(traj) after each.
+template <typename Scalar, int S, int A1, int A2, int MaxHorizon, typename Visit>
+void run_game_batch(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+                    const StateActionMatrix<Scalar, S, A2>& pi2, const SamplingSettings& settings, Rng& rng,
+                    GameTrajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
+  for (int b = 0; b < settings.batch; ++b) {
+    game_rollout_unchecked(g, pi1, pi2, settings.horizon, rng, traj);
+    game_returns_unchecked(g, pi1, pi2, traj);
+    visit(static_cast<const GameTrajectory<Scalar, MaxHorizon>&>(traj));
+  }
+}
+
+template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
+Status check_game_call(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+                       const StateActionMatrix<Scalar, S, A2>& pi2, const SamplingSettings& settings) {
+  if (Status st = validate_sampling<MaxHorizon>(settings); st != Status::ok) return st;
+  return check_game_rollout(g, pi1, pi2, settings.horizon, MaxHorizon);
+}
+
+}  // namespace detail
+
+// One rollout of (pi1, pi2) of horizon H and its returns; adds H to steps. On error nothing
+// changes (out, rng, steps).
+template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
+Status game_rollout(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+                    const StateActionMatrix<Scalar, S, A2>& pi2, int horizon, Rng& rng,
+                    GameTrajectory<Scalar, MaxHorizon>& out, std::int64_t& steps) {
+  if (Status st = detail::check_game_rollout(g, pi1, pi2, horizon, MaxHorizon); st != Status::ok) return st;
+  Rng local = rng;
+  detail::game_rollout_unchecked(g, pi1, pi2, horizon, local, out);
+  detail::game_returns_unchecked(g, pi1, pi2, out);
+  if (!std::isfinite(out.value[0])) return Status::numerical_failure;
+  rng = local;
+  steps += horizon;
+  return Status::ok;
+}
+
+// value = V_hat^{pi1,pi2}(rho); grad1 = dV/dy1 and grad2 = dV/dy2 (player 1's value; player 2
+// descends it) in the coordinates of `param`, from one batch of (pi1, pi2). nullptr skips a
+// gradient. Adds B*H to steps.
+template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
+Status sampled_game_policy_gradient(const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param,
+                                    const StateActionMatrix<Scalar, S, A1>& pi1,
+                                    const StateActionMatrix<Scalar, S, A2>& pi2, const SamplingSettings& settings,
+                                    Rng& rng, GameTrajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
+                                    Scalar& value, StateActionMatrix<Scalar, S, A1>* grad1,
+                                    StateActionMatrix<Scalar, S, A2>* grad2) {
+  if (!detail::valid_parameterization(param)) return Status::bad_setting;
+  if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
+    return st;
+  Rng local = rng;
+  const Scalar w = Scalar(1) / Scalar(settings.batch);
+  Scalar sum(0);
+  if (grad1 != nullptr) grad1->setZero();
+  if (grad2 != nullptr) grad2->setZero();
+  detail::run_game_batch(g, pi1, pi2, settings, local, scratch, [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
+    sum += traj.value[0];
+    detail::accumulate_game_policy_gradients(g, param, pi1, pi2, traj, w, grad1, grad2);
+  });
+  const Scalar v = sum * w;
+  if (!std::isfinite(v) || (grad1 != nullptr && !grad1->allFinite()) || (grad2 != nullptr && !grad2->allFinite()))
+    return Status::numerical_failure;
+  value = v;
+  rng = local;
+  steps += batch_steps(settings);
+  return Status::ok;
+}
+
+// grad = J_hat^T(mu^{pi1,pi2}, V^{pi1,pi2}) on g = M(x), the estimate of grad_x V^{pi1,pi2}(rho).
+// Adds B*H to steps. Needs the problem's sample_vjp over joint actions.
+template <class GameProblem, typename Scalar, int S, int A1, int A2, int MaxHorizon>
+Status sampled_game_vjp(const GameProblem& problem, const typename GameProblem::Params& x,
+                        const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+                        const StateActionMatrix<Scalar, S, A2>& pi2, const SamplingSettings& settings, Rng& rng,
+                        GameTrajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
+                        typename GameProblem::Params& grad) {
+  static_assert(has_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
+  if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
+    return st;
+  if (Status st = problem.validate_parameters(x); st != Status::ok) return st;
+  Rng local = rng;
+  const Scalar w = Scalar(1) / Scalar(settings.batch);
+  grad.setZero();
+  detail::run_game_batch(g, pi1, pi2, settings, local, scratch, [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
+    detail::accumulate_game_vjp(problem, x, g.discount, traj, w, grad);
+  });
+  if (!grad.allFinite()) return Status::numerical_failure;
+  rng = local;
+  steps += batch_steps(settings);
+  return Status::ok;
+}
+
+// The Nikaido-Isoda penalty psi and its gradients (x, and y1, y2 in `param`), from a batch of
+// (pi-hat1, pi2) and a batch of (pi1, pi-hat2). Adds 2*B*H to steps.
+template <class GameProblem, typename Scalar, int S, int A1, int A2, int MaxHorizon>
+Status sampled_nikaido_isoda_penalty(const GameProblem& problem, const typename GameProblem::Params& x,
+                                     const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param,
+                                     const StateActionMatrix<Scalar, S, A1>& pi1,
+                                     const StateActionMatrix<Scalar, S, A2>& pi2,
+                                     const StateActionMatrix<Scalar, S, A1>& pi1_hat,
+                                     const StateActionMatrix<Scalar, S, A2>& pi2_hat,
+                                     const SamplingSettings& settings, Rng& rng,
+                                     GameTrajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
+                                     SampledNikaidoIsoda<GameProblem>& out) {
+  static_assert(has_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
+  using Traj = GameTrajectory<Scalar, MaxHorizon>;
+  if (!detail::valid_parameterization(param)) return Status::bad_setting;
+  if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
+    return st;
+  if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1_hat, pi2_hat, settings);
+      st != Status::ok)
+    return st;
+  if (Status st = problem.validate_parameters(x); st != Status::ok) return st;
+  Rng first = rng, second = rng;
+  const Scalar w = Scalar(1) / Scalar(settings.batch);
+  Scalar sum1(0), sum2(0);
+  out.grad_x.setZero();
+  out.grad_y1.setZero();
+  out.grad_y2.setZero();
+  detail::run_game_batch(g, pi1_hat, pi2, settings, first, scratch, [&](const Traj& traj) {
+    sum1 += traj.value[0];
+    detail::accumulate_game_vjp(problem, x, g.discount, traj, w, out.grad_x);
+    detail::accumulate_game_policy_gradients(g, param, pi1_hat, pi2, traj, w,
+                                             static_cast<StateActionMatrix<Scalar, S, A1>*>(nullptr), &out.grad_y2);
+  });
+  if (!settings.common_random_numbers) second = first;
+  detail::run_game_batch(g, pi1, pi2_hat, settings, second, scratch, [&](const Traj& traj) {
+    sum2 += traj.value[0];
+    detail::accumulate_game_vjp(problem, x, g.discount, traj, -w, out.grad_x);
+    detail::accumulate_game_policy_gradients(g, param, pi1, pi2_hat, traj, -w, &out.grad_y1,
+                                             static_cast<StateActionMatrix<Scalar, S, A2>*>(nullptr));
+  });
+  out.value = (sum1 - sum2) * w;
+  if (!std::isfinite(out.value) || !out.grad_x.allFinite() || !out.grad_y1.allFinite() || !out.grad_y2.allFinite())
+    return Status::numerical_failure;
+  rng = second;  // with common random numbers both copies stopped at the same state
+  steps += 2 * batch_steps(settings);
+  return Status::ok;
+}
+
+// grad = the estimate of grad_x D_u V^{pi1,pi2}(rho) = J^T(mu'_u, .) along the policy direction
+// u = (u1, u2) (rows summing to 0), from one batch of (pi1, pi2); x must enter the rewards only
+// (GameProblem::kRewardOnly). Adds B*H to steps.
+template <class GameProblem, typename Scalar, int S, int A1, int A2, int MaxHorizon>
+Status sampled_directional_vjp(const GameProblem& problem, const typename GameProblem::Params& x,
+                               const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+                               const StateActionMatrix<Scalar, S, A2>& pi2, const StateActionMatrix<Scalar, S, A1>& u1,
+                               const StateActionMatrix<Scalar, S, A2>& u2, const SamplingSettings& settings, Rng& rng,
+                               GameTrajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
+                               typename GameProblem::Params& grad) {
+  static_assert(has_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
+  static_assert(GameProblem::kRewardOnly, "the sampled mixed derivative needs transitions free of x");
+  if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
+    return st;
+  if (Status st = problem.validate_parameters(x); st != Status::ok) return st;
+  if (!u1.allFinite() || !u2.allFinite()) return Status::not_finite;
+  Rng local = rng;
+  const Scalar w = Scalar(1) / Scalar(settings.batch);
+  grad.setZero();
+  detail::run_game_batch(g, pi1, pi2, settings, local, scratch, [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
+    Scalar d = w, c(0);
+    for (int t = 0; t < traj.horizon; ++t) {
+      const int s = traj.state[t], a1 = traj.action1[t], a2 = traj.action2[t];
+      c += u1(s, a1) / pi1(s, a1) + u2(s, a2) / pi2(s, a2);  // drawn actions: pi > 0
+      problem.sample_vjp(x, s, a1 * A2 + a2, traj.state[t + 1], d * c, Scalar(0), grad);
+      d *= g.discount;
+    }
+  });
+  if (!grad.allFinite()) return Status::numerical_failure;
+  rng = local;
+  steps += batch_steps(settings);
+  return Status::ok;
+}
+
+}  // namespace pbrl
