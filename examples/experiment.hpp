@@ -166,6 +166,33 @@ class Progress {
   Clock::time_point start_, last_;
 };
 
+// Iteration counts at the checkpoints of a run with an environment-step budget: the first
+// iterate at or past budget * j / (points - 1) steps (duplicates dropped), for a method that
+// takes `per_iteration` steps an iteration; the last one has used at least the budget.
+inline std::vector<long> checkpoint_iterations(long budget, long points, long per_iteration) {
+  std::vector<long> ks;
+  for (long j = 0; j < points; ++j) {
+    const long target =
+        points > 1 ? static_cast<long>((static_cast<long double>(budget) * j) / (points - 1)) : budget;
+    const long k = (target + per_iteration - 1) / per_iteration;
+    if (ks.empty() || k > ks.back()) ks.push_back(k);
+  }
+  return ks;
+}
+
+// text with `prefix` in front of every line (the settings block as CSV comments or indented).
+inline std::string prefixed(const std::string& text, const char* prefix) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    out += prefix + text.substr(start, end - start) + "\n";
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
 // Creates dir and its parents if needed; false (and a message) when it cannot.
 inline bool make_directories(const std::string& dir) {
   std::error_code ec;

@@ -121,15 +121,7 @@ std::uint32_t game_seed(const Config& c, long g) {
 // Iteration counts at the checkpoints: the first iterate at or past budget * j / (points - 1)
 // environment steps (duplicates dropped); the last one has used at least the budget.
 std::vector<long> checkpoints(const Config& c, Method m) {
-  const long per = steps_per_iteration(m);
-  std::vector<long> ks;
-  for (long j = 0; j < c.points; ++j) {
-    const long target = c.points > 1 ? static_cast<long>((static_cast<long double>(c.budget) * j) / (c.points - 1))
-                                     : c.budget;
-    const long k = (target + per - 1) / per;
-    if (ks.empty() || k > ks.back()) ks.push_back(k);
-  }
-  return ks;
+  return experiment::checkpoint_iterations(c.budget, c.points, steps_per_iteration(m));
 }
 
 struct Results {
@@ -324,22 +316,11 @@ std::string settings_text(const Config& c) {
   return b;
 }
 
-std::string prefixed(const std::string& text, const char* prefix) {
-  std::string out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t end = text.find('\n', start);
-    out += prefix + text.substr(start, end - start) + "\n";
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return out;
-}
 
 bool write_csv(const std::string& path, const Config& c, const Results& r) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return false;
-  std::fprintf(f, "%s", prefixed(settings_text(c), "# ").c_str());
+  std::fprintf(f, "%s", experiment::prefixed(settings_text(c), "# ").c_str());
   std::fprintf(f, "method,env_steps,leader_value_mean,leader_value_se,follower_gap_mean,follower_gap_se\n");
   for (int mi = 0; mi < kMethodCount; ++mi)
     for (std::size_t j = 0; j < r.env_steps[mi].size(); ++j)
@@ -398,7 +379,7 @@ int run(Config c) {
   }
   const bool plotted = write_plot(png, csv, c);
 
-  std::printf("%s", prefixed(settings_text(c), "  ").c_str());
+  std::printf("%s", experiment::prefixed(settings_text(c), "  ").c_str());
   std::printf("\n%-30s %9s %10s %9s %20s %20s %20s %8s\n", "method", "iters", "env steps", "wall s",
               "V_l start", "V_l end", "gap end", "");
   for (int mi = 0; mi < kMethodCount; ++mi) {
