@@ -40,4 +40,17 @@ template class Pbrl<RlhfProblem<double, 4, 3, 4, 16>, EvaluationMethod::sweeps>;
 template class Drlhf<RlhfProblem<float, 4, 3, 4, 16>, EvaluationMethod::direct>;
 template class Drlhf<RlhfProblem<double, 4, 3, 4, 16>, EvaluationMethod::sweeps>;
 
+// Checkpoints of both solvers, both scalars and both evaluation methods.
+#define PBRL_INSTANTIATE_CHECKPOINT(...)                                                               \
+  template Status save_checkpoint(const __VA_ARGS__&, unsigned char*, std::size_t);                  \
+  template Status restore_checkpoint(__VA_ARGS__&, const unsigned char*, std::size_t);               \
+  template int checkpoint_slot_to_write<__VA_ARGS__>(const unsigned char*, const unsigned char*, std::size_t); \
+  template Status restore_newest_checkpoint(__VA_ARGS__&, const unsigned char*, const unsigned char*, std::size_t);
+PBRL_INSTANTIATE_CHECKPOINT(Pbrl<RewardShaping<float, 4, 3>, EvaluationMethod::direct>)
+PBRL_INSTANTIATE_CHECKPOINT(Pbrl<RewardShaping<double, 4, 3>, EvaluationMethod::sweeps>)
+PBRL_INSTANTIATE_CHECKPOINT(Pbrl<Stackelberg<float, 4, 3, 2>, EvaluationMethod::direct>)
+PBRL_INSTANTIATE_CHECKPOINT(PbrlZeroSum<IncentiveDesign<float, 4, 2, 3>, EvaluationMethod::direct>)
+PBRL_INSTANTIATE_CHECKPOINT(PbrlZeroSum<IncentiveDesign<double, 4, 2, 3>, EvaluationMethod::sweeps>)
+#undef PBRL_INSTANTIATE_CHECKPOINT
+
 }  // namespace pbrl

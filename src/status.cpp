@@ -17,6 +17,9 @@ const char* to_string(Status status) noexcept {
     case Status::out_of_bounds: return "out_of_bounds";
     case Status::not_initialized: return "not_initialized";
     case Status::numerical_failure: return "numerical_failure";
+    case Status::buffer_too_small: return "buffer_too_small";
+    case Status::checkpoint_corrupt: return "checkpoint_corrupt";
+    case Status::checkpoint_mismatch: return "checkpoint_mismatch";
   }
   return "unknown";
 }

@@ -455,6 +455,24 @@ void primitives_do_not_allocate(std::uint32_t seed, int max_sweeps) {
   CHECK(std::isfinite(p));
 }
 
+// save_checkpoint, restore_checkpoint and the A/B pair on an initialized solver, each with the
+// trap armed (slot 1 of the pair is zeros: no image).
+template <class Solver>
+void checkpoint_does_not_allocate(Solver& solver) {
+  constexpr std::size_t n = pbrl::checkpoint_size<Solver>();
+  auto slots = std::make_unique<unsigned char[]>(2 * n);
+  Status st = Status::ok;
+  CHECK_NO_ALLOCATION(st = pbrl::save_checkpoint(solver, slots.get(), n));
+  CHECK(st == Status::ok);
+  CHECK_NO_ALLOCATION(st = pbrl::restore_checkpoint(solver, slots.get(), n));
+  CHECK(st == Status::ok);
+  int slot = -1;
+  CHECK_NO_ALLOCATION(slot = pbrl::checkpoint_slot_to_write<Solver>(slots.get(), slots.get() + n, n));
+  CHECK(slot == 1);
+  CHECK_NO_ALLOCATION(st = pbrl::restore_newest_checkpoint(solver, slots.get(), slots.get() + n, n));
+  CHECK(st == Status::ok);
+}
+
 template <class Problem, EvaluationMethod M>
 void solver_does_not_allocate(const Problem& problem, PenaltyKind penalty, Parameterization param,
                               OracleKind oracle, int max_sweeps) {
@@ -499,6 +517,7 @@ void solver_does_not_allocate(const Problem& problem, PenaltyKind penalty, Param
   CHECK(solver->iteration() == 3);
   CHECK(std::isfinite(report.objective));
   CHECK_NO_ALLOCATION(solver->policy(*y0));
+  checkpoint_does_not_allocate(*solver);
 }
 
 template <class Problem>
@@ -657,6 +676,8 @@ TEST_CASE("no allocation: sampled Pbrl, Stackelberg, zero-sum, incentive-design 
       auto sweeps = std::make_unique<pbrl::PbrlZeroSum<Incentive, EvaluationMethod::sweeps>>();
       object_does_not_allocate(*sweeps,
                                [&](auto& o) { return o.init(*problem, zs, *x0, Mat<S, A1>::Zero(), Mat<S, A2>::Zero()); });
+      checkpoint_does_not_allocate(*solver);
+      checkpoint_does_not_allocate(*sweeps);
       for (bool learn : {true, false}) {
         pbrl::MetaGradientSettings<Real> ms;
         ms.policy.parameterization = Parameterization::softmax;

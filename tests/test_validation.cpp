@@ -245,8 +245,8 @@ std::unique_ptr<RandomModel<S, A>> overflowing_model() {
 // ============================================================================================
 
 TEST_CASE("every Status has a distinct, non-null name") {
-  constexpr int kCount = static_cast<int>(Status::numerical_failure) + 1;
-  REQUIRE(kCount == 13);
+  constexpr int kCount = static_cast<int>(Status::checkpoint_mismatch) + 1;
+  REQUIRE(kCount == 16);
   for (int i = 0; i < kCount; ++i) {
     const Status st = static_cast<Status>(i);
     const char* name = pbrl::to_string(st);
@@ -259,6 +259,7 @@ TEST_CASE("every Status has a distinct, non-null name") {
   }
   CHECK(std::strcmp(pbrl::to_string(Status::ok), "ok") == 0);
   CHECK(std::strcmp(pbrl::to_string(Status::numerical_failure), "numerical_failure") == 0);
+  CHECK(std::strcmp(pbrl::to_string(Status::checkpoint_corrupt), "checkpoint_corrupt") == 0);
   // Values outside the enum still get a name.
   for (int i : {kCount, 100, 255}) {
     const char* name = pbrl::to_string(static_cast<Status>(i));

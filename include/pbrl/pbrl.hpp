@@ -26,3 +26,4 @@
 #include "pbrl/problems/rlhf.hpp"
 #include "pbrl/baselines/drlhf.hpp"
 #include "pbrl/sampling/rng.hpp"
+#include "pbrl/checkpoint.hpp"

@@ -18,6 +18,11 @@ enum class [[nodiscard]] Status : unsigned char {
   out_of_bounds,         // a parameter outside its box
   not_initialized,       // a solver call before a successful init()
   numerical_failure,     // a computation produced NaN/inf or a singular system
+  buffer_too_small,      // a caller buffer shorter than what it must hold (checkpoint_size)
+  checkpoint_corrupt,    // not an intact checkpoint: bad magic, CRC or commit word (a torn
+                         // write, erased or damaged flash), or a count out of its range
+  checkpoint_mismatch,   // an intact checkpoint, but of another format version, solver type,
+                         // size or settings than the solver it should be restored into
 };
 
 // Human-readable name of a status, for logs; never null.

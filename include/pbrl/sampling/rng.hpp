@@ -2,6 +2,8 @@
 // A small deterministic random number generator (xoshiro128+ seeded by splitmix32): the same
 // stream on every platform and compiler, 16 bytes of state owned by the caller, no globals.
 
+#include "pbrl/status.hpp"
+
 #include <cstdint>
 
 namespace pbrl {
@@ -44,6 +46,16 @@ class Rng {
   std::uint32_t below(std::uint32_t n) { return static_cast<std::uint32_t>((std::uint64_t(next()) * n) >> 32); }
 
   const std::uint32_t* state() const { return state_; }
+
+  // Continues the stream from a state read by state() (a checkpoint restores the solver's Rng
+  // this way). All zeros is refused (bad_setting): it is xoshiro's fixed point, whose stream is
+  // all zeros. On error the state is unchanged.
+  Status set_state(const std::uint32_t* state) {
+    if (state == nullptr) return Status::null_pointer;
+    if ((state[0] | state[1] | state[2] | state[3]) == 0u) return Status::bad_setting;
+    for (int i = 0; i < 4; ++i) state_[i] = state[i];
+    return Status::ok;
+  }
 
  private:
   std::uint32_t state_[4];

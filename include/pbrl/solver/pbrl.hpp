@@ -22,12 +22,13 @@
 //   3. f and its gradients stay the problem's exact, model-based upper(); no environment steps.
 // Environment steps per step(): (T + 2) * B * H, exactly; Rng draws: (T + 2) * B * (2H + 1),
 // or (T + 1) * B * (2H + 1) with common random numbers. The Rng lives in the solver (seeded by
-// init() from settings.seed; rng() reads and restores it for a checkpoint); a step that fails
+// init() from settings.seed; a checkpoint carries it, checkpoint.hpp); a step that fails
 // leaves it and the step count unchanged. The report's penalty and objective are the sampled
 // p_hat and f + lambda*p_hat the update used; its lower_gap stays exact (two policy evaluations
 // on M(x_k), done only when a report is asked for, and never part of the update). The problem
 // must offer sample_vjp (problem.hpp), else init() returns bad_setting.
 
+#include "pbrl/checkpoint.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/oracle/pmd.hpp"
 #include "pbrl/oracle/policy_gradient.hpp"
@@ -231,13 +232,41 @@ class Pbrl {
   void policy(Matrix& pi) const { policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi); }
   // Workspace of the policy evaluations (sweep settings live here in sweep mode).
   Workspace& evaluation_workspace() { return ws_; }
-  // Sampled mode: environment steps taken since init(), and the random stream (copy it to
-  // checkpoint, assign it to restore; init() reseeds it from settings.seed).
+  // Sampled mode: environment steps taken since init(), and the random stream (init() reseeds
+  // it from settings.seed; save_checkpoint and restore_checkpoint carry both).
   std::int64_t environment_steps() const { return environment_steps_; }
   Rng& rng() { return rng_; }
   const Rng& rng() const { return rng_; }
+  bool initialized() const { return problem_ != nullptr; }
+
+  // Checkpoints (checkpoint.hpp): the type tag; the state, i.e. every field that carries over
+  // from one step() to the next, in image order (not the problem, not the per-step scratch);
+  // the settings an image must have been saved under, the workspace's sweep settings included.
+  static constexpr CheckpointTag checkpoint_tag() {
+    return {CheckpointSolver::pbrl, sizeof(Scalar), Method, S, A, 0, Problem::kParams};
+  }
+  template <class Visitor>
+  decltype(auto) visit_state(Visitor& v) { return state_fields(*this, v); }
+  template <class Visitor>
+  decltype(auto) visit_state(Visitor& v) const { return state_fields(*this, v); }
+  template <class Visitor>
+  void visit_settings(Visitor& v) const {
+    const Settings& s = settings_;
+    v(s.penalty, s.policy.parameterization, s.policy.floor, s.policy.logit_bound, s.oracle,
+      s.oracle_policy.parameterization, s.oracle_policy.floor, s.oracle_policy.logit_bound, s.inner_steps,
+      s.oracle_step, s.step_x, s.step_y, s.penalty_start, s.penalty_final, s.penalty_ramp, s.gradient,
+      s.sampling.horizon, s.sampling.batch, s.sampling.common_random_numbers, s.seed, ws_);
+  }
 
  private:
+  template <class Self, class Visitor>
+  static decltype(auto) state_fields(Self& self, Visitor& v) {
+    return v(self.iteration_, self.environment_steps_, self.rng_, self.x_, self.y_, self.log_pi_hat_,
+             self.pi_hat_, self.oracle_value_, warm_start<Method>(self.start_warm_),
+             warm_start<Method>(self.eval_y_), warm_start<Method>(self.eval_hat_),
+             warm_start<Method>(self.eval_upper_));
+  }
+
   // step() in sampled mode: the same iteration with the lower level's gradients from rollouts.
   // Everything is formed in scratch (rng_next_, the *_next_ iterates) and committed at the end.
   Status step_sampled(Report* report) {

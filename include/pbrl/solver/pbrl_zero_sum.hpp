@@ -25,6 +25,7 @@
 // step() in sampled mode needs GameProblem::sample_vjp over joint actions; init() refuses a
 // problem without it (bad_setting).
 
+#include "pbrl/checkpoint.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/game.hpp"
 #include "pbrl/oracle/pmd.hpp"
@@ -276,8 +277,35 @@ class PbrlZeroSum {
   // Sampled mode: environment steps taken since init(), and the random stream.
   std::int64_t environment_steps() const { return environment_steps_; }
   const Rng& rng() const { return rng_; }
+  bool initialized() const { return problem_ != nullptr; }
+
+  // Checkpoints (checkpoint.hpp): the type tag; the state, i.e. every field that carries over
+  // from one step() to the next, in image order (not the problem, not the per-step scratch);
+  // the settings an image must have been saved under, the workspace's sweep settings included.
+  static constexpr CheckpointTag checkpoint_tag() {
+    return {CheckpointSolver::pbrl_zero_sum, sizeof(Scalar), Method, S, A1, A2, GameProblem::kParams};
+  }
+  template <class Visitor>
+  decltype(auto) visit_state(Visitor& v) { return state_fields(*this, v); }
+  template <class Visitor>
+  decltype(auto) visit_state(Visitor& v) const { return state_fields(*this, v); }
+  template <class Visitor>
+  void visit_settings(Visitor& v) const {
+    const Settings& s = settings_;
+    v(s.policy.parameterization, s.policy.floor, s.policy.logit_bound, s.oracle, s.oracle_policy.parameterization,
+      s.oracle_policy.floor, s.oracle_policy.logit_bound, s.inner_steps, s.oracle_step, s.step_x, s.step_pi,
+      s.penalty_start, s.penalty_final, s.penalty_ramp, s.gradient, s.sampling.horizon, s.sampling.batch,
+      s.sampling.common_random_numbers, s.seed, ws_);
+  }
 
  private:
+  template <class Self, class Visitor>
+  static decltype(auto) state_fields(Self& self, Visitor& v) {
+    return v(self.iteration_, self.environment_steps_, self.rng_, self.x_, self.y1_, self.y2_, self.log_pi1_hat_,
+             self.pi1_hat_, self.log_pi2_hat_, self.pi2_hat_, self.value1_, self.value2_,
+             warm_start<Method>(self.eval1_), warm_start<Method>(self.eval2_), warm_start<Method>(self.eval_upper_));
+  }
+
   // Exact mode: oracles on the induced MDPs, f and psi from the model; fills grad_x_, grad_y1_,
   // grad_y2_ with grad F and the *_next_ warm starts.
   Status exact_gradients(const GameType& game, Scalar lambda, Scalar& f, Scalar& psi) {

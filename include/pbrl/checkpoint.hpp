@@ -1,0 +1,470 @@
+#pragma once
+// Checkpoint and restore of a whole solver (Pbrl, PbrlZeroSum) to a caller byte buffer, e.g. a
+// flash page, so that a device resumes after a reset where it was: a restored solver continues
+// bit for bit like the one that was saved.
+//
+// Image: a fixed header, the payload, a commit word. Every number is little-endian and written
+// byte by byte, so the image is the same on every target and never depends on struct padding.
+//   offset  bytes  field
+//        0      4  magic "PBCK"
+//        4      8  sequence number: the solver's iteration count (the A/B selection compares it)
+//       12      2  format version (kCheckpointVersion)
+//       14      1  solver (CheckpointSolver)
+//       15      1  sizeof(Scalar)
+//       16      1  evaluation method (0 direct, 1 sweeps)
+//       17      1  0 (reserved)
+//       18      2  S
+//       20      2  A (Pbrl) or A1 (PbrlZeroSum)
+//       22      2  0 (Pbrl) or A2 (PbrlZeroSum)
+//       24      4  parameter dimension (the problem's kParams)
+//       28      4  payload size P
+//       32      4  settings digest: CRC-32 of the solver's settings, field by field (visit_settings)
+//       36      4  CRC-32 of the whole image except these 4 bytes: bytes [0, 36), then [40, 48 + P)
+//       40      P  payload: the solver's state, field by field (visit_state)
+//   40 + P      8  commit word: the sequence number again, most significant byte first
+// Scalars are stored as their IEEE-754 bits (a float image restores on every target with the same
+// float solver); counts as 64-bit integers (long is 32 bits on a Cortex-M).
+//
+// Why a write cut short by a power loss is always refused. The slot then holds the new image's
+// first c bytes followed by what was there before: erased flash (0xFF), or, where bytes are
+// rewritten in place (EEPROM, FRAM), the older image of the same solver that A/B storage
+// overwrites, whose sequence number is smaller. Restore accepts such a slot only if it is byte for
+// byte a complete image (the old one when no written byte differed from it, or the new one when
+// the bytes not written already held their new values), because it requires the sequence number
+// (bytes 4-11, written early) to equal the commit word (the last 8 bytes, written last):
+//   - over an older image the two come from different images and differ, unless the cut falls
+//     inside one of them and the mixed number still equals the other: then every byte is the old
+//     image's (cut in the sequence number) or the new image's (cut in the commit word);
+//   - over erased flash the commit word is all ones, which no sequence number is (they are below
+//     2^63), or, with the cut inside it, matches only if the new image has 0xFF where it was cut.
+// The commit word ends with the sequence number's low byte, so a cut before the last byte leaves
+// the new image complete only if it ends like the old content (iteration counts with the same low
+// byte, or a low byte 0xFF over erased flash). The CRC catches every other damage: any error burst
+// up to 32 bits, anything else with probability 1 - 2^-32.
+//
+// Restore checks everything before it writes: the frame (magic, CRC, commit word: else
+// checkpoint_corrupt), then the format version, type tag, payload size and settings digest
+// (else checkpoint_mismatch), then every number of the payload (a non-finite scalar: not_finite;
+// a count that does not fit its field or an all-zero random state: checkpoint_corrupt); only
+// then does it decode, in place, into the solver. The problem the solver was init()'d with is
+// not part of an image: restore into a solver set up with the same problem data.
+//
+// A/B storage: save each checkpoint into the slot checkpoint_slot_to_write() names (an invalid
+// one, else the older), and at boot restore_newest_checkpoint(). A power cut during a save then
+// costs at most the steps since the previous checkpoint. Erase both slots when starting over
+// (after init() with other settings, or to run again from iteration 0): the sequence numbers
+// compare iteration counts, so an image of an earlier, longer run would count as newer.
+
+#include "pbrl/config.hpp"
+#include "pbrl/evaluation.hpp"
+#include "pbrl/sampling/rng.hpp"
+#include "pbrl/status.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+namespace pbrl {
+
+// CRC-32 of IEEE 802.3 (zlib's crc32: reflected polynomial 0xEDB88320, register and result
+// complemented). Chains: crc32(b, nb, crc32(a, na)) is the CRC of a followed by b. Null data
+// counts as no bytes.
+std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t crc = 0u);
+
+constexpr std::uint16_t kCheckpointVersion = 1;
+constexpr std::size_t kCheckpointHeaderSize = 40;
+constexpr std::size_t kCheckpointCommitSize = 8;
+
+enum class CheckpointSolver : unsigned char { pbrl = 1, pbrl_zero_sum = 2 };
+
+// What an image's type tag records about its solver; each solver's checkpoint_tag() says.
+struct CheckpointTag {
+  CheckpointSolver solver;
+  std::size_t scalar_size;
+  EvaluationMethod method;
+  int states, actions1, actions2, parameters;
+};
+
+// In sweeps mode an evaluation starts from the previous solution: the value and occupancy of an
+// Evaluation, or a state vector such as the Bellman penalty's start occupancy. A solver names
+// such fields warm_start<Method>(field) in its visit_state(): a checkpoint carries them in sweeps
+// mode and leaves them out in direct mode, where every solve starts from nothing.
+template <EvaluationMethod M, typename T>
+struct WarmStart {
+  T& field;
+};
+template <EvaluationMethod M, typename T>
+WarmStart<M, T> warm_start(T& field) {
+  return {field};
+}
+
+namespace detail {
+
+inline void put_le(unsigned char* p, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+inline std::uint64_t get_le(const unsigned char* p, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= std::uint64_t(p[i]) << (8 * i);
+  return v;
+}
+
+// How one field of a solver's state or settings is encoded: its size in the image, write (and,
+// for state fields, check and read). The integers of a state are counts: they must fit the field.
+template <typename T, typename Enable = void>
+struct CheckpointField;
+
+template <typename T>
+struct CheckpointField<T, std::enable_if_t<std::is_floating_point<T>::value>> {
+  static_assert(std::numeric_limits<T>::is_iec559 && (sizeof(T) == 4 || sizeof(T) == 8),
+                "checkpoints store IEEE-754 binary32 or binary64 scalars");
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  static constexpr std::size_t size = sizeof(T);
+  static constexpr Bits kExponent = sizeof(T) == 4 ? Bits(0x7F800000u) : Bits(0x7FF0000000000000ull);
+
+  static void write(unsigned char*& p, const T& v) {
+    Bits b;
+    std::memcpy(&b, &v, sizeof b);
+    put_le(p, b, int(size));
+    p += size;
+  }
+  static Bits bits(const unsigned char*& p) {
+    const Bits b = static_cast<Bits>(get_le(p, int(size)));
+    p += size;
+    return b;
+  }
+  // On the bits, so that no floating-point operation (or fast-math flag) is involved.
+  static Status check(const unsigned char*& p) {
+    return (bits(p) & kExponent) == kExponent ? Status::not_finite : Status::ok;
+  }
+  static void read(const unsigned char*& p, T& v) {
+    const Bits b = bits(p);
+    std::memcpy(&v, &b, sizeof v);
+  }
+};
+
+template <typename T>
+struct CheckpointField<T, std::enable_if_t<std::is_integral<T>::value || std::is_enum<T>::value>> {
+  static constexpr std::size_t size = 8;
+  static std::uint64_t value(const T& v) {
+    if constexpr (std::is_enum<T>::value) {
+      return CheckpointField<std::underlying_type_t<T>>::value(static_cast<std::underlying_type_t<T>>(v));
+    } else if constexpr (std::is_signed<T>::value) {
+      return static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
+    } else {
+      return static_cast<std::uint64_t>(v);
+    }
+  }
+  static void write(unsigned char*& p, const T& v) {
+    put_le(p, value(v), 8);
+    p += 8;
+  }
+  // A count: from 0 to the largest T (a negative number reads as 2^63 or more).
+  static Status check(const unsigned char*& p) {
+    static_assert(std::is_integral<T>::value, "state integers are counts");
+    const std::uint64_t v = get_le(p, 8);
+    p += 8;
+    return v <= static_cast<std::uint64_t>(std::numeric_limits<T>::max()) ? Status::ok : Status::checkpoint_corrupt;
+  }
+  static void read(const unsigned char*& p, T& v) {
+    v = static_cast<T>(get_le(p, 8));
+    p += 8;
+  }
+};
+
+template <typename Scalar, int R, int C, int O, int MR, int MC>
+struct CheckpointField<Eigen::Matrix<Scalar, R, C, O, MR, MC>> {
+  static_assert(R > 0 && C > 0, "checkpoints store fixed-size matrices");
+  using Element = CheckpointField<Scalar>;
+  static constexpr std::size_t size = std::size_t(R) * std::size_t(C) * Element::size;
+  static void write(unsigned char*& p, const Eigen::Matrix<Scalar, R, C, O, MR, MC>& m) {
+    for (int i = 0; i < R * C; ++i) Element::write(p, m.data()[i]);
+  }
+  static Status check(const unsigned char*& p) {
+    for (int i = 0; i < R * C; ++i)
+      if (Status st = Element::check(p); st != Status::ok) return st;
+    return Status::ok;
+  }
+  static void read(const unsigned char*& p, Eigen::Matrix<Scalar, R, C, O, MR, MC>& m) {
+    for (int i = 0; i < R * C; ++i) Element::read(p, m.data()[i]);
+  }
+};
+
+template <>
+struct CheckpointField<Rng> {
+  static constexpr std::size_t size = 16;
+  static void write(unsigned char*& p, const Rng& rng) {
+    for (int i = 0; i < 4; ++i, p += 4) put_le(p, rng.state()[i], 4);
+  }
+  static void words(const unsigned char*& p, std::uint32_t (&w)[4]) {
+    for (int i = 0; i < 4; ++i, p += 4) w[i] = static_cast<std::uint32_t>(get_le(p, 4));
+  }
+  // All zeros is no state of a seeded stream (Rng::set_state refuses it).
+  static Status check(const unsigned char*& p) {
+    std::uint32_t w[4];
+    words(p, w);
+    return (w[0] | w[1] | w[2] | w[3]) == 0u ? Status::checkpoint_corrupt : Status::ok;
+  }
+  static void read(const unsigned char*& p, Rng& rng) {
+    std::uint32_t w[4];
+    words(p, w);
+    (void)rng.set_state(w);  // cannot fail: check() passed
+  }
+};
+
+// Settings only: the sweep settings of an evaluation workspace change how a solver continues.
+template <typename Scalar, int S>
+struct CheckpointField<EvaluationWorkspace<Scalar, S, EvaluationMethod::direct>> {
+  static constexpr std::size_t size = 0;
+  static void write(unsigned char*&, const EvaluationWorkspace<Scalar, S, EvaluationMethod::direct>&) {}
+};
+template <typename Scalar, int S>
+struct CheckpointField<EvaluationWorkspace<Scalar, S, EvaluationMethod::sweeps>> {
+  static constexpr std::size_t size = CheckpointField<int>::size + CheckpointField<Scalar>::size;
+  static void write(unsigned char*& p, const EvaluationWorkspace<Scalar, S, EvaluationMethod::sweeps>& ws) {
+    CheckpointField<int>::write(p, ws.max_sweeps);
+    CheckpointField<Scalar>::write(p, ws.tolerance);
+  }
+};
+
+// The warm start of a field: all of a state vector, the value and occupancy of an Evaluation.
+template <typename T>
+struct WarmStartParts {
+  using Field = CheckpointField<T>;
+  static constexpr std::size_t size = Field::size;
+  static void write(unsigned char*& p, const T& v) { Field::write(p, v); }
+  static Status check(const unsigned char*& p) { return Field::check(p); }
+  static void read(const unsigned char*& p, T& v) { Field::read(p, v); }
+};
+template <typename Scalar, int S, int A>
+struct WarmStartParts<Evaluation<Scalar, S, A>> {
+  using Field = CheckpointField<StateVector<Scalar, S>>;
+  static constexpr std::size_t size = 2 * Field::size;
+  static void write(unsigned char*& p, const Evaluation<Scalar, S, A>& e) {
+    Field::write(p, e.value);
+    Field::write(p, e.occupancy);
+  }
+  static Status check(const unsigned char*& p) {
+    if (Status st = Field::check(p); st != Status::ok) return st;
+    return Field::check(p);
+  }
+  static void read(const unsigned char*& p, Evaluation<Scalar, S, A>& e) {
+    Field::read(p, e.value);
+    Field::read(p, e.occupancy);
+  }
+};
+
+template <EvaluationMethod M, typename T>
+struct CheckpointField<WarmStart<M, T>> {
+  static constexpr bool kept = M == EvaluationMethod::sweeps;
+  using Parts = WarmStartParts<std::remove_const_t<T>>;
+  static constexpr std::size_t size = kept ? Parts::size : 0;
+  static void write(unsigned char*& p, const WarmStart<M, T>& w) {
+    if constexpr (kept) Parts::write(p, w.field);
+    (void)p, (void)w;
+  }
+  static Status check(const unsigned char*& p) {
+    if constexpr (kept) return Parts::check(p);
+    (void)p;
+    return Status::ok;
+  }
+  static void read(const unsigned char*& p, const WarmStart<M, T>& w) {
+    if constexpr (kept) Parts::read(p, w.field);
+    (void)p, (void)w;
+  }
+};
+
+// Visitors of a solver's visit_state() (one call with every field, in image order) and
+// visit_settings().
+struct StateSize {  // the payload size, as a type: usable in constant expressions
+  template <typename... Fields>
+  std::integral_constant<std::size_t, (std::size_t(0) + ... + CheckpointField<std::decay_t<Fields>>::size)>
+  operator()(const Fields&...) const {
+    return {};
+  }
+};
+struct StateWriter {
+  unsigned char* p;
+  template <typename... Fields>
+  void operator()(const Fields&... fields) {
+    (CheckpointField<std::decay_t<Fields>>::write(p, fields), ...);
+  }
+};
+struct StateChecker {  // reads the buffer only; stops at the first field that fails
+  const unsigned char* p;
+  Status status = Status::ok;
+  template <typename... Fields>
+  void operator()(const Fields&...) {
+    ((status = status == Status::ok ? CheckpointField<std::decay_t<Fields>>::check(p) : status), ...);
+  }
+};
+struct StateReader {
+  const unsigned char* p;
+  template <typename... Fields>
+  void operator()(Fields&&... fields) {
+    (CheckpointField<std::decay_t<Fields>>::read(p, fields), ...);
+  }
+};
+struct SettingsDigest {
+  std::uint32_t crc = 0u;
+  template <typename... Fields>
+  void operator()(const Fields&... fields) {
+    (add(fields), ...);
+  }
+  template <typename T>
+  void add(const T& field) {
+    using Field = CheckpointField<T>;
+    unsigned char bytes[Field::size > 0 ? Field::size : 1] = {};
+    unsigned char* p = bytes;
+    Field::write(p, field);
+    crc = crc32(bytes, Field::size, crc);
+  }
+};
+
+// The header's numbers (src/checkpoint.cpp encodes and decodes them).
+struct CheckpointHeader {
+  std::uint64_t sequence = 0;
+  std::uint16_t version = 0;
+  std::uint8_t solver = 0, scalar_size = 0, method = 0, reserved = 0;
+  std::uint16_t states = 0, actions1 = 0, actions2 = 0;
+  std::uint32_t parameters = 0, payload_size = 0, settings_digest = 0;
+};
+
+// Writes the header and the commit word around the payload already at image + 40, then the CRC.
+void seal_checkpoint(const CheckpointHeader& header, unsigned char* image);
+// The header of the image at the start of buffer[0, size), if the image is intact: magic, an
+// image that fits in size, CRC, commit word equal to the sequence number, which is below 2^63.
+// Else checkpoint_corrupt.
+Status read_checkpoint_header(const unsigned char* buffer, std::size_t size, CheckpointHeader& header);
+// ok if the two headers agree on format version, type tag and payload size, else checkpoint_mismatch.
+Status match_checkpoint_type(const CheckpointHeader& header, const CheckpointHeader& expected);
+
+template <class Solver>
+constexpr std::size_t checkpoint_payload_size() {
+  return decltype(std::declval<const Solver&>().visit_state(std::declval<StateSize&>()))::value;
+}
+
+// The header of Solver's images, but for the sequence number and the settings digest.
+template <class Solver>
+constexpr CheckpointHeader checkpoint_type_header() {
+  constexpr CheckpointTag tag = Solver::checkpoint_tag();
+  static_assert(tag.scalar_size < 256 && tag.states < 65536 && tag.actions1 < 65536 && tag.actions2 < 65536,
+                "type tag fields out of range");
+  static_assert(checkpoint_payload_size<Solver>() <= 0xFFFFFFFFu, "payload over 4 GiB");
+  CheckpointHeader h;
+  h.version = kCheckpointVersion;
+  h.solver = static_cast<std::uint8_t>(tag.solver);
+  h.scalar_size = static_cast<std::uint8_t>(tag.scalar_size);
+  h.method = static_cast<std::uint8_t>(tag.method);
+  h.states = static_cast<std::uint16_t>(tag.states);
+  h.actions1 = static_cast<std::uint16_t>(tag.actions1);
+  h.actions2 = static_cast<std::uint16_t>(tag.actions2);
+  h.parameters = static_cast<std::uint32_t>(tag.parameters);
+  h.payload_size = static_cast<std::uint32_t>(checkpoint_payload_size<Solver>());
+  return h;
+}
+
+template <class Solver>
+std::uint32_t settings_digest(const Solver& solver) {
+  SettingsDigest digest;
+  solver.visit_settings(digest);
+  return digest.crc;
+}
+
+// Whether a slot holds an intact image of Solver's type (settings not compared); its sequence.
+template <class Solver>
+bool holds_checkpoint(const unsigned char* slot, std::size_t size, std::uint64_t& sequence) {
+  CheckpointHeader h;
+  if (slot == nullptr || read_checkpoint_header(slot, size, h) != Status::ok ||
+      match_checkpoint_type(h, checkpoint_type_header<Solver>()) != Status::ok)
+    return false;
+  sequence = h.sequence;
+  return true;
+}
+
+}  // namespace detail
+
+// Bytes of Solver's image: header, payload and commit word.
+template <class Solver>
+constexpr std::size_t checkpoint_size() {
+  return kCheckpointHeaderSize + detail::checkpoint_payload_size<Solver>() + kCheckpointCommitSize;
+}
+
+// Writes the solver's image to buffer[0, checkpoint_size<Solver>()). null_pointer,
+// not_initialized or buffer_too_small leave the buffer untouched.
+template <class Solver>
+Status save_checkpoint(const Solver& solver, unsigned char* buffer, std::size_t capacity) {
+  if (buffer == nullptr) return Status::null_pointer;
+  if (!solver.initialized()) return Status::not_initialized;
+  if (capacity < checkpoint_size<Solver>()) return Status::buffer_too_small;
+  detail::StateWriter writer{buffer + kCheckpointHeaderSize};
+  solver.visit_state(writer);
+  detail::CheckpointHeader header = detail::checkpoint_type_header<Solver>();
+  header.sequence = static_cast<std::uint64_t>(solver.iteration());
+  header.settings_digest = detail::settings_digest(solver);
+  detail::seal_checkpoint(header, buffer);
+  return Status::ok;
+}
+
+// Restores the image at the start of buffer[0, size) into a solver init()'d with the same
+// problem data and settings. Refusals, in the order checked: null_pointer, not_initialized,
+// buffer_too_small (size < checkpoint_size<Solver>()), checkpoint_corrupt (not an intact image),
+// checkpoint_mismatch (another version, solver type, size or settings), not_finite or
+// checkpoint_corrupt (a number out of its range). On any refusal the solver is untouched.
+template <class Solver>
+Status restore_checkpoint(Solver& solver, const unsigned char* buffer, std::size_t size) {
+  if (buffer == nullptr) return Status::null_pointer;
+  if (!solver.initialized()) return Status::not_initialized;
+  if (size < checkpoint_size<Solver>()) return Status::buffer_too_small;
+  detail::CheckpointHeader header;
+  if (Status st = detail::read_checkpoint_header(buffer, size, header); st != Status::ok) return st;
+  if (Status st = detail::match_checkpoint_type(header, detail::checkpoint_type_header<Solver>()); st != Status::ok)
+    return st;
+  if (header.settings_digest != detail::settings_digest(solver)) return Status::checkpoint_mismatch;
+  // The image is intact and of this solver: a pre-pass over the buffer checks every number, so
+  // the decode below cannot stop halfway.
+  detail::StateChecker checker{buffer + kCheckpointHeaderSize};
+  static_cast<const Solver&>(solver).visit_state(checker);
+  if (checker.status != Status::ok) return checker.status;
+  detail::StateReader reader{buffer + kCheckpointHeaderSize};
+  solver.visit_state(reader);
+  return Status::ok;
+}
+
+// A/B storage: the slot (0 or 1) the next save should go to: one that holds no intact image of
+// Solver's type, else the one with the older image (smaller sequence number; slot 1 on a tie,
+// which restore_newest_checkpoint() reads second). Slots are slot_size bytes.
+template <class Solver>
+int checkpoint_slot_to_write(const unsigned char* slot0, const unsigned char* slot1, std::size_t slot_size) {
+  std::uint64_t sequence0 = 0, sequence1 = 0;
+  if (!detail::holds_checkpoint<Solver>(slot0, slot_size, sequence0)) return 0;
+  if (!detail::holds_checkpoint<Solver>(slot1, slot_size, sequence1)) return 1;
+  return sequence1 < sequence0 ? 1 : sequence0 < sequence1 ? 0 : 1;
+}
+
+// A/B storage: restores the newest image restore_checkpoint() accepts (slot 0 first on equal
+// sequence numbers). If neither slot has one, returns the refusal of the slot tried first (the
+// newer intact image, else slot 0) and the solver is untouched. Refuses null slots
+// (null_pointer), an uninitialized solver and slots shorter than an image (buffer_too_small).
+template <class Solver>
+Status restore_newest_checkpoint(Solver& solver, const unsigned char* slot0, const unsigned char* slot1,
+                                 std::size_t slot_size) {
+  if (slot0 == nullptr || slot1 == nullptr) return Status::null_pointer;
+  if (!solver.initialized()) return Status::not_initialized;
+  if (slot_size < checkpoint_size<Solver>()) return Status::buffer_too_small;
+  std::uint64_t sequence0 = 0, sequence1 = 0;
+  const bool intact0 = detail::holds_checkpoint<Solver>(slot0, slot_size, sequence0);
+  const bool intact1 = detail::holds_checkpoint<Solver>(slot1, slot_size, sequence1);
+  const bool slot1_first = intact1 && (!intact0 || sequence1 > sequence0);
+  const unsigned char* first = slot1_first ? slot1 : slot0;
+  const unsigned char* second = slot1_first ? slot0 : slot1;
+  const Status st = restore_checkpoint(solver, first, slot_size);
+  if (st == Status::ok) return st;
+  if (restore_checkpoint(solver, second, slot_size) == Status::ok) return Status::ok;
+  return st;
+}
+
+}  // namespace pbrl

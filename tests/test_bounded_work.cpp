@@ -1,0 +1,158 @@
+// The work of one step() is fixed by the sizes and the settings, never by the data: the number of
+// times a step calls into the problem (build M(x), vector-Jacobian products, per-sample VJPs, f)
+// is the documented constant at every iteration and on every instance, and the sweep evaluation
+// stops at max_sweeps even when its tolerance is out of reach. (Instructions per step on the
+// Cortex-M4 are measured by bench/step_instructions and the firmware example.)
+#include "game_support.hpp"
+#include "support.hpp"
+
+#include <utility>
+
+namespace {
+using pbrl::EvaluationMethod;
+using pbrl::GradientMode;
+using pbrl::PenaltyKind;
+using pbrl::Status;
+
+// Base with every call the solvers make into a problem counted.
+template <class Base>
+struct Counting : Base {
+  mutable long builds = 0, vjps = 0, sample_vjps = 0, uppers = 0;
+  template <class... Args>
+  Status build(Args&&... args) const {
+    ++builds;
+    return Base::build(std::forward<Args>(args)...);
+  }
+  template <class... Args>
+  void vjp(Args&&... args) const {
+    ++vjps;
+    Base::vjp(std::forward<Args>(args)...);
+  }
+  template <class... Args>
+  void sample_vjp(Args&&... args) const {
+    ++sample_vjps;
+    Base::sample_vjp(std::forward<Args>(args)...);
+  }
+  template <class... Args>
+  Status upper(Args&&... args) const {
+    ++uppers;
+    return Base::upper(std::forward<Args>(args)...);
+  }
+  void reset() const { builds = vjps = sample_vjps = uppers = 0; }
+};
+
+struct Calls {
+  long builds, vjps, sample_vjps, uppers;
+};
+
+template <class Problem>
+void check_calls(const Problem& problem, const Calls& expected) {
+  CHECK(problem.builds == expected.builds);
+  CHECK(problem.vjps == expected.vjps);
+  CHECK(problem.sample_vjps == expected.sample_vjps);
+  CHECK(problem.uppers == expected.uppers);
+  problem.reset();
+}
+
+template <int S, int A>
+struct CountingShaping {
+  RandomModel<S, A> task;
+  Counting<pbrl::RewardShaping<Real, S, A>> problem;
+  explicit CountingShaping(std::uint32_t seed) : task(seed, Real(0.7)) {
+    typename pbrl::RewardShaping<Real, S, A>::Data data;
+    data.reward = task.reward;
+    data.transition = task.transition;
+    data.initial = task.initial;
+    data.discount = Real(0.9);
+    data.lower.tau = Real(0.1);
+    data.shaping = {Real(-1), Real(1)};
+    REQUIRE(problem.init(data) == Status::ok);
+  }
+};
+}  // namespace
+
+TEST_CASE("PBRL: calls into the problem per step are the documented constants") {
+  constexpr int S = 6, A = 3, T = 4, B = 5, H = 3;
+  using Problem = Counting<pbrl::RewardShaping<Real, S, A>>;
+  for (std::uint32_t seed : {11u, 12u}) {
+    auto inst = std::make_unique<CountingShaping<S, A>>(seed);
+    for (auto kind : {PenaltyKind::value, PenaltyKind::bellman})
+      for (auto mode : {GradientMode::exact, GradientMode::sampled}) {
+        CAPTURE(seed);
+        CAPTURE(static_cast<int>(kind));
+        CAPTURE(static_cast<int>(mode));
+        auto solver = std::make_unique<pbrl::Pbrl<Problem>>();
+        pbrl::PbrlSettings<Real> s;
+        s.penalty = kind;
+        s.inner_steps = T;
+        s.gradient = mode;
+        s.oracle = mode == GradientMode::sampled ? pbrl::OracleKind::policy_gradient
+                                                 : pbrl::OracleKind::policy_mirror_descent;
+        s.oracle_step = Real(0.1);
+        s.sampling.batch = B;
+        s.sampling.horizon = H;
+        REQUIRE(solver->init(inst->problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+        inst->problem.reset();
+        // Exact: one build, one f, and the penalty's x-gradient as J^T products (value: two,
+        // Bellman: one of the occupancy difference). Sampled: the penalty's two batches make
+        // B trajectories of H per-sample VJPs each; the oracle needs none.
+        const Calls expected = mode == GradientMode::exact
+                                   ? Calls{1, kind == PenaltyKind::value ? 2 : 1, 0, 1}
+                                   : Calls{1, 0, 2L * B * H, 1};
+        for (int k = 0; k < 6; ++k) {
+          REQUIRE(solver->step() == Status::ok);
+          check_calls(inst->problem, expected);
+        }
+        if (mode == GradientMode::sampled) CHECK(solver->environment_steps() == 6L * (T + 2) * B * H);
+      }
+  }
+}
+
+TEST_CASE("PBRL zero-sum: calls into the game problem per step are the documented constants") {
+  constexpr int S = 4, A1 = 2, A2 = 3, T = 2, B = 4, H = 3;
+  using Problem = Counting<pbrl::IncentiveDesign<Real, S, A1, A2>>;
+  for (std::uint32_t seed : {21u, 22u}) {
+    auto data = std::make_unique<GameData<S, A1, A2>>(seed);
+    auto problem = std::make_unique<Problem>();
+    REQUIRE(problem->init(data->incentive(Real(0.9), Real(0.1))) == Status::ok);
+    for (auto mode : {GradientMode::exact, GradientMode::sampled}) {
+      CAPTURE(seed);
+      CAPTURE(static_cast<int>(mode));
+      auto solver = std::make_unique<pbrl::PbrlZeroSum<Problem>>();
+      pbrl::PbrlZeroSumSettings<Real> s;
+      s.inner_steps = T;
+      s.gradient = mode;
+      s.oracle = mode == GradientMode::sampled ? pbrl::OracleKind::policy_gradient
+                                               : pbrl::OracleKind::policy_mirror_descent;
+      s.oracle_step = Real(0.1);
+      s.sampling.batch = B;
+      s.sampling.horizon = H;
+      REQUIRE(solver->init(*problem, s, Problem::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) ==
+              Status::ok);
+      problem->reset();
+      // Nikaido-Isoda: one J^T product per player (exact), or two batches of B*H joint samples.
+      const Calls expected = mode == GradientMode::exact ? Calls{1, 2, 0, 1} : Calls{1, 0, 2L * B * H, 1};
+      for (int k = 0; k < 6; ++k) {
+        REQUIRE(solver->step() == Status::ok);
+        check_calls(*problem, expected);
+      }
+      if (mode == GradientMode::sampled) CHECK(solver->environment_steps() == 6L * (2 * T + 2) * B * H);
+    }
+  }
+}
+
+TEST_CASE("sweep evaluation stops at max_sweeps when the tolerance is out of reach") {
+  constexpr int S = 6, A = 3;
+  using Problem = pbrl::RewardShaping<Real, S, A>;
+  auto inst = std::make_unique<CountingShaping<S, A>>(31);
+  auto solver = std::make_unique<pbrl::Pbrl<Counting<Problem>, EvaluationMethod::sweeps>>();
+  pbrl::PbrlSettings<Real> s;
+  REQUIRE(solver->init(inst->problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+  auto& ws = solver->evaluation_workspace();
+  ws.max_sweeps = 3;
+  ws.tolerance = Real(0);  // never met: every solve runs to the bound
+  for (int k = 0; k < 5; ++k) {
+    REQUIRE(solver->step() == Status::ok);
+    CHECK(ws.last_sweeps == 3);
+  }
+}

@@ -1,0 +1,612 @@
+// Checkpoints (checkpoint.hpp): the CRC; a restored solver continues bit for bit like the saved
+// one (Pbrl and PbrlZeroSum, exact and sampled, direct and sweeps); every refusal leaves the
+// solver untouched; A/B storage survives a power cut at every byte of a write.
+#include "game_support.hpp"
+
+#include "pbrl/checkpoint.hpp"
+
+#include <cstring>
+
+namespace {
+using pbrl::GradientMode;
+using pbrl::OracleKind;
+using pbrl::Parameterization;
+using pbrl::PenaltyKind;
+using pbrl::Status;
+
+using Bytes = std::unique_ptr<unsigned char[]>;
+Bytes bytes(std::size_t n, unsigned char fill = 0xFF) {
+  Bytes b(new unsigned char[n]);
+  std::memset(b.get(), fill, n);
+  return b;
+}
+
+// Offsets of the documented layout (checkpoint.hpp) that the tests patch.
+constexpr std::size_t kVersionAt = 12, kReservedAt = 17, kCrcAt = 36, kPayloadAt = 40;
+constexpr std::size_t kIterationAt = kPayloadAt, kStepsAt = kPayloadAt + 8, kRngAt = kPayloadAt + 16,
+                      kFirstParameterAt = kPayloadAt + 32;  // x(0): after the counts and the Rng
+
+// Recomputes the CRC of a patched image of n bytes: [0, 36) then [40, n).
+void reseal(unsigned char* image, std::size_t n) {
+  const std::uint32_t crc = pbrl::crc32(image + kPayloadAt, n - kPayloadAt, pbrl::crc32(image, kCrcAt));
+  for (int i = 0; i < 4; ++i) image[kCrcAt + i] = static_cast<unsigned char>(crc >> (8 * i));
+}
+
+// Writes v's IEEE bits little-endian, as the image stores scalars.
+void put_scalar(unsigned char* p, Real v) {
+  using Bits = std::conditional_t<sizeof(Real) == 4, std::uint32_t, std::uint64_t>;
+  Bits bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  for (std::size_t i = 0; i < sizeof bits; ++i) p[i] = static_cast<unsigned char>(bits >> (8 * i));
+}
+
+template <class Solver>
+Bytes image_of(const Solver& solver) {
+  constexpr std::size_t n = pbrl::checkpoint_size<Solver>();
+  Bytes b = bytes(n);
+  REQUIRE(pbrl::save_checkpoint(solver, b.get(), n) == Status::ok);
+  return b;
+}
+
+bool same_rng(const pbrl::Rng& a, const pbrl::Rng& b) { return std::memcmp(a.state(), b.state(), 16) == 0; }
+
+// ---- fixtures: a Pbrl problem with x in rewards and transitions, and incentive design -------------
+
+constexpr int S = 3, A = 2, K = 2;
+using Mixture = MixtureProblem<S, A, K>;
+template <pbrl::EvaluationMethod M>
+using PbrlSolver = pbrl::Pbrl<Mixture, M>;
+
+constexpr int A1 = 2, A2 = 2;
+using Incentive = pbrl::IncentiveDesign<Real, S, A1, A2>;
+template <pbrl::EvaluationMethod M>
+using ZeroSumSolver = pbrl::PbrlZeroSum<Incentive, M>;
+
+struct PbrlCase {
+  const char* name;
+  PenaltyKind penalty;
+  OracleKind oracle;
+  GradientMode gradient;
+};
+const PbrlCase kPbrlCases[] = {
+    {"value, PMD, exact", PenaltyKind::value, OracleKind::policy_mirror_descent, GradientMode::exact},
+    {"Bellman, policy gradient, exact", PenaltyKind::bellman, OracleKind::policy_gradient, GradientMode::exact},
+    {"value, soft value iteration, exact", PenaltyKind::value, OracleKind::soft_value_iteration, GradientMode::exact},
+    {"value, sampled", PenaltyKind::value, OracleKind::policy_gradient, GradientMode::sampled},
+    {"Bellman, sampled", PenaltyKind::bellman, OracleKind::policy_gradient, GradientMode::sampled},
+};
+
+pbrl::PbrlSettings<Real> pbrl_settings(const PbrlCase& c) {
+  pbrl::PbrlSettings<Real> s;
+  s.penalty = c.penalty;
+  s.oracle = c.oracle;
+  s.gradient = c.gradient;
+  s.inner_steps = 2;
+  s.oracle_step = Real(0.5);
+  s.step_x = Real(0.05);
+  s.step_y = Real(0.2);
+  s.penalty_start = Real(1);
+  s.penalty_final = Real(3);
+  s.penalty_ramp = 4;
+  s.sampling.horizon = 4;
+  s.sampling.batch = 3;
+  s.seed = 7u;
+  return s;
+}
+
+// Few sweeps, so that a solve depends on where it starts (the warm starts must be restored).
+constexpr int kFewSweeps = 3;
+
+template <pbrl::EvaluationMethod M>
+Status init_pbrl(PbrlSolver<M>& solver, const Mixture& problem, const pbrl::PbrlSettings<Real>& s) {
+  if constexpr (M == pbrl::EvaluationMethod::sweeps) solver.evaluation_workspace().max_sweeps = kFewSweeps;
+  return solver.init(problem, s, Mixture::Params::Zero(), Mat<S, A>::Zero());
+}
+
+pbrl::PbrlZeroSumSettings<Real> zero_sum_settings(GradientMode gradient) {
+  pbrl::PbrlZeroSumSettings<Real> s;
+  s.policy.logit_bound = Real(10);
+  s.oracle = gradient == GradientMode::exact ? OracleKind::policy_mirror_descent : OracleKind::policy_gradient;
+  s.inner_steps = 2;
+  s.oracle_step = Real(0.5);
+  s.step_x = Real(0.5);
+  s.step_pi = Real(0.2);
+  s.penalty_final = Real(4);
+  s.gradient = gradient;
+  s.sampling.horizon = 4;
+  s.sampling.batch = 3;
+  s.seed = 11u;
+  return s;
+}
+
+template <pbrl::EvaluationMethod M>
+Status init_zero_sum(ZeroSumSolver<M>& solver, const Incentive& problem, const pbrl::PbrlZeroSumSettings<Real>& s) {
+  if constexpr (M == pbrl::EvaluationMethod::sweeps) solver.evaluation_workspace().max_sweeps = kFewSweeps;
+  return solver.init(problem, s, Incentive::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero());
+}
+
+struct Fixtures {
+  Mixture mixture{81};
+  GameData<S, A1, A2> game{82};
+  Incentive incentive;
+  Fixtures() { REQUIRE(incentive.init(game.incentive(Real(0.8), Real(0.3))) == Status::ok); }
+};
+
+// Everything observable of two solvers is the same, to the bit.
+template <class P, pbrl::EvaluationMethod M>
+void check_same(const pbrl::Pbrl<P, M>& a, const pbrl::Pbrl<P, M>& b) {
+  CHECK(a.x() == b.x());
+  CHECK(a.y() == b.y());
+  CHECK(a.oracle_policy() == b.oracle_policy());
+  CHECK(a.iteration() == b.iteration());
+  CHECK(a.environment_steps() == b.environment_steps());
+  CHECK(same_rng(a.rng(), b.rng()));
+}
+template <class P, pbrl::EvaluationMethod M>
+void check_same(const pbrl::PbrlZeroSum<P, M>& a, const pbrl::PbrlZeroSum<P, M>& b) {
+  CHECK(a.x() == b.x());
+  CHECK(a.y1() == b.y1());
+  CHECK(a.y2() == b.y2());
+  CHECK(a.oracle_policy1() == b.oracle_policy1());
+  CHECK(a.oracle_policy2() == b.oracle_policy2());
+  CHECK(a.iteration() == b.iteration());
+  CHECK(a.environment_steps() == b.environment_steps());
+  CHECK(same_rng(a.rng(), b.rng()));
+}
+template <typename Scalar>
+void check_same(const pbrl::PbrlReport<Scalar>& a, const pbrl::PbrlReport<Scalar>& b) {
+  CHECK(a.iteration == b.iteration);
+  CHECK(a.objective == b.objective);
+  CHECK(a.penalty == b.penalty);
+  CHECK(a.projected_gradient_norm == b.projected_gradient_norm);
+  CHECK(a.lower_gap == b.lower_gap);
+  CHECK(a.environment_steps == b.environment_steps);
+}
+template <typename Scalar>
+void check_same(const pbrl::PbrlZeroSumReport<Scalar>& a, const pbrl::PbrlZeroSumReport<Scalar>& b) {
+  CHECK(a.iteration == b.iteration);
+  CHECK(a.objective == b.objective);
+  CHECK(a.penalty == b.penalty);
+  CHECK(a.projected_gradient_norm == b.projected_gradient_norm);
+  CHECK(a.best_response_value1 == b.best_response_value1);
+  CHECK(a.best_response_value2 == b.best_response_value2);
+  CHECK(a.environment_steps == b.environment_steps);
+}
+
+// k steps, save, m more steps (state A); another solver, set up alike but moved elsewhere first,
+// restores and takes m steps (state B): A == B, and B's image is A's byte for byte.
+template <class Solver, typename Init>
+void check_round_trip(Init&& init, int k, int m) {
+  constexpr std::size_t n = pbrl::checkpoint_size<Solver>();
+  auto a = std::make_unique<Solver>();
+  auto b = std::make_unique<Solver>();
+  REQUIRE(init(*a) == Status::ok);
+  REQUIRE(a->run(k) == Status::ok);
+  const Bytes saved = image_of(*a);
+  typename Solver::Report ra, rb;
+  REQUIRE(a->run(m, &ra) == Status::ok);
+
+  REQUIRE(init(*b) == Status::ok);
+  REQUIRE(b->run(k + 2) == Status::ok);
+  REQUIRE(pbrl::restore_checkpoint(*b, saved.get(), n) == Status::ok);
+  CHECK(b->iteration() == k);
+  CHECK(std::memcmp(image_of(*b).get(), saved.get(), n) == 0);  // save(restore(image)) == image
+  REQUIRE(b->run(m, &rb) == Status::ok);
+  check_same(*a, *b);
+  check_same(ra, rb);
+  CHECK(std::memcmp(image_of(*a).get(), image_of(*b).get(), n) == 0);
+}
+}  // namespace
+
+TEST_CASE("crc32 is zlib's: check value, chaining, empty input") {
+  const unsigned char digits[] = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
+  CHECK(pbrl::crc32(digits, 9) == 0xCBF43926u);
+  for (std::size_t split = 0; split <= 9; ++split)
+    CHECK(pbrl::crc32(digits + split, 9 - split, pbrl::crc32(digits, split)) == 0xCBF43926u);
+  CHECK(pbrl::crc32(digits, 0) == 0u);
+  CHECK(pbrl::crc32(nullptr, 5, 0x1234u) == 0x1234u);
+  const unsigned char zeros[4] = {0, 0, 0, 0};
+  CHECK(pbrl::crc32(zeros, 4) == 0x2144DF1Cu);
+}
+
+TEST_CASE("Rng::set_state continues a stream; refuses null and all zeros") {
+  pbrl::Rng a(5u), b(9u);
+  (void)a.next();
+  REQUIRE(b.set_state(a.state()) == Status::ok);
+  bool same = true;
+  for (int i = 0; i < 10; ++i) same = same && a.next() == b.next();
+  CHECK(same);
+  const std::uint32_t zeros[4] = {0u, 0u, 0u, 0u};
+  CHECK(b.set_state(zeros) == Status::bad_setting);
+  CHECK(b.set_state(nullptr) == Status::null_pointer);
+  CHECK(same_rng(a, b));
+}
+
+TEST_CASE("checkpoint sizes: header 40 + payload + commit 8; warm starts only with sweeps") {
+  using Direct = PbrlSolver<pbrl::EvaluationMethod::direct>;
+  using Sweeps = PbrlSolver<pbrl::EvaluationMethod::sweeps>;
+  constexpr std::size_t counts_and_rng = 8 + 8 + 16;
+  // x, y, log pi-hat, pi-hat, the soft value iteration's V.
+  constexpr std::size_t direct_scalars = K + 3 * S * A + S;
+  static_assert(pbrl::checkpoint_size<Direct>() == 48 + counts_and_rng + direct_scalars * sizeof(Real), "Pbrl");
+  // Sweeps add the start occupancy and the value and occupancy of three evaluations.
+  static_assert(pbrl::checkpoint_size<Sweeps>() == pbrl::checkpoint_size<Direct>() + 7 * S * sizeof(Real), "sweeps");
+  using ZeroSum = ZeroSumSolver<pbrl::EvaluationMethod::direct>;
+  constexpr std::size_t zero_sum_scalars = S * A1 * A2 + 3 * S * A1 + 3 * S * A2 + 2 * S;
+  static_assert(pbrl::checkpoint_size<ZeroSum>() == 48 + counts_and_rng + zero_sum_scalars * sizeof(Real), "zero-sum");
+  static_assert(pbrl::checkpoint_size<ZeroSumSolver<pbrl::EvaluationMethod::sweeps>>() ==
+                    pbrl::checkpoint_size<ZeroSum>() + 6 * S * sizeof(Real),
+                "zero-sum sweeps");
+  MESSAGE("checkpoint_size: Pbrl<Mixture<3,2,2>> ", pbrl::checkpoint_size<Direct>(), " (sweeps ",
+          pbrl::checkpoint_size<Sweeps>(), "), PbrlZeroSum<IncentiveDesign<3,2,2>> ", pbrl::checkpoint_size<ZeroSum>());
+}
+
+TEST_CASE("a restored Pbrl continues bit for bit: value and Bellman, every oracle, exact and sampled, both methods") {
+  const auto f = std::make_unique<Fixtures>();
+  for (const PbrlCase& c : kPbrlCases) {
+    CAPTURE(doctest::String(c.name));
+    const auto s = pbrl_settings(c);
+    check_round_trip<PbrlSolver<pbrl::EvaluationMethod::direct>>(
+        [&](auto& solver) { return init_pbrl(solver, f->mixture, s); }, 3, 4);
+    check_round_trip<PbrlSolver<pbrl::EvaluationMethod::sweeps>>(
+        [&](auto& solver) { return init_pbrl(solver, f->mixture, s); }, 3, 4);
+  }
+}
+
+TEST_CASE("a restored PbrlZeroSum continues bit for bit: exact and sampled, both methods") {
+  const auto f = std::make_unique<Fixtures>();
+  for (auto gradient : {GradientMode::exact, GradientMode::sampled}) {
+    CAPTURE(static_cast<int>(gradient));
+    const auto s = zero_sum_settings(gradient);
+    check_round_trip<ZeroSumSolver<pbrl::EvaluationMethod::direct>>(
+        [&](auto& solver) { return init_zero_sum(solver, f->incentive, s); }, 3, 4);
+    check_round_trip<ZeroSumSolver<pbrl::EvaluationMethod::sweeps>>(
+        [&](auto& solver) { return init_zero_sum(solver, f->incentive, s); }, 3, 4);
+  }
+}
+
+TEST_CASE("what the image carries matters: the random stream in sampled mode, the warm starts with few sweeps") {
+  const auto f = std::make_unique<Fixtures>();
+  using Solver = PbrlSolver<pbrl::EvaluationMethod::sweeps>;
+  constexpr std::size_t n = pbrl::checkpoint_size<Solver>();
+  const auto s = pbrl_settings(kPbrlCases[4]);  // Bellman, sampled
+  auto a = std::make_unique<Solver>();
+  auto b = std::make_unique<Solver>();
+  REQUIRE(init_pbrl(*a, f->mixture, s) == Status::ok);
+  REQUIRE(a->run(3) == Status::ok);
+  const Bytes saved = image_of(*a);
+  REQUIRE(a->run(2) == Status::ok);
+  REQUIRE(init_pbrl(*b, f->mixture, s) == Status::ok);
+  REQUIRE(pbrl::restore_checkpoint(*b, saved.get(), n) == Status::ok);
+  b->rng().reseed(99u);  // everything but the stream restored
+  REQUIRE(b->run(2) == Status::ok);
+  CHECK(!(a->x() == b->x()));
+
+  // Exact Bellman with 3 sweeps per solve: a solver whose warm starts are those of another
+  // iterate (here: of a run that went on) ends elsewhere, so the image's warm starts count.
+  const auto e = pbrl_settings(kPbrlCases[1]);
+  REQUIRE(init_pbrl(*a, f->mixture, e) == Status::ok);
+  REQUIRE(a->run(3) == Status::ok);
+  const Bytes at3 = image_of(*a);
+  REQUIRE(a->run(5) == Status::ok);
+  const Bytes at8 = image_of(*a);
+  // Splice: iterates of iteration 3, warm starts of iteration 8.
+  const Bytes spliced = bytes(n);
+  std::memcpy(spliced.get(), at3.get(), n);
+  const std::size_t warm_bytes = 7 * S * sizeof(Real);
+  const std::size_t warm_at = n - pbrl::kCheckpointCommitSize - warm_bytes;
+  std::memcpy(spliced.get() + warm_at, at8.get() + warm_at, warm_bytes);
+  reseal(spliced.get(), n);
+  REQUIRE(init_pbrl(*a, f->mixture, e) == Status::ok);
+  REQUIRE(init_pbrl(*b, f->mixture, e) == Status::ok);
+  REQUIRE(pbrl::restore_checkpoint(*a, at3.get(), n) == Status::ok);
+  REQUIRE(pbrl::restore_checkpoint(*b, spliced.get(), n) == Status::ok);
+  CHECK(a->x() == b->x());
+  REQUIRE(a->run(2) == Status::ok);
+  REQUIRE(b->run(2) == Status::ok);
+  CHECK(!(a->x() == b->x()));
+}
+
+TEST_CASE("checkpoint refusals leave the solver and the buffer untouched") {
+  const auto f = std::make_unique<Fixtures>();
+  using Solver = PbrlSolver<pbrl::EvaluationMethod::sweeps>;
+  constexpr std::size_t n = pbrl::checkpoint_size<Solver>();
+  const auto s = pbrl_settings(kPbrlCases[4]);
+  auto source = std::make_unique<Solver>();
+  REQUIRE(init_pbrl(*source, f->mixture, s) == Status::ok);
+  REQUIRE(source->run(3) == Status::ok);
+  const Bytes image = image_of(*source);
+
+  auto live = std::make_unique<Solver>();
+  REQUIRE(init_pbrl(*live, f->mixture, s) == Status::ok);
+  REQUIRE(live->run(5) == Status::ok);
+  const Bytes before = image_of(*live);
+  auto untouched = [&] { return std::memcmp(image_of(*live).get(), before.get(), n) == 0; };
+  const Bytes patched = bytes(n);
+  auto restore_patched = [&] { return pbrl::restore_checkpoint(*live, patched.get(), n); };
+
+  SUBCASE("null pointers, short buffers") {
+    const Bytes buffer = bytes(n, 0x5A);
+    CHECK(pbrl::save_checkpoint(*source, buffer.get(), n - 1) == Status::buffer_too_small);
+    CHECK(pbrl::save_checkpoint(*source, nullptr, n) == Status::null_pointer);
+    bool buffer_untouched = true;
+    for (std::size_t i = 0; i < n; ++i) buffer_untouched = buffer_untouched && buffer[i] == 0x5A;
+    CHECK(buffer_untouched);
+    CHECK(pbrl::restore_checkpoint(*live, image.get(), n - 1) == Status::buffer_too_small);
+    CHECK(pbrl::restore_checkpoint(*live, nullptr, n) == Status::null_pointer);
+    CHECK(pbrl::restore_newest_checkpoint(*live, image.get(), nullptr, n) == Status::null_pointer);
+    CHECK(pbrl::restore_newest_checkpoint(*live, image.get(), image.get(), n - 1) == Status::buffer_too_small);
+    CHECK(untouched());
+  }
+
+  SUBCASE("every single-bit flip and every erased byte is checkpoint_corrupt") {
+    long wrong = 0, first_wrong = -1;
+    for (std::size_t i = 0; i < n; ++i)
+      for (int bit = 0; bit <= 8; ++bit) {  // bit 8: the byte erased to 0xFF
+        std::memcpy(patched.get(), image.get(), n);
+        if (bit < 8) patched[i] ^= static_cast<unsigned char>(1u << bit);
+        else if (patched[i] != 0xFF) patched[i] = 0xFF;
+        else continue;
+        if (restore_patched() != Status::checkpoint_corrupt && wrong++ == 0) first_wrong = long(i * 9 + bit);
+      }
+    CAPTURE(first_wrong);
+    CHECK(wrong == 0);
+    CHECK(untouched());
+  }
+
+  SUBCASE("another format version, reserved byte, solver type, size or evaluation method: checkpoint_mismatch") {
+    std::memcpy(patched.get(), image.get(), n);
+    patched[kVersionAt] = 2;
+    reseal(patched.get(), n);
+    CHECK(restore_patched() == Status::checkpoint_mismatch);
+    std::memcpy(patched.get(), image.get(), n);
+    patched[kReservedAt] = 1;
+    reseal(patched.get(), n);
+    CHECK(restore_patched() == Status::checkpoint_mismatch);
+
+    // Images of other solvers, in a buffer big enough for any of them.
+    constexpr std::size_t big = 4096;
+    const Bytes other = bytes(big);
+    auto restore_other = [&](auto& solver, auto&& init) {
+      using Other = std::decay_t<decltype(solver)>;
+      REQUIRE(init(solver) == Status::ok);
+      REQUIRE(solver.run(3) == Status::ok);
+      static_assert(pbrl::checkpoint_size<Other>() <= big, "buffer");
+      REQUIRE(pbrl::save_checkpoint(solver, other.get(), big) == Status::ok);
+      return pbrl::restore_checkpoint(*live, other.get(), big);
+    };
+    auto direct = std::make_unique<PbrlSolver<pbrl::EvaluationMethod::direct>>();
+    CHECK(restore_other(*direct, [&](auto& o) { return init_pbrl(o, f->mixture, s); }) == Status::checkpoint_mismatch);
+    const auto bigger = std::make_unique<MixtureProblem<4, 2, 2>>(83);
+    auto four_states = std::make_unique<pbrl::Pbrl<MixtureProblem<4, 2, 2>, pbrl::EvaluationMethod::sweeps>>();
+    CHECK(restore_other(*four_states, [&](auto& o) {
+            return o.init(*bigger, s, MixtureProblem<4, 2, 2>::Params::Zero(), Mat<4, 2>::Zero());
+          }) == Status::checkpoint_mismatch);
+    const auto three_params = std::make_unique<MixtureProblem<3, 2, 3>>(84);
+    auto more_params = std::make_unique<pbrl::Pbrl<MixtureProblem<3, 2, 3>, pbrl::EvaluationMethod::sweeps>>();
+    CHECK(restore_other(*more_params, [&](auto& o) {
+            return o.init(*three_params, s, MixtureProblem<3, 2, 3>::Params::Zero(), Mat<3, 2>::Zero());
+          }) == Status::checkpoint_mismatch);
+    auto zero_sum = std::make_unique<ZeroSumSolver<pbrl::EvaluationMethod::sweeps>>();
+    CHECK(restore_other(*zero_sum, [&](auto& o) {
+            return init_zero_sum(o, f->incentive, zero_sum_settings(GradientMode::sampled));
+          }) == Status::checkpoint_mismatch);
+    // And the other way: a Pbrl image into a PbrlZeroSum.
+    static_assert(pbrl::checkpoint_size<ZeroSumSolver<pbrl::EvaluationMethod::sweeps>>() > n, "bigger");
+    CHECK(pbrl::restore_checkpoint(*zero_sum, image.get(), n) == Status::buffer_too_small);
+    std::memcpy(other.get(), image.get(), n);
+    CHECK(pbrl::restore_checkpoint(*zero_sum, other.get(), big) == Status::checkpoint_mismatch);
+    CHECK(untouched());
+  }
+
+  SUBCASE("other settings, other sweep settings, other seed: checkpoint_mismatch") {
+    auto other = std::make_unique<Solver>();
+    auto changed = s;
+    changed.step_x = Real(0.06);
+    REQUIRE(init_pbrl(*other, f->mixture, changed) == Status::ok);
+    const Bytes other_before = image_of(*other);
+    CHECK(pbrl::restore_checkpoint(*other, image.get(), n) == Status::checkpoint_mismatch);
+    CHECK(std::memcmp(image_of(*other).get(), other_before.get(), n) == 0);
+    changed = s;
+    changed.seed = 8u;
+    REQUIRE(init_pbrl(*other, f->mixture, changed) == Status::ok);
+    CHECK(pbrl::restore_checkpoint(*other, image.get(), n) == Status::checkpoint_mismatch);
+    REQUIRE(init_pbrl(*other, f->mixture, s) == Status::ok);
+    other->evaluation_workspace().max_sweeps = kFewSweeps + 1;
+    CHECK(pbrl::restore_checkpoint(*other, image.get(), n) == Status::checkpoint_mismatch);
+    other->evaluation_workspace().max_sweeps = kFewSweeps;
+    CHECK(pbrl::restore_checkpoint(*other, image.get(), n) == Status::ok);
+  }
+
+  SUBCASE("an uninitialized solver: not_initialized") {
+    auto fresh = std::make_unique<Solver>();
+    const Bytes buffer = bytes(n, 0x5A);
+    CHECK(pbrl::save_checkpoint(*fresh, buffer.get(), n) == Status::not_initialized);
+    CHECK(buffer[0] == 0x5A);
+    CHECK(pbrl::restore_checkpoint(*fresh, image.get(), n) == Status::not_initialized);
+    CHECK(pbrl::restore_newest_checkpoint(*fresh, image.get(), image.get(), n) == Status::not_initialized);
+    CHECK(fresh->iteration() == 0);
+    CHECK(fresh->x() == Mixture::Params::Zero());
+    CHECK(!fresh->initialized());
+  }
+
+  SUBCASE("intact images with numbers out of range: not_finite or checkpoint_corrupt, checked before any write") {
+    const std::size_t last_scalar = n - pbrl::kCheckpointCommitSize - sizeof(Real);
+    for (std::size_t at : {kFirstParameterAt, last_scalar})
+      for (Real bad : {std::numeric_limits<Real>::quiet_NaN(), std::numeric_limits<Real>::infinity(),
+                       -std::numeric_limits<Real>::infinity()}) {
+        CAPTURE(at);
+        std::memcpy(patched.get(), image.get(), n);
+        put_scalar(patched.get() + at, bad);
+        reseal(patched.get(), n);
+        CHECK(restore_patched() == Status::not_finite);
+      }
+    std::memcpy(patched.get(), image.get(), n);
+    std::memset(patched.get() + kRngAt, 0, 16);  // an all-zero random state
+    reseal(patched.get(), n);
+    CHECK(restore_patched() == Status::checkpoint_corrupt);
+    for (std::size_t at : {kIterationAt, kStepsAt}) {  // a negative count
+      std::memcpy(patched.get(), image.get(), n);
+      std::memset(patched.get() + at, 0xFF, 8);
+      reseal(patched.get(), n);
+      CHECK(restore_patched() == Status::checkpoint_corrupt);
+    }
+    // The sequence number must equal the commit word.
+    std::memcpy(patched.get(), image.get(), n);
+    patched[4] ^= 1u;
+    reseal(patched.get(), n);
+    CHECK(restore_patched() == Status::checkpoint_corrupt);
+    CHECK(untouched());
+    // The unpatched image restores (the refusals above were for the patches).
+    CHECK(pbrl::restore_checkpoint(*live, image.get(), n) == Status::ok);
+    CHECK(live->iteration() == 3);
+  }
+}
+
+TEST_CASE("A/B slots: the slot to write and the newest checkpoint") {
+  const auto f = std::make_unique<Fixtures>();
+  using Solver = ZeroSumSolver<pbrl::EvaluationMethod::direct>;
+  constexpr std::size_t n = pbrl::checkpoint_size<Solver>();
+  const std::size_t slot_size = n + 3;
+  const auto s = zero_sum_settings(GradientMode::sampled);
+  auto solver = std::make_unique<Solver>();
+  REQUIRE(init_zero_sum(*solver, f->incentive, s) == Status::ok);
+  const Bytes slot0 = bytes(slot_size), slot1 = bytes(slot_size);
+  auto to_write = [&] { return pbrl::checkpoint_slot_to_write<Solver>(slot0.get(), slot1.get(), slot_size); };
+  auto save_to = [&](const Bytes& slot) { REQUIRE(pbrl::save_checkpoint(*solver, slot.get(), slot_size) == Status::ok); };
+
+  CHECK(to_write() == 0);  // both erased
+  CHECK(pbrl::checkpoint_slot_to_write<Solver>(nullptr, nullptr, slot_size) == 0);
+  REQUIRE(solver->run(1) == Status::ok);
+  save_to(slot0);
+  CHECK(to_write() == 1);
+  REQUIRE(solver->run(1) == Status::ok);
+  save_to(slot1);
+  CHECK(to_write() == 0);  // slot 0 is older
+  REQUIRE(solver->run(1) == Status::ok);
+  save_to(slot0);
+  CHECK(to_write() == 1);
+  CHECK(pbrl::checkpoint_slot_to_write<Solver>(slot0.get(), slot0.get(), slot_size) == 1);  // a tie
+  CHECK(pbrl::checkpoint_slot_to_write<Solver>(slot0.get(), slot1.get(), n - 1) == 0);     // too short
+
+  // An image of another solver type is no valid slot.
+  auto other = std::make_unique<PbrlSolver<pbrl::EvaluationMethod::direct>>();
+  REQUIRE(init_pbrl(*other, f->mixture, pbrl_settings(kPbrlCases[0])) == Status::ok);
+  REQUIRE(other->run(9) == Status::ok);
+  const Bytes foreign = bytes(4096);
+  REQUIRE(pbrl::save_checkpoint(*other, foreign.get(), 4096) == Status::ok);
+  CHECK(pbrl::checkpoint_slot_to_write<Solver>(slot0.get(), foreign.get(), slot_size) == 1);
+
+  // Newest: slot 0 (iteration 3) over slot 1 (iteration 2).
+  auto probe = std::make_unique<Solver>();
+  REQUIRE(init_zero_sum(*probe, f->incentive, s) == Status::ok);
+  REQUIRE(pbrl::restore_newest_checkpoint(*probe, slot0.get(), slot1.get(), slot_size) == Status::ok);
+  CHECK(probe->iteration() == 3);
+  REQUIRE(pbrl::restore_newest_checkpoint(*probe, slot1.get(), slot0.get(), slot_size) == Status::ok);
+  CHECK(probe->iteration() == 3);
+  // The newest intact image refused (other settings): the older one that fits is restored.
+  auto changed = s;
+  changed.step_x = Real(0.25);
+  auto reconfigured = std::make_unique<Solver>();
+  REQUIRE(init_zero_sum(*reconfigured, f->incentive, changed) == Status::ok);
+  REQUIRE(reconfigured->run(5) == Status::ok);
+  const Bytes newer = bytes(slot_size);
+  REQUIRE(pbrl::save_checkpoint(*reconfigured, newer.get(), slot_size) == Status::ok);
+  REQUIRE(pbrl::restore_newest_checkpoint(*probe, newer.get(), slot1.get(), slot_size) == Status::ok);
+  CHECK(probe->iteration() == 2);
+  // Neither restorable: the refusal of the newer intact image.
+  const Bytes erased = bytes(slot_size);
+  const Bytes probe_before = image_of(*probe);
+  CHECK(pbrl::restore_newest_checkpoint(*probe, erased.get(), newer.get(), slot_size) == Status::checkpoint_mismatch);
+  CHECK(pbrl::restore_newest_checkpoint(*probe, erased.get(), erased.get(), slot_size) == Status::checkpoint_corrupt);
+  CHECK(std::memcmp(image_of(*probe).get(), probe_before.get(), n) == 0);
+}
+
+namespace {
+// A flash with two slots. Checkpoint 0 (iteration 1) and checkpoint 1 (iteration 2) are saved
+// where checkpoint_slot_to_write says; checkpoint 2 (iteration 4) then goes, byte by byte, to the
+// slot it names (checkpoint 0's) and power fails after `cut` bytes: the rest of the slot is its old
+// content (EEPROM, FRAM) or erased (NOR flash, erased before it is programmed). For every cut
+// restore_newest_checkpoint yields exactly checkpoint 1's state, and checkpoint 2's once complete.
+// (The images' last bytes, the low bytes of iterations 1, 2 and 4, differ from each other and from
+// 0xFF: a cut before the last byte never leaves a complete image.)
+template <class Solver, typename Init>
+void check_power_cut_at_every_byte(Init&& init) {
+  constexpr std::size_t n = pbrl::checkpoint_size<Solver>();
+  const std::size_t slot_size = n + 5;  // a slot may be longer than the image
+  auto solver = std::make_unique<Solver>();
+  auto probe = std::make_unique<Solver>();
+  REQUIRE(init(*solver) == Status::ok);
+  REQUIRE(init(*probe) == Status::ok);
+  const Bytes slot[2] = {bytes(slot_size), bytes(slot_size)};
+  auto to_write = [&] { return pbrl::checkpoint_slot_to_write<Solver>(slot[0].get(), slot[1].get(), slot_size); };
+
+  // Both slots erased, the first write cut anywhere: a refusal, the probe untouched.
+  REQUIRE(solver->run(1) == Status::ok);
+  const Bytes first = image_of(*solver);
+  REQUIRE(to_write() == 0);
+  const Bytes probe_before = image_of(*probe);
+  long wrong = 0, first_wrong = -1;
+  for (std::size_t cut = 0; cut < n; ++cut) {
+    std::memset(slot[0].get(), 0xFF, slot_size);
+    std::memcpy(slot[0].get(), first.get(), cut);
+    const Status st = pbrl::restore_newest_checkpoint(*probe, slot[0].get(), slot[1].get(), slot_size);
+    if ((st != Status::checkpoint_corrupt || std::memcmp(image_of(*probe).get(), probe_before.get(), n) != 0) &&
+        wrong++ == 0)
+      first_wrong = long(cut);
+  }
+  CAPTURE(first_wrong);
+  CHECK(wrong == 0);
+  std::memcpy(slot[0].get(), first.get(), n);  // checkpoint 0, complete
+
+  REQUIRE(solver->run(1) == Status::ok);
+  const Bytes one = image_of(*solver);
+  REQUIRE(to_write() == 1);
+  std::memcpy(slot[1].get(), one.get(), n);  // checkpoint 1
+  REQUIRE(solver->run(2) == Status::ok);
+  const Bytes two = image_of(*solver);
+  const int target = to_write();
+  REQUIRE(target == 0);
+  const Bytes old = bytes(slot_size);
+  std::memcpy(old.get(), slot[target].get(), slot_size);
+
+  for (bool erased : {false, true}) {
+    CAPTURE(erased);
+    long bad = 0, first_bad = -1;
+    for (std::size_t cut = 0; cut <= n; ++cut) {
+      if (erased) std::memset(slot[target].get(), 0xFF, slot_size);
+      else std::memcpy(slot[target].get(), old.get(), slot_size);
+      std::memcpy(slot[target].get(), two.get(), cut);
+      const Status st = pbrl::restore_newest_checkpoint(*probe, slot[0].get(), slot[1].get(), slot_size);
+      const unsigned char* expected = cut < n ? one.get() : two.get();
+      if ((st != Status::ok || std::memcmp(image_of(*probe).get(), expected, n) != 0) && bad++ == 0)
+        first_bad = long(cut);
+    }
+    CAPTURE(first_bad);
+    CHECK(bad == 0);
+  }
+
+  // Both slots torn: a refusal, the probe untouched.
+  std::memset(slot[0].get(), 0xFF, slot_size);
+  std::memcpy(slot[0].get(), two.get(), n / 2);
+  std::memcpy(slot[1].get(), old.get(), slot_size);
+  std::memcpy(slot[1].get(), one.get(), n - 1);  // over checkpoint 0, cut before the last byte
+  const Bytes restored_before = image_of(*probe);
+  CHECK(pbrl::restore_newest_checkpoint(*probe, slot[0].get(), slot[1].get(), slot_size) == Status::checkpoint_corrupt);
+  CHECK(std::memcmp(image_of(*probe).get(), restored_before.get(), n) == 0);
+}
+}  // namespace
+
+TEST_CASE("power cut at every byte of a checkpoint write: A/B storage restores the last complete checkpoint") {
+  const auto f = std::make_unique<Fixtures>();
+  SUBCASE("Pbrl, sampled Bellman, sweeps") {
+    const auto s = pbrl_settings(kPbrlCases[4]);
+    check_power_cut_at_every_byte<PbrlSolver<pbrl::EvaluationMethod::sweeps>>(
+        [&](auto& solver) { return init_pbrl(solver, f->mixture, s); });
+  }
+  SUBCASE("PbrlZeroSum, sampled, direct") {
+    const auto s = zero_sum_settings(GradientMode::sampled);
+    check_power_cut_at_every_byte<ZeroSumSolver<pbrl::EvaluationMethod::direct>>(
+        [&](auto& solver) { return init_zero_sum(solver, f->incentive, s); });
+  }
+}
