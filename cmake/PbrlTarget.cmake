@@ -1,6 +1,8 @@
 # Turns executables into programs for the configured target. Host builds need
-# nothing; bare-metal builds (toolchains/cortex-m4f.cmake) get startup code and a
-# linker script that boot on QEMU's mps2-an386, where CTest runs them.
+# nothing; bare-metal builds (toolchains/cortex-*.cmake) get startup code and a
+# linker script for the QEMU board their toolchain file names (PBRL_BOARD), where
+# CTest runs them. Linux cross builds (toolchains/*-linux-*.cmake) are ordinary
+# programs run by QEMU user-mode emulation.
 include_guard(GLOBAL)
 
 if(NOT DEFINED PBRL_BARE_METAL)
@@ -15,14 +17,35 @@ endif()
 set(PBRL_TARGET_NAME "host-${CMAKE_SYSTEM_PROCESSOR}" CACHE STRING "Target name for reports")
 
 set(PBRL_BAREMETAL_DIR "${CMAKE_CURRENT_LIST_DIR}/baremetal")
-set(PBRL_LINKER_SCRIPT "${PBRL_BAREMETAL_DIR}/mps2-an386.ld")
 
 if(PBRL_BARE_METAL)
+  # Toolchain files name their board; a toolchain file without one gets the M4F's.
+  set(PBRL_BOARD "mps2-an386" CACHE STRING "QEMU board bare-metal images are linked for")
+  # One linker script per memory map (AN385 and AN386 share one), and the board's count of
+  # external interrupts for the vector table.
+  if(PBRL_BOARD STREQUAL "mps2-an385" OR PBRL_BOARD STREQUAL "mps2-an386")
+    set(_pbrl_memory_map mps2-an386)
+    set(_pbrl_board_irqs 32)
+  elseif(PBRL_BOARD STREQUAL "mps2-an500")
+    set(_pbrl_memory_map mps2-an500)
+    set(_pbrl_board_irqs 32)
+  elseif(PBRL_BOARD STREQUAL "mps2-an505")
+    set(_pbrl_memory_map mps2-an505)
+    set(_pbrl_board_irqs 92)
+  else()
+    message(FATAL_ERROR "PBRL_BOARD=${PBRL_BOARD}: no linker script for this board "
+      "(known: mps2-an385, mps2-an386, mps2-an500, mps2-an505)")
+  endif()
+  set(PBRL_LINKER_SCRIPT "${PBRL_BAREMETAL_DIR}/${_pbrl_memory_map}.ld")
+  # The board's script INCLUDEs this one (found through -L).
+  set(PBRL_LINKER_SCRIPTS "${PBRL_LINKER_SCRIPT}" "${PBRL_BAREMETAL_DIR}/sections.ld")
+
   enable_language(ASM)
   # One copy of the startup code, shared by every image.
   add_library(pbrl_baremetal_runtime OBJECT
     "${PBRL_BAREMETAL_DIR}/startup.S"
     "${PBRL_BAREMETAL_DIR}/runtime.c")
+  target_compile_definitions(pbrl_baremetal_runtime PRIVATE PBRL_BOARD_IRQS=${_pbrl_board_irqs})
 endif()
 
 # pbrl_configure_executable(<target>)
@@ -36,18 +59,20 @@ function(pbrl_configure_executable target)
   # target_link_libraries signature on the same target.
   target_sources(${target} PRIVATE $<TARGET_OBJECTS:pbrl_baremetal_runtime>)
   target_link_options(${target} PRIVATE
+    "-L${PBRL_BAREMETAL_DIR}"
     "-T${PBRL_LINKER_SCRIPT}"
     "-Wl,-Map=$<TARGET_FILE:${target}>.map"
     -Wl,--print-memory-usage)
   set_target_properties(${target} PROPERTIES
     SUFFIX ".elf"
-    LINK_DEPENDS "${PBRL_LINKER_SCRIPT}")
+    LINK_DEPENDS "${PBRL_LINKER_SCRIPTS}")
 endfunction()
 
 # pbrl_add_test(<name> <target> [args...])
 # add_test() that also works on bare metal: the image runs under QEMU (the
 # toolchain's CMAKE_CROSSCOMPILING_EMULATOR), arguments reach main() through
-# semihosting, and a timeout turns a hung emulator into a failure.
+# semihosting, and a timeout turns a hung emulator into a failure (under QEMU
+# user-mode emulation too; CTest adds the emulator to target commands itself).
 function(pbrl_add_test name target)
   if(PBRL_BARE_METAL AND NOT "${ARGN}" STREQUAL "")
     # QEMU hands "-append" to the guest as its semihosting command line.
@@ -57,13 +82,13 @@ function(pbrl_add_test name target)
   else()
     add_test(NAME ${name} COMMAND ${target} ${ARGN})
   endif()
-  if(PBRL_BARE_METAL)
+  if(CMAKE_CROSSCOMPILING)
     set_tests_properties(${name} PROPERTIES TIMEOUT 900)
   endif()
 endfunction()
 
 # doctest is header-only (Debian doctest-dev). Its directory is put on the
-# include path by itself: on bare metal the host's /usr/include must stay out.
+# include path by itself: in cross builds the host's /usr/include must stay out.
 # PATHS because the Generic platform searches no system prefixes.
 find_path(PBRL_DOCTEST_ROOT doctest/doctest.h PATHS /usr/include NO_CMAKE_FIND_ROOT_PATH)
 

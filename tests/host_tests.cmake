@@ -1,9 +1,13 @@
-# Host-only tests (included by tests/CMakeLists.txt when PBRL_BARE_METAL is OFF).
+# Tests for programs with an operating system (included by tests/CMakeLists.txt when
+# PBRL_BARE_METAL is OFF): the host, and the Linux cross builds, whose programs run under QEMU
+# user-mode emulation (CTest puts CMAKE_CROSSCOMPILING_EMULATOR in front of them).
 
 # --- No heap use in any API call ---------------------------------------------------------------
 # test_no_allocation.cpp replaces malloc/calloc/realloc/free and every operator new/delete of
 # its program and forwards them to glibc's __libc_* allocator, so it is a program of its own and
 # needs glibc. Sanitizers replace the allocator themselves, so the test is left out with them.
+# Under qemu-user the trap works as on the host: it replaces the allocator of the emulated program
+# and its cross glibc; the emulator's own allocations are host code it never sees.
 include(CheckCXXSourceCompiles)
 check_cxx_source_compiles([=[
 #include <cstddef>
@@ -32,9 +36,26 @@ endif()
 # --- The installed package works for a separate project ----------------------------------------
 # consumer/run.cmake installs this build tree into a prefix under the build directory, then
 # configures, builds and runs tests/consumer (find_package(pbrl CONFIG REQUIRED) + pbrl::pbrl)
-# with the same generator and compilers. CTest runs after the build, and the script refuses to
-# run if the library file is missing.
-if(NOT CMAKE_CROSSCOMPILING)
+# with the same generator, compilers and toolchain file. CTest runs after the build, and the
+# script refuses to run if the library file is missing. A cross build hands its toolchain file on,
+# so the consumer finds Eigen and pbrl the same way and its own CTest runs it under the same
+# emulator. A cross build without a toolchain file (compilers given on the command line) could
+# not run the consumer, so it gets no such test.
+set(_pbrl_consumer ON)
+set(_pbrl_toolchain "")
+if(CMAKE_CROSSCOMPILING)
+  if(CMAKE_TOOLCHAIN_FILE)
+    # CMake accepts a toolchain path relative to the build or the source directory.
+    get_filename_component(_pbrl_toolchain "${CMAKE_TOOLCHAIN_FILE}" ABSOLUTE BASE_DIR "${CMAKE_BINARY_DIR}")
+    if(NOT EXISTS "${_pbrl_toolchain}")
+      get_filename_component(_pbrl_toolchain "${CMAKE_TOOLCHAIN_FILE}" ABSOLUTE BASE_DIR "${CMAKE_SOURCE_DIR}")
+    endif()
+  else()
+    set(_pbrl_consumer OFF)
+    message(STATUS "pbrl: install-consumer test skipped (a cross build needs a toolchain file for it)")
+  endif()
+endif()
+if(_pbrl_consumer)
   add_test(NAME pbrl_install_consumer
     COMMAND "${CMAKE_COMMAND}"
       "-DPBRL_BINARY_DIR=${pbrl_BINARY_DIR}"
@@ -48,6 +69,7 @@ if(NOT CMAKE_CROSSCOMPILING)
       "-DGENERATOR_TOOLSET=${CMAKE_GENERATOR_TOOLSET}"
       "-DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}"
       "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}"
+      "-DTOOLCHAIN_FILE=${_pbrl_toolchain}"
       "-DEIGEN3_DIR=${Eigen3_DIR}"
       "-DCTEST=${CMAKE_CTEST_COMMAND}"
       -P "${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.cmake")

@@ -1,6 +1,7 @@
 # cmake -P script behind the pbrl_install_consumer test (see tests/host_tests.cmake):
 #   1. cmake --install <pbrl build tree> --prefix <WORK_DIR>/prefix
 #   2. configure tests/consumer against that prefix only, with the same generator and compilers
+#      (and toolchain file, TOOLCHAIN_FILE, for a cross build)
 #   3. build it and run it (through its own CTest), which must exit 0.
 cmake_minimum_required(VERSION 3.16)
 
@@ -64,6 +65,9 @@ if(NOT "${GENERATOR_TOOLSET}" STREQUAL "")
 endif()
 if(NOT "${MAKE_PROGRAM}" STREQUAL "")
   list(APPEND configure_args "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
+endif()
+if(NOT "${TOOLCHAIN_FILE}" STREQUAL "")
+  list(APPEND configure_args "-DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN_FILE}")
 endif()
 if(NOT "${EIGEN3_DIR}" STREQUAL "")
   list(APPEND configure_args "-DEigen3_DIR=${EIGEN3_DIR}")
