@@ -1,0 +1,51 @@
+# CTest step_instructions_budget (bench/CMakeLists.txt): runs step_instructions under the
+# emulator with -icount shift=0 and checks, per configuration, the most instructions one step()
+# took against <TARGET_NAME>.instructions.<config>.<mode> in the budget file. QEMU counts
+# instructions, not cycles: the budget bounds work, not time.
+#   cmake -DEMULATOR=<qemu|args|...|-kernel> -DIMAGE=<elf> -DBUDGETS=<file> -DTARGET_NAME=<name> -P this
+foreach(v EMULATOR IMAGE BUDGETS TARGET_NAME)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "check_step_instructions.cmake needs -D${v}=...")
+  endif()
+endforeach()
+string(REPLACE "|" ";" emulator "${EMULATOR}")
+
+execute_process(COMMAND ${emulator} "${IMAGE}" -icount shift=0
+  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 850)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "step_instructions failed (exit ${rc})")
+endif()
+
+# Budgets: "<key> <value>  # comment" lines.
+file(STRINGS "${BUDGETS}" lines REGEX "^${TARGET_NAME}\\.instructions\\.")
+foreach(line IN LISTS lines)
+  if(line MATCHES "^([^ \t]+)[ \t]+([0-9]+)")
+    set("budget_${CMAKE_MATCH_1}" "${CMAKE_MATCH_2}")
+  endif()
+endforeach()
+
+string(REPLACE "\n" ";" out_lines "${out}")
+set(failures "")
+set(results 0)
+foreach(line IN LISTS out_lines)
+  if(line MATCHES "^result ([^ ]+) ([^ ]+) ([0-9]+) ([0-9]+) ([0-9]+) ([0-9]+)")
+    math(EXPR results "${results} + 1")
+    set(key "${TARGET_NAME}.instructions.${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
+    set(max "${CMAKE_MATCH_6}")
+    if(NOT DEFINED "budget_${key}")
+      list(APPEND failures "${key}: no budget in ${BUDGETS} (max ${max} instructions per step)")
+    elseif(max GREATER "${budget_${key}}")
+      list(APPEND failures "${key}: max ${max} instructions per step exceeds the budget ${budget_${key}}")
+    else()
+      message("ok   ${key}: max ${max} <= budget ${budget_${key}} instructions per step")
+    endif()
+  endif()
+endforeach()
+if(results EQUAL 0)
+  message(FATAL_ERROR "step_instructions printed no result lines")
+endif()
+if(failures)
+  list(JOIN failures "\n  " text)
+  message(FATAL_ERROR "instruction budgets exceeded:\n  ${text}")
+endif()

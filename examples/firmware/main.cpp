@@ -1,0 +1,303 @@
+// On-device incentive design on a Cortex-M4F: the designer adapts its incentive x (and the
+// agents' predicted policies) with PBRL on the zero-sum lower level, one bounded step() per tick
+// of a real-time loop, learning from trajectories of the game model held in flash (the paper's
+// sampled setting). The solver state is checkpointed to flash every few steps with the A/B
+// scheme, so a power cut costs at most the steps since the last checkpoint.
+//
+// What the run shows (exit status 0 only if all hold):
+//   1. every step finishes within its tick (the tick period is the step's instruction budget);
+//   2. a run whose power is cut in the middle of a checkpoint write reboots, restores the last
+//      complete checkpoint, and ends in exactly the state of an uninterrupted run (the final
+//      checkpoint images are compared byte for byte).
+// Progress, instructions per step and the deepest stack use go to the semihosting console.
+//
+// Memory: the model is const data in flash (incentive_model.hpp, written by
+// pbrl_generate_model); every mutable byte is in one static Workspace; the checkpoint slots are
+// flash. Nothing is allocated: the image links no malloc, free, operator new or unwinder, which
+// check_symbols.cmake verifies on the linked ELF.
+#include "board.hpp"
+#include "incentive_model.hpp"
+
+#include <pbrl/checkpoint.hpp>
+#include <pbrl/problems/incentive_design.hpp>
+#include <pbrl/solver/pbrl_zero_sum.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+// From the linker script and startup.c.
+extern "C" std::uint32_t __stack_limit, __stack_top;
+extern "C" const std::uint32_t firmware_stack_paint;
+
+namespace {
+
+using Problem = pbrl::IncentiveDesign<float, model::kStates, model::kActions1, model::kActions2>;
+using Solver = pbrl::PbrlZeroSum<Problem>;
+
+// The paper's incentive-design settings (appendix; examples/experiment_settings.hpp).
+constexpr float kStep = 0.1f;         // learning rate of x, y1, y2 and the oracle
+constexpr float kLambda = 4.0f;       // penalty constant of PBRL-NI
+constexpr int kInner = 1;             // T, oracle steps per player
+constexpr int kBatch = 24;            // B
+constexpr int kHorizon = 5;           // H
+constexpr float kLogitBound = 10.0f;  // choice: box of the agents' logits
+constexpr std::uint32_t kSeed = 1u;   // solver's random stream
+
+// The run.
+constexpr long kIterations = 60;            // steps of each run
+constexpr long kCheckpointEvery = 10;       // steps between checkpoints
+constexpr long kCutAtIteration = 40;        // the second run loses power writing this checkpoint...
+constexpr std::size_t kCutNumerator = 3;    // ...after 3/5 of its bytes
+constexpr std::size_t kCutDenominator = 5;
+// Tick period in SysTick counts; with QEMU -icount shift=0 one count is 40 instructions, so the
+// step budget is 4 million instructions (about 25 ms on a 168 MHz Cortex-M4F at ~1 instruction
+// per cycle). The measured worst step is printed; a step that overruns its tick fails the run.
+constexpr std::uint32_t kTickCounts = 100000u;
+constexpr std::uint32_t kStepBudget = kTickCounts * board::systick::kInstructionsPerCount;
+
+constexpr std::size_t kImageSize = pbrl::checkpoint_size<Solver>();
+constexpr std::size_t kFlashPage = 2048;  // erase unit of the flash
+constexpr std::size_t kSlotSize = (kImageSize + kFlashPage - 1) / kFlashPage * kFlashPage;
+
+// Every mutable byte the firmware owns.
+struct Workspace {
+  Problem problem;
+  Solver solver;
+  Solver::Report report;
+  unsigned char image[kImageSize];        // a checkpoint is staged here, then programmed
+  std::uint32_t instructions[kIterations];  // per step of the current run
+  volatile std::uint32_t ticks;           // SysTick interrupts since boot
+};
+Workspace workspace;
+
+// Flash: the A/B checkpoint slots, and the uninterrupted run's final image for the comparison.
+struct Flash {
+  unsigned char slot[2][kSlotSize];
+  unsigned char reference[kSlotSize];
+};
+__attribute__((section(".checkpoint"))) Flash flash;
+
+// The simulated supply: bytes the flash can still program before power is lost (-1: never).
+struct Supply {
+  long bytes_left = -1;
+};
+Supply supply;
+
+void erase(unsigned char* page_aligned, std::size_t size) { std::memset(page_aligned, 0xFF, size); }
+
+// Programs byte by byte, as flash does; false if power was lost on the way.
+bool program(unsigned char* dst, const unsigned char* src, std::size_t size) {
+  for (std::size_t i = 0; i < size; ++i) {
+    if (supply.bytes_left == 0) return false;
+    if (supply.bytes_left > 0) --supply.bytes_left;
+    dst[i] = src[i];
+  }
+  return true;
+}
+
+bool check(pbrl::Status st, const char* what) {
+  if (st == pbrl::Status::ok) return true;
+  board::Line().text("firmware: ").text(what).text(": ").text(pbrl::to_string(st)).print();
+  return false;
+}
+
+// What the startup code does at reset (zero .bss, run constructors), after RAM lost its content.
+void reset_ram() {
+  std::memset(static_cast<void*>(&workspace), 0xA5, sizeof workspace);
+  new (&workspace) Workspace();
+}
+
+// Boot: set up the model and the solver, then resume from the newest complete checkpoint if
+// there is one (else start from x = 0, uniform policies).
+bool power_on() {
+  Problem::Data data;
+  data.reward = model::kReward;
+  data.transition = model::kTransition;
+  data.initial = model::kInitial;
+  data.discount = model::kDiscount;
+  data.regularizer1 = {pbrl::RegularizerKind::entropy, model::kTau, nullptr};
+  data.regularizer2 = {pbrl::RegularizerKind::entropy, model::kTau, nullptr};
+  data.designer_reward = model::kDesignerReward;
+  data.designer_transition = model::kDesignerTransition;
+  data.incentive_scale = model::kIncentiveScale;
+  data.incentive = {-model::kIncentiveBound, model::kIncentiveBound};
+  if (!check(workspace.problem.init(data), "model")) return false;
+
+  pbrl::PbrlZeroSumSettings<float> s;
+  s.policy.parameterization = pbrl::Parameterization::softmax;
+  s.policy.logit_bound = kLogitBound;
+  s.oracle = pbrl::OracleKind::policy_gradient;
+  s.oracle_policy = s.policy;
+  s.inner_steps = kInner;
+  s.oracle_step = kStep;
+  s.step_x = s.step_pi = kStep;
+  s.penalty_start = s.penalty_final = kLambda;
+  s.gradient = pbrl::GradientMode::sampled;
+  s.sampling.horizon = kHorizon;
+  s.sampling.batch = kBatch;
+  s.seed = kSeed;
+  if (!check(workspace.solver.init(workspace.problem, s, Problem::Params::Zero(), Problem::Matrix1::Zero(),
+                                   Problem::Matrix2::Zero()),
+             "solver"))
+    return false;
+
+  const pbrl::Status st =
+      pbrl::restore_newest_checkpoint(workspace.solver, flash.slot[0], flash.slot[1], kSlotSize);
+  board::Line line;
+  line.text("boot: ");
+  if (st == pbrl::Status::ok)
+    line.text("resumed at iteration ").integer(workspace.solver.iteration());
+  else
+    line.text("no checkpoint (").text(pbrl::to_string(st)).text("), starting fresh");
+  line.print();
+  return true;
+}
+
+// Saves the solver into the older A/B slot; false if power was lost during the write.
+bool write_checkpoint() {
+  if (!check(pbrl::save_checkpoint(workspace.solver, workspace.image, kImageSize), "checkpoint")) return false;
+  const int slot = pbrl::checkpoint_slot_to_write<Solver>(flash.slot[0], flash.slot[1], kSlotSize);
+  erase(flash.slot[slot], kSlotSize);
+  return program(flash.slot[slot], workspace.image, kImageSize);
+}
+
+void wait_for_tick(std::uint32_t seen) {
+  while (workspace.ticks == seen) board::wait_for_interrupt();
+}
+
+struct RunResult {
+  bool ok = false;
+  std::uint32_t min = 0, median = 0, max = 0;  // instructions per step
+};
+
+// One run from an erased flash to kIterations. cut > 0: power fails while the checkpoint of
+// iteration kCutAtIteration is programmed.
+RunResult run(const char* name, bool cut) {
+  RunResult result;
+  board::Line().text("--- run: ").text(name).print();
+  erase(flash.slot[0], kSlotSize);
+  erase(flash.slot[1], kSlotSize);
+  reset_ram();
+  if (!power_on()) return result;
+  board::systick::start(kTickCounts);  // what the firmware does after boot
+  bool cut_pending = cut;
+  while (workspace.solver.iteration() < kIterations) {
+    const std::uint32_t tick = workspace.ticks;
+    wait_for_tick(tick);
+    // The step starts right after the tick: SysTick counts down from its reload value.
+    const std::uint32_t start = board::systick::cvr();
+    const std::uint32_t seen = workspace.ticks;
+    if (!check(workspace.solver.step(&workspace.report), "step")) return result;
+    const std::uint32_t end = board::systick::cvr();
+    if (workspace.ticks != seen) {
+      board::Line().text("firmware: step ").integer(workspace.report.iteration).text(" overran its tick").print();
+      return result;
+    }
+    const long k = workspace.solver.iteration();
+    workspace.instructions[k - 1] = board::systick::elapsed(start, end, kTickCounts) * board::systick::kInstructionsPerCount;
+    if (k % kCheckpointEvery != 0) continue;
+
+    board::Line()
+        .text("iteration ")
+        .integer(k)
+        .text("  designer value ")
+        .fixed(-workspace.report.upper_objective)
+        .text("  NE gap estimate ")
+        .fixed(workspace.report.penalty)
+        .text("  instructions/step ")
+        .integer(workspace.instructions[k - 1])
+        .print();
+    if (cut_pending && k == kCutAtIteration) {
+      supply.bytes_left = static_cast<long>(kImageSize * kCutNumerator / kCutDenominator);
+      cut_pending = false;
+    }
+    if (!write_checkpoint()) {
+      board::Line()
+          .text("power cut while writing the checkpoint of iteration ")
+          .integer(k)
+          .text(" (")
+          .integer(static_cast<long long>(kImageSize * kCutNumerator / kCutDenominator))
+          .text(" of ")
+          .integer(static_cast<long long>(kImageSize))
+          .text(" bytes written); rebooting")
+          .print();
+      supply.bytes_left = -1;
+      board::systick::stop();  // a reset stops the timer...
+      reset_ram();
+      if (!power_on()) return result;
+      board::systick::start(kTickCounts);  // ...until the firmware is up again
+    }
+  }
+  // Sort a copy (insertion sort: 60 entries) for the median.
+  std::uint32_t sorted[kIterations];
+  for (long i = 0; i < kIterations; ++i) {
+    std::uint32_t v = workspace.instructions[i];
+    long j = i - 1;
+    for (; j >= 0 && sorted[j] > v; --j) sorted[j + 1] = sorted[j];
+    sorted[j + 1] = v;
+  }
+  result.min = sorted[0];
+  result.median = sorted[kIterations / 2];
+  result.max = sorted[kIterations - 1];
+  result.ok = check(pbrl::save_checkpoint(workspace.solver, workspace.image, kImageSize), "final state");
+  return result;
+}
+
+// Deepest stack use: painted words the run never overwrote, counted from the low end.
+std::size_t stack_used() {
+  const std::uint32_t* p = &__stack_limit;
+  while (p < &__stack_top && *p == firmware_stack_paint) ++p;
+  return static_cast<std::size_t>(reinterpret_cast<const char*>(&__stack_top) - reinterpret_cast<const char*>(p));
+}
+
+}  // namespace
+
+extern "C" void SysTick_Handler() { workspace.ticks = workspace.ticks + 1u; }
+int main() {
+  board::Line()
+      .text("pbrl firmware example: incentive design, ")
+      .integer(model::kStates)
+      .text(" states, ")
+      .integer(model::kActions1)
+      .text("x")
+      .integer(model::kActions2)
+      .text(" actions, model seed ")
+      .integer(static_cast<long long>(model::kSeed))
+      .print();
+  board::Line()
+      .text("workspace ")
+      .integer(static_cast<long long>(sizeof(Workspace)))
+      .text(" bytes RAM (solver ")
+      .integer(static_cast<long long>(sizeof(Solver)))
+      .text("), checkpoint image ")
+      .integer(static_cast<long long>(kImageSize))
+      .text(" bytes, step budget ")
+      .integer(kStepBudget)
+      .text(" instructions")
+      .print();
+
+  const RunResult reference = run("uninterrupted", false);
+  if (!reference.ok) return 1;
+  std::memcpy(flash.reference, workspace.image, kImageSize);
+  const RunResult interrupted = run("power cut during a checkpoint write", true);
+  if (!interrupted.ok) return 1;
+  const bool same = std::memcmp(flash.reference, workspace.image, kImageSize) == 0;
+
+  board::Line()
+      .text("instructions/step (QEMU -icount: instructions, not cycles): min ")
+      .integer(reference.min)
+      .text(" median ")
+      .integer(reference.median)
+      .text(" max ")
+      .integer(reference.max)
+      .text(" of budget ")
+      .integer(kStepBudget)
+      .print();
+  board::Line().text("stack: deepest use ").integer(static_cast<long long>(stack_used())).text(" bytes").print();
+  board::Line()
+      .text(same ? "resumed run ends in the uninterrupted run's state (images identical): PASS"
+                 : "resumed run's final state differs from the uninterrupted run: FAIL")
+      .print();
+  return same ? 0 : 1;
+}
