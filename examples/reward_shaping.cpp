@@ -86,7 +86,7 @@ int run(const Options& opt) {
     }
     if (k == 0) first = r;
     if (k % opt.every == 0 || k + 1 == opt.iterations)
-      std::printf("%6ld %12.6f %12.3e %12.3e %10.4f %8.3f\n", r.iteration, r.upper_objective, r.penalty,
+      std::printf("%6lld %12.6f %12.3e %12.3e %10.4f %8.3f\n", static_cast<long long>(r.iteration), r.upper_objective, r.penalty,
                   r.lower_gap, r.projected_gradient_norm, r.penalty_constant);
   }
 

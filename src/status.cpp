@@ -20,6 +20,7 @@ const char* to_string(Status status) noexcept {
     case Status::buffer_too_small: return "buffer_too_small";
     case Status::checkpoint_corrupt: return "checkpoint_corrupt";
     case Status::checkpoint_mismatch: return "checkpoint_mismatch";
+    case Status::count_overflow: return "count_overflow";
   }
   return "unknown";
 }

@@ -6,6 +6,7 @@
 #include "game_support.hpp"
 #include "support.hpp"
 
+#include <limits>
 #include <utility>
 
 namespace {
@@ -77,34 +78,52 @@ TEST_CASE("PBRL: calls into the problem per step are the documented constants") 
   for (std::uint32_t seed : {11u, 12u}) {
     auto inst = std::make_unique<CountingShaping<S, A>>(seed);
     for (auto kind : {PenaltyKind::value, PenaltyKind::bellman})
-      for (auto mode : {GradientMode::exact, GradientMode::sampled}) {
-        CAPTURE(seed);
-        CAPTURE(static_cast<int>(kind));
-        CAPTURE(static_cast<int>(mode));
-        auto solver = std::make_unique<pbrl::Pbrl<Problem>>();
-        pbrl::PbrlSettings<Real> s;
-        s.penalty = kind;
-        s.inner_steps = T;
-        s.gradient = mode;
-        s.oracle = mode == GradientMode::sampled ? pbrl::OracleKind::policy_gradient
-                                                 : pbrl::OracleKind::policy_mirror_descent;
-        s.oracle_step = Real(0.1);
-        s.sampling.batch = B;
-        s.sampling.horizon = H;
-        REQUIRE(solver->init(inst->problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
-        inst->problem.reset();
-        // Exact: one build, one f, and the penalty's x-gradient as J^T products (value: two,
-        // Bellman: one of the occupancy difference). Sampled: the penalty's two batches make
-        // B trajectories of H per-sample VJPs each; the oracle needs none.
-        const Calls expected = mode == GradientMode::exact
-                                   ? Calls{1, kind == PenaltyKind::value ? 2 : 1, 0, 1}
-                                   : Calls{1, 0, 2L * B * H, 1};
-        for (int k = 0; k < 6; ++k) {
-          REQUIRE(solver->step() == Status::ok);
-          check_calls(inst->problem, expected);
+      for (auto mode : {GradientMode::exact, GradientMode::sampled})
+        for (bool tolerance : {false, true}) {
+          CAPTURE(seed);
+          CAPTURE(static_cast<int>(kind));
+          CAPTURE(static_cast<int>(mode));
+          CAPTURE(tolerance);
+          auto solver = std::make_unique<pbrl::Pbrl<Problem>>();
+          pbrl::PbrlSettings<Real> s;
+          s.penalty = kind;
+          s.inner_steps = T;
+          s.gradient = mode;
+          s.oracle = mode == GradientMode::sampled ? pbrl::OracleKind::policy_gradient
+                                                   : pbrl::OracleKind::policy_mirror_descent;
+          s.oracle_step = Real(0.1);
+          s.sampling.batch = B;
+          s.sampling.horizon = H;
+          // Tolerance mode with an unreachable epsilon: lambda grows every step and T runs to its
+          // cap, the worst case of one step.
+          if (tolerance) {
+            s.gap_tolerance = std::numeric_limits<Real>::min();
+            s.penalty_patience = 1;
+            s.inner_steps_max = 2 * T;
+          }
+          REQUIRE(solver->init(inst->problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+          inst->problem.reset();
+          // Exact: one build, one f, and the penalty's x-gradient as J^T products (value: two,
+          // Bellman: one of the occupancy difference). Sampled: the penalty's two batches make
+          // B trajectories of H per-sample VJPs each; the oracle needs none. T does not change them.
+          const Calls expected = mode == GradientMode::exact
+                                     ? Calls{1, kind == PenaltyKind::value ? 2 : 1, 0, 1}
+                                     : Calls{1, 0, 2L * B * H, 1};
+          std::int64_t steps = 0;
+          for (int k = 0; k < 6; ++k) {
+            typename pbrl::Pbrl<Problem>::Report r;
+            const std::int64_t growths = solver->schedule().growths();
+            REQUIRE(solver->step(&r) == Status::ok);
+            // A report adds two exact evaluations in sampled mode, never a call into the problem.
+            check_calls(inst->problem, expected);
+            CHECK(r.inner_steps >= T);
+            CHECK(r.inner_steps <= (tolerance ? 2 * T : T));
+            // Sampled: T grows with lambda, T * (1 + growths), up to the cap.
+            if (tolerance && mode == GradientMode::sampled) CHECK(r.inner_steps == std::min<std::int64_t>(T * (1 + growths), 2 * T));
+            steps += (r.inner_steps + 2) * B * H;
+          }
+          if (mode == GradientMode::sampled) CHECK(solver->environment_steps() == steps);
         }
-        if (mode == GradientMode::sampled) CHECK(solver->environment_steps() == 6L * (T + 2) * B * H);
-      }
   }
 }
 

@@ -225,7 +225,8 @@ TEST_CASE("Rng::set_state continues a stream; refuses null and all zeros") {
 TEST_CASE("checkpoint sizes: header 40 + payload + commit 8; warm starts only with sweeps") {
   using Direct = PbrlSolver<pbrl::EvaluationMethod::direct>;
   using Sweeps = PbrlSolver<pbrl::EvaluationMethod::sweeps>;
-  constexpr std::size_t counts_and_rng = 8 + 8 + 16;
+  // The counts, the Rng, the penalty schedule (lambda, two counts, the measured gap).
+  constexpr std::size_t counts_and_rng = 8 + 8 + 16 + 8 + 8 + 2 * sizeof(Real);
   // x, y, log pi-hat, pi-hat, the soft value iteration's V.
   constexpr std::size_t direct_scalars = K + 3 * S * A + S;
   static_assert(pbrl::checkpoint_size<Direct>() == 48 + counts_and_rng + direct_scalars * sizeof(Real), "Pbrl");
@@ -356,7 +357,7 @@ TEST_CASE("checkpoint refusals leave the solver and the buffer untouched") {
 
   SUBCASE("another format version, reserved byte, solver type, size or evaluation method: checkpoint_mismatch") {
     std::memcpy(patched.get(), image.get(), n);
-    patched[kVersionAt] = 2;
+    patched[kVersionAt] = static_cast<unsigned char>(pbrl::kCheckpointVersion + 1);
     reseal(patched.get(), n);
     CHECK(restore_patched() == Status::checkpoint_mismatch);
     std::memcpy(patched.get(), image.get(), n);

@@ -194,7 +194,7 @@ RunResult run(const char* name, bool cut) {
       board::Line().text("firmware: step ").integer(workspace.report.iteration).text(" overran its tick").print();
       return result;
     }
-    const long k = workspace.solver.iteration();
+    const std::int64_t k = workspace.solver.iteration();
     workspace.instructions[k - 1] = board::systick::elapsed(start, end, kTickCounts) * board::systick::kInstructionsPerCount;
     if (k % kCheckpointEvery != 0) continue;
 

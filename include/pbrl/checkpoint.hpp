@@ -23,7 +23,8 @@
 //       40      P  payload: the solver's state, field by field (visit_state)
 //   40 + P      8  commit word: the sequence number again, most significant byte first
 // Scalars are stored as their IEEE-754 bits (a float image restores on every target with the same
-// float solver); counts as 64-bit integers (long is 32 bits on a Cortex-M).
+// float solver); counts as 64-bit integers, below 2^63 - 1 (a count with no room for one more
+// step is refused).
 //
 // Why a write cut short by a power loss is always refused. The slot then holds the new image's
 // first c bytes followed by what was there before: erased flash (0xFF), or, where bytes are
@@ -45,7 +46,7 @@
 // Restore checks everything before it writes: the frame (magic, CRC, commit word: else
 // checkpoint_corrupt), then the format version, type tag, payload size and settings digest
 // (else checkpoint_mismatch), then every number of the payload (a non-finite scalar: not_finite;
-// a count that does not fit its field or an all-zero random state: checkpoint_corrupt); only
+// a count with no room for another step or an all-zero random state: checkpoint_corrupt); only
 // then does it decode, in place, into the solver. The problem the solver was init()'d with is
 // not part of an image: restore into a solver set up with the same problem data.
 //
@@ -74,7 +75,7 @@ namespace pbrl {
 // counts as no bytes.
 std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t crc = 0u);
 
-constexpr std::uint16_t kCheckpointVersion = 1;
+constexpr std::uint16_t kCheckpointVersion = 2;  // 2: the penalty schedule's state
 constexpr std::size_t kCheckpointHeaderSize = 40;
 constexpr std::size_t kCheckpointCommitSize = 8;
 
@@ -162,12 +163,13 @@ struct CheckpointField<T, std::enable_if_t<std::is_integral<T>::value || std::is
     put_le(p, value(v), 8);
     p += 8;
   }
-  // A count: from 0 to the largest T (a negative number reads as 2^63 or more).
+  // A count: from 0 to below the largest T, so that the solver can count on from it (a negative
+  // number reads as 2^63 or more).
   static Status check(const unsigned char*& p) {
     static_assert(std::is_integral<T>::value, "state integers are counts");
     const std::uint64_t v = get_le(p, 8);
     p += 8;
-    return v <= static_cast<std::uint64_t>(std::numeric_limits<T>::max()) ? Status::ok : Status::checkpoint_corrupt;
+    return v < static_cast<std::uint64_t>(std::numeric_limits<T>::max()) ? Status::ok : Status::checkpoint_corrupt;
   }
   static void read(const unsigned char*& p, T& v) {
     v = static_cast<T>(get_le(p, 8));

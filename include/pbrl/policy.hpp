@@ -35,6 +35,10 @@ Status validate(const PolicySet<Scalar>& set) {
 
 // Euclidean projection of one row onto {p : p_a >= floor, sum_a p_a = 1}, in place.
 // Sort-based (Duchi et al. 2008) on a copy of A numbers; A is an action count, small.
+// The projection is invariant to adding a constant to the row, so it works on row - max(row):
+// the entries that end up above the floor are then within 1 of 0 and the result sums to 1
+// within a few eps, however large the row is (a gradient step pi + eta*g with eta*g ~ 1e9 would
+// otherwise leave the sum off by eps*1e9 and the projected policy would fail validate_policy).
 template <typename Row>
 void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
   using Scalar = typename std::decay_t<Row>::Scalar;
@@ -42,8 +46,10 @@ void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
   static_assert(A > 0, "fixed-size rows only");
   // Shift by the floor: project onto the simplex of mass 1 - A*floor.
   const Scalar mass = Scalar(1) - Scalar(A) * floor;
+  // A non-finite row is not shifted, so that inf still propagates to the caller's check.
+  const Scalar top = std::isfinite(row.maxCoeff()) ? row.maxCoeff() : Scalar(0);
   Scalar u[A];
-  for (int a = 0; a < A; ++a) u[a] = row(a) - floor;
+  for (int a = 0; a < A; ++a) u[a] = (row(a) - top) - floor;
   for (int i = 1; i < A; ++i) {  // insertion sort, descending
     const Scalar v = u[i];
     int j = i - 1;
@@ -57,7 +63,7 @@ void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
     if (u[k] - t > Scalar(0)) theta = t;
   }
   for (int a = 0; a < A; ++a) {
-    const Scalar shifted = row(a) - floor - theta;
+    const Scalar shifted = (row(a) - top) - floor - theta;
     row(a) = (shifted > Scalar(0) ? shifted : Scalar(0)) + floor;
   }
 }
@@ -69,6 +75,29 @@ void normalize_log_row(Row&& row) {
   const Scalar m = row.maxCoeff();
   const Scalar lse = m + std::log((row.array() - m).exp().sum());
   row.array() -= lse;
+}
+
+// One policy row from a row of logits (finite, or -inf for a probability 0), in place:
+// log_pi <- normalized log-probabilities floored at log(log_floor), pi <- exp(log_pi), so that
+// pi_a >= log_floor and sum_a pi_a = 1 within a few eps. Every oracle that keeps log pi forms
+// (log_pi, pi) here, so its output is always a valid input to the next call.
+// Why normalize twice: log-sum-exp rounds the normalizer to eps*|logits|, and exp of the
+// normalized row then sums to 1 only within that (logits eta*Q ~ 1e3, e.g. at gamma 0.999, are
+// already past validate_policy's 64*A*eps). Dividing pi by its computed sum and subtracting the
+// sum's log from log_pi keeps pi = exp(log_pi) up to rounding, and leaves a well-scaled row as it
+// was up to rounding.
+template <typename LogRow, typename Row>
+void normalize_policy_row(LogRow&& log_pi, Row&& pi) {
+  using Scalar = typename std::decay_t<LogRow>::Scalar;
+  normalize_log_row(log_pi);
+  pi = log_pi.array().exp().matrix();
+  const Scalar total = pi.sum();  // near 1, and >= 1/A (the largest entry): never 0
+  pi /= total;
+  log_pi.array() -= std::log(total);
+  // Floor last, so pi never underflows to an exact 0 (log pi and its gradient stay finite);
+  // raising an entry to log_floor (1e-292 in double, 1e-31 in float) does not move the sum.
+  log_pi = log_pi.cwiseMax(std::log(log_floor<Scalar>()));
+  pi = pi.cwiseMax(log_floor<Scalar>());
 }
 
 // pi = policy of parameters y.

@@ -23,6 +23,7 @@ enum class [[nodiscard]] Status : unsigned char {
                          // write, erased or damaged flash), or a count out of its range
   checkpoint_mismatch,   // an intact checkpoint, but of another format version, solver type,
                          // size or settings than the solver it should be restored into
+  count_overflow,        // a step would overflow the solver's iteration or environment-step count
 };
 
 // Human-readable name of a status, for logs; never null.

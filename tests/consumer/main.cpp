@@ -69,9 +69,9 @@ int main() {
   Solver::Report first, last;
   if (!check(solver.step(&first), "Pbrl::step")) return 1;
   if (!check(solver.run(30, &last), "Pbrl::run")) return 1;
-  std::printf("pbrl %s: penalty %.6g -> %.6g, f %.6g -> %.6g after %ld iterations\n",
+  std::printf("pbrl %s: penalty %.6g -> %.6g, f %.6g -> %.6g after %lld iterations\n",
               pbrl::to_string(pbrl::Status::ok), first.penalty, last.penalty, first.upper_objective,
-              last.upper_objective, solver.iteration());
+              last.upper_objective, static_cast<long long>(solver.iteration()));
   if (!std::isfinite(last.penalty) || !(last.penalty < first.penalty)) {
     std::printf("the penalty did not decrease\n");
     return 1;

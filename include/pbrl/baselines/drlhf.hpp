@@ -24,35 +24,32 @@
 // count unchanged. In exact mode the step count stays 0.
 
 #include "pbrl/evaluation.hpp"
-#include "pbrl/oracle/pmd.hpp"
-#include "pbrl/oracle/policy_gradient.hpp"
-#include "pbrl/oracle/soft_value_iteration.hpp"
 #include "pbrl/policy.hpp"
 #include "pbrl/problems/rlhf.hpp"
 #include "pbrl/sampling/estimators.hpp"
-#include "pbrl/solver/pbrl.hpp"  // OracleKind, GradientMode, kMaxInnerSteps
+#include "pbrl/solver/oracle_steps.hpp"
+#include "pbrl/solver/projected_step.hpp"
+#include "pbrl/solver/settings.hpp"
 
 #include <cstdint>
 #include <limits>
 
 namespace pbrl {
 
+// GradientSettings (solver/settings.hpp): sampled mode's (b) from rollouts (see the top of this file).
 template <typename Scalar>
-struct DrlhfSettings {
+struct DrlhfSettings : GradientSettings {
   int reward_steps = 1;                 // (a) gradient steps on the Bradley-Terry loss per step()
   Scalar reward_step = Scalar(0.1);     // alpha of (a)
   OracleKind policy_oracle = OracleKind::policy_mirror_descent;  // (b)
   PolicySet<Scalar> oracle_policy{};    // policy-gradient oracle: projected (direct) or softmax
   int policy_steps = 1;                 // (b) oracle steps per step() (sweeps for soft VI)
   Scalar policy_step = Scalar(1);       // eta of PMD or of the policy gradient
-  GradientMode gradient = GradientMode::exact;  // sampled: (b) from rollouts (see the top of this file)
-  SamplingSettings sampling{};          // sampled mode: horizon H <= kMaxHorizon, batch B
-  std::uint32_t seed = 1u;              // sampled mode: init() seeds the solver's Rng with it
 };
 
 template <typename Scalar>
 struct DrlhfReport {
-  long iteration = 0;                       // k of the iterate (x_k, pi_k) the first numbers describe
+  std::int64_t iteration = 0;               // k of the iterate (x_k, pi_k) the first numbers describe
   Scalar loss = Scalar(0);                  // f(x_k) on the buffer as it is at this step
   Scalar reward_gradient_norm = Scalar(0);  // |grad_x f(x_k)|
   Scalar fitted_loss = Scalar(0);           // f(x_{k+1}) after the reward steps
@@ -64,18 +61,13 @@ struct DrlhfReport {
 template <typename Scalar>
 Status validate(const DrlhfSettings<Scalar>& s) {
   auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
-  if (s.policy_oracle != OracleKind::policy_mirror_descent && s.policy_oracle != OracleKind::policy_gradient &&
-      s.policy_oracle != OracleKind::soft_value_iteration)
-    return Status::bad_setting;
+  if (!is_oracle_kind(s.policy_oracle)) return Status::bad_setting;
   if (s.reward_steps < 0 || s.reward_steps > kMaxInnerSteps || s.policy_steps < 0 ||
       s.policy_steps > kMaxInnerSteps)
     return Status::bad_setting;
   if (!positive(s.reward_step) || !positive(s.policy_step)) return Status::bad_step_size;
-  if (s.gradient != GradientMode::exact && s.gradient != GradientMode::sampled) return Status::bad_setting;
-  if (s.gradient == GradientMode::sampled) {
-    if (s.policy_oracle != OracleKind::policy_gradient) return Status::bad_setting;
-    if (Status st = validate_sampling<kMaxHorizon>(s.sampling); st != Status::ok) return st;
-  }
+  if (Status st = validate(static_cast<const GradientSettings&>(s)); st != Status::ok) return st;
+  if (s.gradient == GradientMode::sampled && s.policy_oracle != OracleKind::policy_gradient) return Status::bad_setting;
   return Status::ok;
 }
 
@@ -118,16 +110,16 @@ class Drlhf {
     has_truth_ = truth != nullptr;
     truth_ = has_truth_ ? *truth : MdpType{};
     eval_ = eval_truth_ = Evaluation<Scalar, S, A>{};
-    iteration_ = 0;
+    counts_ = StepCounts{};
     rng_.reseed(settings.seed);
-    environment_steps_ = 0;
     return Status::ok;
   }
 
-  // One alternation: (a) then (b). On error x, the policy, the warm start, the iteration count,
-  // and (sampled mode) the Rng and the environment-step count are unchanged.
+  // One alternation: (a) then (b). On error x, the policy, the warm start, the counts and (sampled
+  // mode) the Rng are unchanged; count_overflow when a count has no room for another step.
   Status step(Report* report = nullptr) {
     if (problem_ == nullptr) return Status::not_initialized;
+    if (Status st = counts_.room_for_step(); st != Status::ok) return st;
     const Problem& problem = *problem_;
     Scalar true_return = std::numeric_limits<Scalar>::quiet_NaN();
     if (has_truth_) {
@@ -162,33 +154,28 @@ class Drlhf {
     if (!pi_next_.allFinite() || !log_pi_next_.allFinite() || !std::isfinite(loss) || !std::isfinite(fitted) ||
         !std::isfinite(gradient_norm))
       return Status::numerical_failure;
+    if (Status st = counts_.room_for(steps); st != Status::ok) return st;
 
     if (report != nullptr) {
-      report->iteration = iteration_;
+      report->iteration = counts_.iteration;
       report->loss = loss;
       report->reward_gradient_norm = gradient_norm;
       report->fitted_loss = fitted;
       report->has_true_return = has_truth_;
       report->true_return = true_return;
-      report->environment_steps = environment_steps_ + steps;
+      report->environment_steps = counts_.environment_steps + steps;
     }
     x_ = x_next_;
     log_pi_ = log_pi_next_;
     pi_ = pi_next_;
     value_ = value_next_;
     rng_ = rng_next_;
-    environment_steps_ += steps;
-    ++iteration_;
+    counts_.commit(steps);
     return Status::ok;
   }
 
   // `iterations` steps (the caller's bound); stops at the first error. `last` gets the last report.
-  Status run(long iterations, Report* last = nullptr) {
-    if (iterations < 0) return Status::bad_setting;
-    for (long k = 0; k < iterations; ++k)
-      if (Status st = step(last); st != Status::ok) return st;
-    return Status::ok;
-  }
+  Status run(std::int64_t iterations, Report* last = nullptr) { return run_steps(*this, iterations, last); }
 
   // V^pi_true(rho) of the current policy (not_initialized without a true MDP); value unchanged on error.
   Status true_return(Scalar& value) {
@@ -201,12 +188,12 @@ class Drlhf {
   const Params& x() const { return x_; }              // the fitted reward r_x = x
   const Matrix& policy() const { return pi_; }
   const Matrix& log_policy() const { return log_pi_; }
-  long iteration() const { return iteration_; }
+  std::int64_t iteration() const { return counts_.iteration; }
   const Settings& settings() const { return settings_; }
   Workspace& evaluation_workspace() { return ws_; }
   // Sampled mode: environment steps taken since init(), and the random stream (copy it to
   // checkpoint, assign it to restore; init() reseeds it from settings.seed).
-  std::int64_t environment_steps() const { return environment_steps_; }
+  std::int64_t environment_steps() const { return counts_.environment_steps; }
   Rng& rng() { return rng_; }
   const Rng& rng() const { return rng_; }
 
@@ -221,30 +208,15 @@ class Drlhf {
   }
 
   Status run_oracle(const MdpType& mdp) {
+    std::int64_t used = 0;
     const int T = settings_.policy_steps;
-    if (T == 0) return Status::ok;
-    switch (settings_.policy_oracle) {
-      case OracleKind::policy_mirror_descent:
-        for (int i = 0; i < T; ++i)
-          if (Status st = pmd_step(mdp, settings_.policy_step, ws_, eval_, log_pi_next_, pi_next_); st != Status::ok)
-            return st;
-        return Status::ok;
-      case OracleKind::policy_gradient:
-        for (int i = 0; i < T; ++i)
-          if (Status st = policy_gradient_step(mdp, settings_.oracle_policy, settings_.policy_step, ws_, eval_,
-                                               weights_, log_pi_next_, pi_next_);
-              st != Status::ok)
-            return st;
-        return Status::ok;
-      case OracleKind::soft_value_iteration:
-        return soft_value_iteration(mdp, T, Scalar(0), value_next_, weights_, log_pi_next_, pi_next_);
-    }
-    return Status::bad_setting;
+    return pbrl::run_oracle(settings_.policy_oracle, settings_.oracle_policy, settings_.policy_step, mdp, T, T,
+                            Scalar(0), ws_, eval_, weights_, log_pi_next_, pi_next_, value_next_, used);
   }
 
   const Problem* problem_ = nullptr;
   Settings settings_{};
-  long iteration_ = 0;
+  StepCounts counts_{};
   bool has_truth_ = false;
   MdpType truth_{};
   // Iterates and the oracle's warm start.
@@ -258,9 +230,8 @@ class Drlhf {
   typename Problem::Model model_{};
   Evaluation<Scalar, S, A> eval_{}, eval_truth_{};
   Workspace ws_{};
-  // Sampled mode: the random stream and the step count (state), and their scratch.
+  // Sampled mode: the random stream (state) and its scratch.
   Rng rng_{1u}, rng_next_{1u};
-  std::int64_t environment_steps_ = 0;
   Trajectory<Scalar, kMaxHorizon> trajectory_{};
 };
 

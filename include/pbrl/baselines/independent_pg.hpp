@@ -27,25 +27,24 @@
 
 #include "pbrl/problems/stackelberg.hpp"
 #include "pbrl/sampling/estimators.hpp"
-#include "pbrl/solver/pbrl.hpp"  // GradientMode
+#include "pbrl/solver/projected_step.hpp"
+#include "pbrl/solver/settings.hpp"
 
 #include <cstdint>
 
 namespace pbrl {
 
+// GradientSettings (solver/settings.hpp): sampled mode's Monte-Carlo follower gradient.
 template <typename Scalar>
-struct IndependentPgSettings {
+struct IndependentPgSettings : GradientSettings {
   Scalar step_leader = Scalar(0.1);            // alpha_l
   Scalar step_follower = Scalar(0.1);          // alpha_f
   Scalar follower_logit_bound = Scalar(50);    // Y = [-bound, bound]^(S*A_f)
-  GradientMode gradient = GradientMode::exact; // sampled: Monte-Carlo follower gradient
-  SamplingSettings sampling{};                 // sampled mode: horizon H <= kMaxHorizon, batch B
-  std::uint32_t seed = 1u;                     // sampled mode: init() seeds the Rng with it
 };
 
 template <typename Scalar>
 struct IndependentPgReport {
-  long iteration = 0;                 // k of the iterate (x_k, y_k) the numbers describe
+  std::int64_t iteration = 0;         // k of the iterate (x_k, y_k) the numbers describe
   Scalar leader_value = Scalar(0);    // V_l^{pi_x_k, pi_y_k}(rho)
   Scalar follower_value = Scalar(0);  // V_f^{pi_x_k, pi_y_k}(rho)
   Scalar follower_gap = Scalar(0);    // V_f^{pi_x_k, pi*(x_k)}(rho) - V_f^{pi_x_k, pi_y_k}(rho)
@@ -57,9 +56,7 @@ Status validate(const IndependentPgSettings<Scalar>& s) {
   auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
   if (!positive(s.step_leader) || !positive(s.step_follower)) return Status::bad_step_size;
   if (!positive(s.follower_logit_bound)) return Status::bad_setting;
-  if (s.gradient != GradientMode::exact && s.gradient != GradientMode::sampled) return Status::bad_setting;
-  if (s.gradient == GradientMode::sampled) return validate_sampling<kMaxHorizon>(s.sampling);
-  return Status::ok;
+  return validate(static_cast<const GradientSettings&>(s));
 }
 
 template <class Problem, EvaluationMethod Method = EvaluationMethod::direct>
@@ -89,17 +86,17 @@ class IndependentPolicyGradient {
     y_ = y0;
     eval_f_ = eval_l_ = Evaluation<Scalar, S, AF>{};
     optimum_.value.setZero();
-    iteration_ = 0;
+    counts_ = StepCounts{};
     rng_.reseed(settings.seed);
-    environment_steps_ = 0;
     return Status::ok;
   }
 
   // One simultaneous update. With a report, also the follower's exact optimality gap (soft value
   // iteration on M(x_k), warm-started; its settings are in follower_optimum()). On error x, y,
-  // the count, the Rng and the environment-step count are unchanged.
+  // the counts and the Rng are unchanged; count_overflow when a count has no room left.
   Status step(Report* report = nullptr) {
     if (problem_ == nullptr) return Status::not_initialized;
+    if (Status st = counts_.room_for_step(); st != Status::ok) return st;
     const Problem& problem = *problem_;
     Mdp<Scalar, S, AF> mdp;
     if (Status st = problem.build(x_, model_, mdp); st != Status::ok) return st;
@@ -128,12 +125,13 @@ class IndependentPolicyGradient {
     if (Status st = problem.upper(x_, pi_y_, model_, ws_, eval_l_, f, grad_x_, grad_pi_); st != Status::ok)
       return st;
 
-    x_next_ = x_ - settings_.step_leader * grad_x_;
-    problem.project_parameters(x_next_);
-    y_next_ = (y_ + settings_.step_follower * grad_y_)
-                  .cwiseMax(-settings_.follower_logit_bound)
-                  .cwiseMin(settings_.follower_logit_bound);
+    // The leader descends f = -V_l, the follower ascends V_f.
+    const Scalar bound = settings_.follower_logit_bound;
+    projected_step(x_, settings_.step_leader, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); });
+    projected_step(y_, settings_.step_follower, -grad_y_, y_next_,
+                   [&](Matrix& y) { y = y.cwiseMax(-bound).cwiseMin(bound); });
     if (!x_next_.allFinite() || !y_next_.allFinite() || !std::isfinite(f)) return Status::numerical_failure;
+    if (Status st = counts_.room_for(steps); st != Status::ok) return st;
 
     // Last, so that only a successful step moves the optimum's warm start.
     Scalar gap(0);
@@ -145,31 +143,25 @@ class IndependentPolicyGradient {
     }
 
     if (report != nullptr) {
-      report->iteration = iteration_;
+      report->iteration = counts_.iteration;
       report->leader_value = -f;
       report->follower_value = eval_f_.value_rho;
       report->follower_gap = gap;
-      report->environment_steps = environment_steps_ + steps;
+      report->environment_steps = counts_.environment_steps + steps;
     }
     x_ = x_next_;
     y_ = y_next_;
     rng_ = rng_next_;
-    environment_steps_ += steps;
-    ++iteration_;
+    counts_.commit(steps);
     return Status::ok;
   }
 
   // `iterations` steps; stops at the first error. `last` gets the last report.
-  Status run(long iterations, Report* last = nullptr) {
-    if (iterations < 0) return Status::bad_setting;
-    for (long k = 0; k < iterations; ++k)
-      if (Status st = step(last); st != Status::ok) return st;
-    return Status::ok;
-  }
+  Status run(std::int64_t iterations, Report* last = nullptr) { return run_steps(*this, iterations, last); }
 
   const Params& x() const { return x_; }
   const Matrix& y() const { return y_; }
-  long iteration() const { return iteration_; }
+  std::int64_t iteration() const { return counts_.iteration; }
   const Settings& settings() const { return settings_; }
   // pi_y of the current y.
   void policy(Matrix& pi) const { policy_from_parameters<Scalar, S, AF>(Parameterization::softmax, y_, pi); }
@@ -178,14 +170,14 @@ class IndependentPolicyGradient {
   Optimum& follower_optimum() { return optimum_; }
   // Sampled mode: environment steps taken since init(), and the random stream (copy it to
   // checkpoint, assign it to restore; init() reseeds it from settings.seed).
-  std::int64_t environment_steps() const { return environment_steps_; }
+  std::int64_t environment_steps() const { return counts_.environment_steps; }
   Rng& rng() { return rng_; }
   const Rng& rng() const { return rng_; }
 
  private:
   const Problem* problem_ = nullptr;
   Settings settings_{};
-  long iteration_ = 0;
+  StepCounts counts_{};
   Params x_ = Params::Zero(), x_next_ = Params::Zero(), grad_x_ = Params::Zero();
   Matrix y_ = Matrix::Zero(), y_next_ = Matrix::Zero(), grad_y_ = Matrix::Zero();
   Matrix pi_y_ = Matrix::Zero(), grad_pi_ = Matrix::Zero();
@@ -193,9 +185,8 @@ class IndependentPolicyGradient {
   Evaluation<Scalar, S, AF> eval_f_{}, eval_l_{};
   Optimum optimum_{};
   Workspace ws_{};
-  // Sampled mode: the random stream and the step count (state), and their scratch.
+  // Sampled mode: the random stream (state) and its scratch.
   Rng rng_{1u}, rng_next_{1u};
-  std::int64_t environment_steps_ = 0;
   Trajectory<Scalar, kMaxHorizon> trajectory_{};
 };
 

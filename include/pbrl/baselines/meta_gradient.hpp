@@ -36,7 +36,8 @@
 #include "pbrl/game.hpp"
 #include "pbrl/policy.hpp"
 #include "pbrl/sampling/game_estimators.hpp"
-#include "pbrl/solver/pbrl.hpp"  // kMaxInnerSteps, GradientMode
+#include "pbrl/solver/projected_step.hpp"
+#include "pbrl/solver/settings.hpp"
 
 namespace pbrl {
 
@@ -83,21 +84,19 @@ Status occupancy_directional_derivative(const MarkovGame<Scalar, S, A1, A2>& gam
   return Status::ok;
 }
 
+// GradientSettings (solver/settings.hpp): sampled mode's Monte-Carlo agents' and mixed gradients.
 template <typename Scalar>
-struct MetaGradientSettings {
+struct MetaGradientSettings : GradientSettings {
   PolicySet<Scalar> policy{};          // agents' parameterization and set (softmax: the paper's)
   int agent_steps = 1;                 // T >= 1 agents' policy-gradient steps per iteration
   Scalar agent_step = Scalar(0.1);     // eta
   Scalar designer_step = Scalar(0.1);  // beta
   bool learn_incentive = true;         // false: x held constant (the start line)
-  GradientMode gradient = GradientMode::exact;  // sampled: Monte-Carlo agents' and mixed gradients
-  SamplingSettings sampling{};         // sampled mode: horizon H <= kMaxHorizon, batch B
-  std::uint32_t seed = 1u;             // sampled mode: init() seeds the Rng with it
 };
 
 template <typename Scalar>
 struct MetaGradientReport {
-  long iteration = 0;                     // k of x_k
+  std::int64_t iteration = 0;             // k of x_k
   Scalar upper_objective = Scalar(0);     // f(x_k, pi_{k+1}), the agents' policy after their step(s)
   Scalar agents_value = Scalar(0);        // V^{pi_k}(rho) on M(x_k), before the agents' steps
   Scalar meta_gradient_norm = Scalar(0);  // |d f / dx| (0 with the incentive held)
@@ -109,10 +108,7 @@ Status validate(const MetaGradientSettings<Scalar>& s) {
   auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
   if (s.agent_steps < 1 || s.agent_steps > kMaxInnerSteps) return Status::bad_setting;
   if (!positive(s.agent_step) || !positive(s.designer_step)) return Status::bad_step_size;
-  if (s.gradient != GradientMode::exact && s.gradient != GradientMode::sampled) return Status::bad_setting;
-  if (s.gradient == GradientMode::sampled)
-    if (Status st = validate_sampling<kMaxHorizon>(s.sampling); st != Status::ok) return st;
-  return Status::ok;
+  return validate(static_cast<const GradientSettings&>(s));
 }
 
 namespace detail {
@@ -181,16 +177,16 @@ class MetaGradient {
     meta_.setZero();
     eval1_ = Evaluation<Scalar, S, A1>{};
     eval_upper_ = Evaluation<Scalar, S, A1 * A2>{};
-    iteration_ = 0;
+    counts_ = StepCounts{};
     rng_.reseed(settings.seed);
-    environment_steps_ = 0;
     return Status::ok;
   }
 
-  // One iteration. On error x, y1, y2, the count (and in sampled mode the Rng and the step
-  // count) are unchanged.
+  // One iteration. On error x, y1, y2, the counts (and in sampled mode the Rng) are unchanged;
+  // count_overflow when a count has no room for another step.
   Status step(Report* report = nullptr) {
     if (problem_ == nullptr) return Status::not_initialized;
+    if (Status st = counts_.room_for_step(); st != Status::ok) return st;
     if (Status st = detail::check_workspace(ws_); st != Status::ok) return st;
     const GameProblem& problem = *problem_;
     const Parameterization param = settings_.policy.parameterization;
@@ -272,8 +268,8 @@ class MetaGradient {
         problem.vjp(x_, mu_dot_, eval1_.value, eta, meta_next_);
       }
       norm = meta_next_.norm();
-      x_next_ = x_ - settings_.designer_step * meta_next_;
-      problem.project_parameters(x_next_);
+      projected_step(x_, settings_.designer_step, meta_next_, x_next_,
+                     [&](Params& x) { problem.project_parameters(x); });
     } else {
       meta_next_.setZero();
       warm_next_ = warm_;
@@ -281,13 +277,14 @@ class MetaGradient {
     if (!x_next_.allFinite() || !y1_next_.allFinite() || !y2_next_.allFinite() || !std::isfinite(f) ||
         !std::isfinite(norm))
       return Status::numerical_failure;
+    if (Status st = counts_.room_for(steps); st != Status::ok) return st;
 
     if (report != nullptr) {
-      report->iteration = iteration_;
+      report->iteration = counts_.iteration;
       report->upper_objective = f;
       report->agents_value = value_before;
       report->meta_gradient_norm = norm;
-      report->environment_steps = environment_steps_ + steps;
+      report->environment_steps = counts_.environment_steps + steps;
     }
     x_ = x_next_;
     y1_ = y1_next_;
@@ -295,37 +292,31 @@ class MetaGradient {
     meta_ = meta_next_;
     warm_ = warm_next_;
     rng_ = rng_next_;
-    environment_steps_ += steps;
-    ++iteration_;
+    counts_.commit(steps);
     return Status::ok;
   }
 
   // `iterations` steps (the caller's bound); stops at the first error. `last` gets the last report.
-  Status run(long iterations, Report* last = nullptr) {
-    if (iterations < 0) return Status::bad_setting;
-    for (long k = 0; k < iterations; ++k)
-      if (Status st = step(last); st != Status::ok) return st;
-    return Status::ok;
-  }
+  Status run(std::int64_t iterations, Report* last = nullptr) { return run_steps(*this, iterations, last); }
 
   const Params& x() const { return x_; }
   const Matrix1& y1() const { return y1_; }
   const Matrix2& y2() const { return y2_; }
   // d f / dx of the last successful step (0 with the incentive held).
   const Params& meta_gradient() const { return meta_; }
-  long iteration() const { return iteration_; }
+  std::int64_t iteration() const { return counts_.iteration; }
   const Settings& settings() const { return settings_; }
   void policy1(Matrix1& pi) const { policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi); }
   void policy2(Matrix2& pi) const { policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi); }
   Workspace& evaluation_workspace() { return ws_; }
   // Sampled mode: environment steps taken since init(), and the random stream.
-  std::int64_t environment_steps() const { return environment_steps_; }
+  std::int64_t environment_steps() const { return counts_.environment_steps; }
   const Rng& rng() const { return rng_; }
 
  private:
   const GameProblem* problem_ = nullptr;
   Settings settings_{};
-  long iteration_ = 0;
+  StepCounts counts_{};
   Params x_ = Params::Zero(), meta_ = Params::Zero();
   Matrix1 y1_ = Matrix1::Zero();
   Matrix2 y2_ = Matrix2::Zero();
@@ -343,9 +334,8 @@ class MetaGradient {
   Evaluation<Scalar, S, A1> eval1_{};
   Evaluation<Scalar, S, A1 * A2> eval_upper_{};
   Workspace ws_{};
-  // Sampled mode: the random stream and the step count (state), and their scratch.
+  // Sampled mode: the random stream (state) and its scratch.
   Rng rng_{}, rng_next_{};
-  std::int64_t environment_steps_ = 0;
   GameTrajectory<Scalar, kMaxHorizon> trajectory_{};
   Params mixed_ = Params::Zero();
 };

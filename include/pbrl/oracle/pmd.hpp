@@ -11,25 +11,25 @@ namespace pbrl {
 
 namespace detail {
 
-// The new log-policy row of state s (A scalars on the stack).
+// The new log-policy row of state s before normalization (A scalars on the stack).
 template <typename Scalar, int S, int A>
-Eigen::Matrix<Scalar, 1, A> pmd_row(const Mdp<Scalar, S, A>& m, Scalar eta,
-                                    const Evaluation<Scalar, S, A>& eval,
-                                    const StateActionMatrix<Scalar, S, A>& log_pi, int s) {
+Eigen::Matrix<Scalar, 1, A> pmd_logits(const Mdp<Scalar, S, A>& m, Scalar eta,
+                                       const Evaluation<Scalar, S, A>& eval,
+                                       const StateActionMatrix<Scalar, S, A>& log_pi, int s) {
   const Scalar tau = m.tau();
   const Scalar keep = Scalar(1) / (Scalar(1) + eta * tau);
   Eigen::Matrix<Scalar, 1, A> row = keep * (log_pi.row(s) + eta * eval.q.row(s));
   if (tau > Scalar(0) && m.regularizer.kind == RegularizerKind::kl_reference)
     for (int a = 0; a < A; ++a) row(a) += keep * eta * tau * m.regularizer.log_reference(s, a);
-  normalize_log_row(row);
-  return row.cwiseMax(std::log(log_floor<Scalar>()));  // pi never underflows to an exact 0
+  return row;
 }
 
 }  // namespace detail
 
 // One PMD step from (log_pi, pi). eval is workspace: it receives the evaluation of the policy
 // before the step (on error its contents are unspecified). log_pi rows are normalized
-// log-probabilities; pi = exp(log_pi) on return. On error log_pi and pi are unchanged.
+// log-probabilities and pi = exp(log_pi) on return, both formed by normalize_policy_row (so
+// the output is always a valid input). On error log_pi and pi are unchanged.
 template <typename Scalar, int S, int A, EvaluationMethod M>
 Status pmd_step(const Mdp<Scalar, S, A>& m, Scalar eta, EvaluationWorkspace<Scalar, S, M>& ws,
                 Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& log_pi,
@@ -37,12 +37,13 @@ Status pmd_step(const Mdp<Scalar, S, A>& m, Scalar eta, EvaluationWorkspace<Scal
   if (!std::isfinite(eta) || eta <= Scalar(0)) return Status::bad_step_size;
   if (!log_pi.allFinite()) return Status::not_finite;
   if (Status st = evaluate(m, pi, ws, eval); st != Status::ok) return st;
-  // Two passes over O(S*A) numbers, so that a step that overflows (a huge eta) writes nothing.
+  // Two passes over O(S*A) numbers, so that a step that overflows (a huge eta) writes nothing;
+  // finite logits always normalize to a finite policy row.
   for (int s = 0; s < S; ++s)
-    if (!detail::pmd_row(m, eta, eval, log_pi, s).allFinite()) return Status::numerical_failure;
+    if (!detail::pmd_logits(m, eta, eval, log_pi, s).allFinite()) return Status::numerical_failure;
   for (int s = 0; s < S; ++s) {
-    log_pi.row(s) = detail::pmd_row(m, eta, eval, log_pi, s);
-    pi.row(s) = log_pi.row(s).array().exp().matrix();
+    log_pi.row(s) = detail::pmd_logits(m, eta, eval, log_pi, s);
+    normalize_policy_row(log_pi.row(s), pi.row(s));
   }
   return Status::ok;
 }

@@ -11,7 +11,9 @@ namespace pbrl {
 // The ascent update from a gradient g in the set's coordinates (direct: dV/dpi, softmax:
 // dV/dlogits), shared by the exact oracle below and the sampled ones:
 //   direct:   pi <- Proj_{floored simplex}(pi + eta g)
-//   softmax:  log_pi <- normalize(log_pi + eta g), floored at log_floor
+//   softmax:  log_pi <- normalize(log_pi + eta g), floored at log_floor (normalize_policy_row)
+// In both, pi sums to 1 within a few eps however large eta*g is (the projection works relative
+// to the row's maximum), so the result always passes validate_policy on the next call.
 // g is consumed (it holds the new policy afterwards). On error (a non-finite result,
 // numerical_failure) log_pi and pi are unchanged.
 template <typename Scalar, int S, int A>
@@ -20,19 +22,17 @@ Status policy_ascent_update(const PolicySet<Scalar>& set, Scalar eta, StateActio
   StateActionMatrix<Scalar, S, A>& next = g;  // the gradient is consumed row by row
   if (set.parameterization == Parameterization::direct) {
     next = pi + eta * g;
+    if (!next.allFinite()) return Status::numerical_failure;  // before the projection hides it
     project_policy_set<Scalar, S, A>(set, next);
     if (!next.allFinite()) return Status::numerical_failure;
     pi = next;
-    log_pi = pi.array().log().matrix();
+    log_pi = pi.array().log().matrix();  // pi >= set.floor > 0: finite
   } else {
     next = log_pi + eta * g;
-    for (int s = 0; s < S; ++s) {
-      normalize_log_row(next.row(s));
-      next.row(s) = next.row(s).cwiseMax(std::log(log_floor<Scalar>()));
-    }
+    // Finite logits always give a finite policy row, so checking them first suffices.
     if (!next.allFinite()) return Status::numerical_failure;
     log_pi = next;
-    pi = log_pi.array().exp().matrix();
+    for (int s = 0; s < S; ++s) normalize_policy_row(log_pi.row(s), pi.row(s));
   }
   return Status::ok;
 }

@@ -72,9 +72,7 @@ Status soft_value_iteration(const Mdp<Scalar, S, A>& m, int max_iterations, Scal
       row.setConstant(floor);
       row(best) = Scalar(0);
     }
-    normalize_log_row(row);
-    row = row.cwiseMax(floor);
-    pi.row(s) = row.array().exp().matrix();
+    normalize_policy_row(row, pi.row(s));
   }
   if (result != nullptr) *result = res;
   return Status::ok;

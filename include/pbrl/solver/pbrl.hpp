@@ -6,7 +6,10 @@
 // The solver object is the whole state: sizeof(Pbrl<...>) is the RAM it needs and it holds
 // no pointer into memory it does not own except the problem. step() does exactly one bounded
 // iteration: T oracle steps, T + 3 policy evaluations (one more for the Bellman occupancy), no
-// other loop that depends on data.
+// other loop that depends on data. lambda_k, the steps and T follow the penalty schedule
+// (solver/penalty_schedule.hpp): fixed, or adapted to a lower-level gap tolerance epsilon, where
+// T is at most inner_steps_max (the worst case of one step) and the report's gap_bound is a
+// certified upper bound on the iterate's lower-level gap V*(rho) - V^{pi_y}(rho).
 //
 // Sampled mode (settings.gradient = GradientMode::sampled; sampling/estimators.hpp): the lower
 // level is learned from trajectories of the generative model (rho, P_x, the policies), as in the
@@ -30,53 +33,41 @@
 
 #include "pbrl/checkpoint.hpp"
 #include "pbrl/evaluation.hpp"
-#include "pbrl/oracle/pmd.hpp"
-#include "pbrl/oracle/policy_gradient.hpp"
-#include "pbrl/oracle/soft_value_iteration.hpp"
 #include "pbrl/penalty/bellman.hpp"
 #include "pbrl/penalty/value.hpp"
 #include "pbrl/policy.hpp"
 #include "pbrl/sampling/estimators.hpp"
+#include "pbrl/solver/oracle_steps.hpp"
+#include "pbrl/solver/penalty_schedule.hpp"
+#include "pbrl/solver/projected_step.hpp"
+#include "pbrl/solver/settings.hpp"
 
 #include <cstdint>
 
 namespace pbrl {
 
-enum class PenaltyKind : unsigned char { value, bellman };
-enum class OracleKind : unsigned char { policy_mirror_descent, policy_gradient, soft_value_iteration };
-// exact: every gradient from the model (policy evaluations). sampled: the lower level's gradients
-// from trajectories (see the top of this file).
-enum class GradientMode : unsigned char { exact, sampled };
-
-// Largest inner step count accepted: keeps the work of one step() bounded and known.
-constexpr int kMaxInnerSteps = 100000;
-
+// The shared penalty-solver settings (solver/settings.hpp), the penalty and alpha_y.
 template <typename Scalar>
-struct PbrlSettings {
+struct PbrlSettings : PenaltySolverSettings<Scalar> {
   PenaltyKind penalty = PenaltyKind::value;
-  PolicySet<Scalar> policy{};          // parameterization and set Y of y
-  OracleKind oracle = OracleKind::policy_mirror_descent;
-  PolicySet<Scalar> oracle_policy{};   // policy-gradient oracle: projected (direct) or softmax
-  int inner_steps = 10;                // T
-  Scalar oracle_step = Scalar(1);      // eta of PMD or of the policy-gradient oracle
-  Scalar step_x = Scalar(0.1);         // alpha for x
   Scalar step_y = Scalar(0.1);         // alpha for y
-  Scalar penalty_start = Scalar(1);    // lambda at iteration 0
-  Scalar penalty_final = Scalar(1);    // lambda once the ramp is over
-  int penalty_ramp = 0;                // iterations of the linear ramp (0: lambda = penalty_final)
-  GradientMode gradient = GradientMode::exact;  // sampled: Monte-Carlo lower-level gradients
-  SamplingSettings sampling{};         // sampled mode: horizon H <= kMaxHorizon, batch B
-  std::uint32_t seed = 1u;             // sampled mode: init() seeds the solver's Rng with it
+
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    PenaltySolverSettings<Scalar>::visit(v);
+    v(penalty, step_y);
+  }
 };
 
+// The schedule's part (lambda, inner steps, the oracle's gap, the certified gap bound, whether the
+// tolerance holds) is ScheduleReport's (solver/penalty_schedule.hpp).
 template <typename Scalar>
-struct PbrlReport {
-  long iteration = 0;                  // k of the iterate (x_k, y_k) the numbers describe
+struct PbrlReport : ScheduleReport<Scalar> {
+  std::int64_t iteration = 0;          // k of the iterate (x_k, y_k) the numbers describe
   Scalar upper_objective = Scalar(0);  // f(x_k, y_k)
   Scalar penalty = Scalar(0);          // p(x_k, y_k) with pi-hat_k
-  Scalar penalty_constant = Scalar(0); // lambda_k
   Scalar objective = Scalar(0);        // F = f + lambda*p
-  Scalar projected_gradient_norm = Scalar(0);  // |G_lambda(x_k, y_k)| with separate step sizes
+  Scalar projected_gradient_norm = Scalar(0);  // |G_lambda(x_k, y_k)| with the steps used
   Scalar lower_gap = Scalar(0);        // V^{pi-hat_k}(rho) - V^{pi_y_k}(rho) on M(x_k)
   std::int64_t environment_steps = 0;  // environment steps taken since init(), this step's included
 };
@@ -84,21 +75,9 @@ struct PbrlReport {
 template <typename Scalar>
 Status validate(const PbrlSettings<Scalar>& s, int actions) {
   (void)actions;
-  auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
   if (s.penalty != PenaltyKind::value && s.penalty != PenaltyKind::bellman) return Status::bad_setting;
-  if (s.oracle != OracleKind::policy_mirror_descent && s.oracle != OracleKind::policy_gradient &&
-      s.oracle != OracleKind::soft_value_iteration)
-    return Status::bad_setting;
-  if (s.inner_steps < 0 || s.inner_steps > kMaxInnerSteps || s.penalty_ramp < 0) return Status::bad_setting;
-  if (!positive(s.oracle_step) || !positive(s.step_x) || !positive(s.step_y)) return Status::bad_step_size;
-  if (!std::isfinite(s.penalty_start) || !std::isfinite(s.penalty_final) ||
-      s.penalty_start < Scalar(0) || s.penalty_final < Scalar(0))
-    return Status::bad_setting;
-  if (s.gradient != GradientMode::exact && s.gradient != GradientMode::sampled) return Status::bad_setting;
-  if (s.gradient == GradientMode::sampled) {
-    if (s.oracle != OracleKind::policy_gradient) return Status::bad_setting;
-    if (Status st = validate_sampling<kMaxHorizon>(s.sampling); st != Status::ok) return st;
-  }
+  if (Status st = validate(static_cast<const PenaltySolverSettings<Scalar>&>(s)); st != Status::ok) return st;
+  if (!std::isfinite(s.step_y) || !(s.step_y > Scalar(0))) return Status::bad_step_size;
   return Status::ok;
 }
 
@@ -125,28 +104,25 @@ class Pbrl {
     settings_ = settings;
     x_ = x0;
     y_ = y0;
-    policy_from_parameters<Scalar, S, A>(settings.policy.parameterization, y_, pi_hat_);
-    if (settings.oracle == OracleKind::policy_gradient &&
-        settings.oracle_policy.parameterization == Parameterization::direct)
-      project_policy_set<Scalar, S, A>(settings.oracle_policy, pi_hat_);
-    pi_hat_ = pi_hat_.cwiseMax(log_floor<Scalar>());
-    for (int s = 0; s < S; ++s) pi_hat_.row(s) /= pi_hat_.row(s).sum();
-    log_pi_hat_ = pi_hat_.array().log().matrix();
+    initial_oracle_policy<Scalar, S, A>(settings.policy, settings.oracle, settings.oracle_policy, y_, pi_hat_,
+                                        log_pi_hat_);
     oracle_value_.setZero();
     start_warm_.setZero();
     eval_y_ = eval_hat_ = eval_upper_ = Evaluation<Scalar, S, A>{};
-    iteration_ = 0;
+    counts_ = StepCounts{};
+    schedule_.reset(settings);
     rng_.reseed(settings.seed);
-    environment_steps_ = 0;
     return Status::ok;
   }
 
-  // One outer iteration. On error x, y, the oracle's warm start and the count are unchanged.
+  // One outer iteration. On error x, y, the oracle's warm start, the schedule and the counts are
+  // unchanged; count_overflow when a count has no room for another step.
   Status step(Report* report = nullptr) {
     if (problem_ == nullptr) return Status::not_initialized;
+    if (Status st = counts_.room_for_step(); st != Status::ok) return st;
     if (settings_.gradient == GradientMode::sampled) return step_sampled(report);
     const Problem& problem = *problem_;
-    const Scalar lambda = penalty_constant(iteration_);
+    const Scalar lambda = schedule_.lambda(settings_, counts_.iteration);
     Mdp<Scalar, S, A> mdp;
     if (Status st = problem.build(x_, model_, mdp); st != Status::ok) return st;
 
@@ -154,7 +130,13 @@ class Pbrl {
     log_pi_next_ = log_pi_hat_;
     pi_next_ = pi_hat_;
     value_next_ = oracle_value_;
-    if (Status st = run_oracle(mdp); st != Status::ok) return st;
+    std::int64_t inner = 0;
+    if (Status st = run_oracle(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, mdp,
+                               schedule_.inner_steps_min(settings_),
+                               schedule_.inner_steps_max(settings_), schedule_.oracle_target(settings_), ws_,
+                               eval_hat_, weights_, log_pi_next_, pi_next_, value_next_, inner);
+        st != Status::ok)
+      return st;
 
     // 2. Evaluations, f, p and their gradients. pi-hat is evaluated last (after f, which may
     //    evaluate on its own MDP) so that the Bellman occupancy can reuse its factorization.
@@ -177,64 +159,55 @@ class Pbrl {
                           weights_, grad_x_, grad_pi_);
     }
     chain_policy_gradient<Scalar, S, A>(settings_.policy.parameterization, pi_y_, grad_pi_, grad_y_);
+    // The certified gap of y_k: pi-hat's own gap plus how far pi_y trails pi-hat.
+    const Scalar lower_gap = eval_hat_.value_rho - eval_y_.value_rho;
+    const bool certify = settings_.tolerance_mode() || report != nullptr;
+    const Scalar oracle_gap = certify ? optimality_gap_bound(mdp, eval_hat_) : Scalar(0);
 
     // 3. Projected step.
-    x_next_ = x_ - settings_.step_x * grad_x_;
-    problem.project_parameters(x_next_);
-    y_next_ = y_ - settings_.step_y * grad_y_;
-    project_policy_set<Scalar, S, A>(settings_.policy, y_next_);
-    const Scalar g2 = ((x_ - x_next_) / settings_.step_x).squaredNorm() +
-                      ((y_ - y_next_) / settings_.step_y).squaredNorm();
+    const Scalar alpha_x = schedule_.step(settings_, settings_.step_x);
+    const Scalar alpha_y = schedule_.step(settings_, settings_.step_y);
+    const Scalar g2 = projected_step(x_, alpha_x, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); }) +
+                      projected_step(y_, alpha_y, grad_y_, y_next_, [&](Matrix& y) {
+                        project_policy_set<Scalar, S, A>(settings_.policy, y);
+                      });
     if (!x_next_.allFinite() || !y_next_.allFinite() || !std::isfinite(f) || !std::isfinite(p) ||
-        !std::isfinite(g2))
+        !std::isfinite(g2) || !std::isfinite(oracle_gap))
       return Status::numerical_failure;
 
-    if (report != nullptr) {
-      report->iteration = iteration_;
-      report->upper_objective = f;
-      report->penalty = p;
-      report->penalty_constant = lambda;
-      report->objective = f + lambda * p;
-      report->projected_gradient_norm = std::sqrt(g2);
-      report->lower_gap = eval_hat_.value_rho - eval_y_.value_rho;
-      report->environment_steps = environment_steps_;
-    }
+    const std::int64_t k = counts_.iteration;
     x_ = x_next_;
     y_ = y_next_;
     log_pi_hat_ = log_pi_next_;
     pi_hat_ = pi_next_;
     oracle_value_ = value_next_;
-    ++iteration_;
+    counts_.commit(0);
+    const Scalar estimate = schedule_.observe(settings_, k, lower_gap + oracle_gap);
+    if (report != nullptr) {
+      fill_report(*report, k, lambda, alpha_x, inner, f, p, g2, lower_gap, oracle_gap, estimate);
+    }
     return Status::ok;
   }
 
   // `iterations` steps (the caller's bound); stops at the first error. `last` gets the last report.
-  Status run(long iterations, Report* last = nullptr) {
-    if (iterations < 0) return Status::bad_setting;
-    for (long k = 0; k < iterations; ++k)
-      if (Status st = step(last); st != Status::ok) return st;
-    return Status::ok;
-  }
+  Status run(std::int64_t iterations, Report* last = nullptr) { return run_steps(*this, iterations, last); }
 
-  // lambda_k: linear ramp from penalty_start to penalty_final over penalty_ramp iterations.
-  Scalar penalty_constant(long k) const {
-    if (settings_.penalty_ramp <= 0 || k >= settings_.penalty_ramp) return settings_.penalty_final;
-    const Scalar t = Scalar(k) / Scalar(settings_.penalty_ramp);
-    return settings_.penalty_start + t * (settings_.penalty_final - settings_.penalty_start);
-  }
+  // lambda_k (tolerance mode: lambda of the next step, whatever k).
+  Scalar penalty_constant(std::int64_t k) const { return schedule_.lambda(settings_, k); }
 
   const Params& x() const { return x_; }
   const Matrix& y() const { return y_; }
   const Matrix& oracle_policy() const { return pi_hat_; }  // pi-hat, the oracle's warm start
-  long iteration() const { return iteration_; }
+  std::int64_t iteration() const { return counts_.iteration; }
   const Settings& settings() const { return settings_; }
+  const PenaltySchedule<Scalar>& schedule() const { return schedule_; }
   // pi_y of the current y.
   void policy(Matrix& pi) const { policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi); }
   // Workspace of the policy evaluations (sweep settings live here in sweep mode).
   Workspace& evaluation_workspace() { return ws_; }
   // Sampled mode: environment steps taken since init(), and the random stream (init() reseeds
   // it from settings.seed; save_checkpoint and restore_checkpoint carry both).
-  std::int64_t environment_steps() const { return environment_steps_; }
+  std::int64_t environment_steps() const { return counts_.environment_steps; }
   Rng& rng() { return rng_; }
   const Rng& rng() const { return rng_; }
   bool initialized() const { return problem_ != nullptr; }
@@ -251,20 +224,30 @@ class Pbrl {
   decltype(auto) visit_state(Visitor& v) const { return state_fields(*this, v); }
   template <class Visitor>
   void visit_settings(Visitor& v) const {
-    const Settings& s = settings_;
-    v(s.penalty, s.policy.parameterization, s.policy.floor, s.policy.logit_bound, s.oracle,
-      s.oracle_policy.parameterization, s.oracle_policy.floor, s.oracle_policy.logit_bound, s.inner_steps,
-      s.oracle_step, s.step_x, s.step_y, s.penalty_start, s.penalty_final, s.penalty_ramp, s.gradient,
-      s.sampling.horizon, s.sampling.batch, s.sampling.common_random_numbers, s.seed, ws_);
+    settings_.visit(v);
+    v(ws_);
   }
 
  private:
   template <class Self, class Visitor>
   static decltype(auto) state_fields(Self& self, Visitor& v) {
-    return v(self.iteration_, self.environment_steps_, self.rng_, self.x_, self.y_, self.log_pi_hat_,
-             self.pi_hat_, self.oracle_value_, warm_start<Method>(self.start_warm_),
+    return v(self.counts_.iteration, self.counts_.environment_steps, self.rng_, self.schedule_, self.x_, self.y_,
+             self.log_pi_hat_, self.pi_hat_, self.oracle_value_, warm_start<Method>(self.start_warm_),
              warm_start<Method>(self.eval_y_), warm_start<Method>(self.eval_hat_),
              warm_start<Method>(self.eval_upper_));
+  }
+
+  void fill_report(Report& r, std::int64_t k, Scalar lambda, Scalar alpha_x, std::int64_t inner, Scalar f, Scalar p,
+                   Scalar g2, Scalar lower_gap, Scalar oracle_gap, Scalar estimate) const {
+    static_cast<ScheduleReport<Scalar>&>(r) =
+        schedule_.describe(settings_, lambda, alpha_x, inner, oracle_gap, lower_gap + oracle_gap, estimate);
+    r.iteration = k;
+    r.upper_objective = f;
+    r.penalty = p;
+    r.objective = f + lambda * p;
+    r.projected_gradient_norm = std::sqrt(g2);
+    r.lower_gap = lower_gap;
+    r.environment_steps = counts_.environment_steps;
   }
 
   // step() in sampled mode: the same iteration with the lower level's gradients from rollouts.
@@ -275,16 +258,21 @@ class Pbrl {
       return Status::bad_setting;  // init() refuses this already
     } else {
       const Problem& problem = *problem_;
-      const Scalar lambda = penalty_constant(iteration_);
+      const Scalar lambda = schedule_.lambda(settings_, counts_.iteration);
       Mdp<Scalar, S, A> mdp;
       if (Status st = problem.build(x_, model_, mdp); st != Status::ok) return st;
       rng_next_ = rng_;
       std::int64_t steps = 0;
 
-      // 1. Oracle: T sampled policy-gradient steps on copies of the warm start.
+      // 1. Oracle: T_k sampled policy-gradient steps on copies of the warm start.
       log_pi_next_ = log_pi_hat_;
       pi_next_ = pi_hat_;
-      if (Status st = run_sampled_oracle(mdp, steps); st != Status::ok) return st;
+      const int inner = schedule_.inner_steps_max(settings_);
+      if (Status st = sampled_policy_gradient_steps(mdp, settings_.oracle_policy, settings_.oracle_step, inner,
+                                                    settings_.sampling, rng_next_, trajectory_, steps, weights_,
+                                                    log_pi_next_, pi_next_);
+          st != Status::ok)
+        return st;
 
       // 2. Sampled penalty and its gradients (before upper(), which may reuse the model storage).
       policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi_y_);
@@ -300,11 +288,12 @@ class Pbrl {
             st != Status::ok)
           return st;
       }
-      Scalar gap(0);
+      Scalar gap(0), oracle_gap(0);
       if (report != nullptr) {  // diagnostics only: exact, model-based, no environment steps
         if (Status st = evaluate(mdp, pi_y_, ws_, eval_y_); st != Status::ok) return st;
         if (Status st = evaluate(mdp, pi_next_, ws_, eval_hat_); st != Status::ok) return st;
         gap = eval_hat_.value_rho - eval_y_.value_rho;
+        oracle_gap = optimality_gap_bound(mdp, eval_hat_);
       }
 
       // 3. f exact, then grad F = grad f + lambda * (sampled grad p).
@@ -317,71 +306,34 @@ class Pbrl {
       const Scalar p = sampled_penalty_.value;
 
       // 4. Projected step, as in exact mode.
-      x_next_ = x_ - settings_.step_x * grad_x_;
-      problem.project_parameters(x_next_);
-      y_next_ = y_ - settings_.step_y * grad_y_;
-      project_policy_set<Scalar, S, A>(settings_.policy, y_next_);
-      const Scalar g2 = ((x_ - x_next_) / settings_.step_x).squaredNorm() +
-                        ((y_ - y_next_) / settings_.step_y).squaredNorm();
+      const Scalar alpha_x = schedule_.step(settings_, settings_.step_x);
+      const Scalar alpha_y = schedule_.step(settings_, settings_.step_y);
+      const Scalar g2 =
+          projected_step(x_, alpha_x, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); }) +
+          projected_step(y_, alpha_y, grad_y_, y_next_,
+                         [&](Matrix& y) { project_policy_set<Scalar, S, A>(settings_.policy, y); });
       if (!x_next_.allFinite() || !y_next_.allFinite() || !std::isfinite(f) || !std::isfinite(p) ||
-          !std::isfinite(g2) || !std::isfinite(gap))
+          !std::isfinite(g2) || !std::isfinite(gap) || !std::isfinite(oracle_gap))
         return Status::numerical_failure;
+      if (Status st = counts_.room_for(steps); st != Status::ok) return st;
 
+      const std::int64_t k = counts_.iteration;
       x_ = x_next_;
       y_ = y_next_;
       log_pi_hat_ = log_pi_next_;
       pi_hat_ = pi_next_;
       rng_ = rng_next_;
-      environment_steps_ += steps;
-      if (report != nullptr) {
-        report->iteration = iteration_;
-        report->upper_objective = f;
-        report->penalty = p;
-        report->penalty_constant = lambda;
-        report->objective = f + lambda * p;
-        report->projected_gradient_norm = std::sqrt(g2);
-        report->lower_gap = gap;
-        report->environment_steps = environment_steps_;
-      }
-      ++iteration_;
+      counts_.commit(steps);
+      const Scalar estimate = schedule_.observe(settings_, k, p);
+      if (report != nullptr) fill_report(*report, k, lambda, alpha_x, inner, f, p, g2, gap, oracle_gap, estimate);
       return Status::ok;
     }
   }
 
-  // T sampled policy-gradient ascent steps on (log_pi_next_, pi_next_) with rng_next_; the
-  // gradient estimate goes through weights_.
-  Status run_sampled_oracle(const Mdp<Scalar, S, A>& mdp, std::int64_t& steps) {
-    return sampled_policy_gradient_steps(mdp, settings_.oracle_policy, settings_.oracle_step, settings_.inner_steps,
-                                         settings_.sampling, rng_next_, trajectory_, steps, weights_, log_pi_next_,
-                                         pi_next_);
-  }
-
-  Status run_oracle(const Mdp<Scalar, S, A>& mdp) {
-    const int T = settings_.inner_steps;
-    if (T == 0) return Status::ok;
-    switch (settings_.oracle) {
-      case OracleKind::policy_mirror_descent:
-        for (int i = 0; i < T; ++i)
-          if (Status st = pmd_step(mdp, settings_.oracle_step, ws_, eval_hat_, log_pi_next_, pi_next_);
-              st != Status::ok)
-            return st;
-        return Status::ok;
-      case OracleKind::policy_gradient:
-        for (int i = 0; i < T; ++i)
-          if (Status st = policy_gradient_step(mdp, settings_.oracle_policy, settings_.oracle_step, ws_,
-                                               eval_hat_, weights_, log_pi_next_, pi_next_);
-              st != Status::ok)
-            return st;
-        return Status::ok;
-      case OracleKind::soft_value_iteration:
-        return soft_value_iteration(mdp, T, Scalar(0), value_next_, weights_, log_pi_next_, pi_next_);
-    }
-    return Status::bad_setting;
-  }
-
   const Problem* problem_ = nullptr;
   Settings settings_{};
-  long iteration_ = 0;
+  StepCounts counts_{};
+  PenaltySchedule<Scalar> schedule_{};
   // Iterates and the oracle's warm start.
   Params x_ = Params::Zero();
   Matrix y_ = Matrix::Zero();
@@ -397,9 +349,8 @@ class Pbrl {
   typename Problem::Model model_{};
   Evaluation<Scalar, S, A> eval_y_{}, eval_hat_{}, eval_upper_{};
   Workspace ws_{};
-  // Sampled mode: the random stream and the step count (state), and their scratch.
+  // Sampled mode: the random stream (state) and its scratch.
   Rng rng_{1u}, rng_next_{1u};
-  std::int64_t environment_steps_ = 0;
   Trajectory<Scalar, kMaxHorizon> trajectory_{};
   SampledPenalty<Problem> sampled_penalty_{};
 };

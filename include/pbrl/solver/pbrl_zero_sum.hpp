@@ -9,7 +9,10 @@
 // of Theorem "Convergence of PBRL with zero-sum lower-level", with the step's estimated gradient).
 // The solver object is the whole state: sizeof(PbrlZeroSum<...>) is the RAM it needs. step()
 // does 2T + 3 policy evaluations (two of them of the oracle policies, one of f) plus two
-// induced-MDP builds of O(S * A1 * A2 * S) each; nothing else depends on data.
+// induced-MDP builds of O(S * A1 * A2 * S) each; nothing else depends on data. lambda_k, the
+// steps and T follow the penalty schedule (solver/penalty_schedule.hpp); in tolerance mode T is
+// at most inner_steps_max per player and the report's gap_bound = psi-hat + both oracles'
+// certified gaps bounds the exact NE gap of pi_k.
 //
 // Sampled mode (settings.gradient = GradientMode::sampled; sampling/game_estimators.hpp): the
 // same iteration with the lower level's gradients from rollouts of the game's generative model:
@@ -28,114 +31,50 @@
 #include "pbrl/checkpoint.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/game.hpp"
-#include "pbrl/oracle/pmd.hpp"
-#include "pbrl/oracle/policy_gradient.hpp"
-#include "pbrl/oracle/soft_value_iteration.hpp"
 #include "pbrl/penalty/nikaido_isoda.hpp"
 #include "pbrl/policy.hpp"
 #include "pbrl/sampling/game_estimators.hpp"
-#include "pbrl/solver/pbrl.hpp"  // OracleKind, kMaxInnerSteps, GradientMode
+#include "pbrl/solver/oracle_steps.hpp"
+#include "pbrl/solver/penalty_schedule.hpp"
+#include "pbrl/solver/projected_step.hpp"
+#include "pbrl/solver/settings.hpp"
 
 namespace pbrl {
 
+// The shared penalty-solver settings (solver/settings.hpp; policy: the set of y1 and y2, softmax
+// the paper's; oracle: the best-response oracle of both players, inner_steps T per player) and
+// alpha_pi. In tolerance mode the measured gap is the Nikaido-Isoda gap psi.
 template <typename Scalar>
-struct PbrlZeroSumSettings {
-  PolicySet<Scalar> policy{};          // parameterization and set of y1 and y2 (softmax: the paper's)
-  OracleKind oracle = OracleKind::policy_mirror_descent;  // best-response oracle of both players
-  PolicySet<Scalar> oracle_policy{};   // policy-gradient oracle: projected (direct) or softmax
-  int inner_steps = 10;                // T per player
-  Scalar oracle_step = Scalar(1);      // eta of PMD or of the policy-gradient oracle
-  Scalar step_x = Scalar(0.1);         // alpha_x
+struct PbrlZeroSumSettings : PenaltySolverSettings<Scalar> {
   Scalar step_pi = Scalar(0.1);        // alpha_pi, for both players' parameters
-  Scalar penalty_start = Scalar(1);    // lambda at iteration 0
-  Scalar penalty_final = Scalar(1);    // lambda once the ramp is over
-  int penalty_ramp = 0;                // iterations of the linear ramp (0: lambda = penalty_final)
-  GradientMode gradient = GradientMode::exact;  // sampled: Monte-Carlo lower-level gradients
-  SamplingSettings sampling{};         // sampled mode: horizon H <= kMaxHorizon, batch B
-  std::uint32_t seed = 1u;             // sampled mode: init() seeds the solver's Rng with it
+
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    PenaltySolverSettings<Scalar>::visit(v);
+    v(step_pi);
+  }
 };
 
+// The schedule's part is ScheduleReport's (solver/penalty_schedule.hpp): there oracle_gap sums both
+// players' certified gaps and gap_bound = psi + oracle_gap bounds the exact NE gap of pi_k.
 template <typename Scalar>
-struct PbrlZeroSumReport {
-  long iteration = 0;                  // k of the iterate (x_k, pi_k) the numbers describe
+struct PbrlZeroSumReport : ScheduleReport<Scalar> {
+  std::int64_t iteration = 0;          // k of the iterate (x_k, pi_k) the numbers describe
   Scalar upper_objective = Scalar(0);  // f(x_k, pi_k)
   Scalar penalty = Scalar(0);          // psi(x_k, pi_k) with pi-hat_k: the NE gap estimate
-  Scalar penalty_constant = Scalar(0); // lambda_k
   Scalar objective = Scalar(0);        // F = f + lambda*psi
   Scalar projected_gradient_norm = Scalar(0);  // |G|, separate step sizes for x and pi
-  Scalar best_response_value1 = Scalar(0);     // V^{pihat1_k, pi2_k}(rho)
-  Scalar best_response_value2 = Scalar(0);     // V^{pi1_k, pihat2_k}(rho) (exact mode)
+  Scalar best_response_value1 = Scalar(0);     // V^{pihat1_k, pi2_k}(rho) (sampled mode: exact diagnostic)
+  Scalar best_response_value2 = Scalar(0);     // V^{pi1_k, pihat2_k}(rho)
   std::int64_t environment_steps = 0;  // environment steps taken since init(), this step's included
 };
 
 template <typename Scalar>
 Status validate(const PbrlZeroSumSettings<Scalar>& s) {
-  auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
-  if (s.oracle != OracleKind::policy_mirror_descent && s.oracle != OracleKind::policy_gradient &&
-      s.oracle != OracleKind::soft_value_iteration)
-    return Status::bad_setting;
-  if (s.inner_steps < 0 || s.inner_steps > kMaxInnerSteps || s.penalty_ramp < 0) return Status::bad_setting;
-  if (!positive(s.oracle_step) || !positive(s.step_x) || !positive(s.step_pi)) return Status::bad_step_size;
-  if (!std::isfinite(s.penalty_start) || !std::isfinite(s.penalty_final) || s.penalty_start < Scalar(0) ||
-      s.penalty_final < Scalar(0))
-    return Status::bad_setting;
-  if (s.gradient != GradientMode::exact && s.gradient != GradientMode::sampled) return Status::bad_setting;
-  if (s.gradient == GradientMode::sampled) {
-    if (s.oracle != OracleKind::policy_gradient) return Status::bad_setting;
-    if (Status st = validate_sampling<kMaxHorizon>(s.sampling); st != Status::ok) return st;
-  }
+  if (Status st = validate(static_cast<const PenaltySolverSettings<Scalar>&>(s)); st != Status::ok) return st;
+  if (!std::isfinite(s.step_pi) || !(s.step_pi > Scalar(0))) return Status::bad_step_size;
   return Status::ok;
 }
-
-namespace detail {
-
-// pi-hat initial value from the policy of y: floored, renormalized, projected for the
-// projected policy-gradient oracle.
-template <typename Scalar, int S, int A>
-void initial_oracle_policy(const PolicySet<Scalar>& param, OracleKind oracle, const PolicySet<Scalar>& oracle_set,
-                           const StateActionMatrix<Scalar, S, A>& y, StateActionMatrix<Scalar, S, A>& pi,
-                           StateActionMatrix<Scalar, S, A>& log_pi) {
-  policy_from_parameters<Scalar, S, A>(param.parameterization, y, pi);
-  if (oracle == OracleKind::policy_gradient && oracle_set.parameterization == Parameterization::direct)
-    project_policy_set<Scalar, S, A>(oracle_set, pi);
-  pi = pi.cwiseMax(log_floor<Scalar>());
-  for (int s = 0; s < S; ++s) pi.row(s) /= pi.row(s).sum();
-  log_pi = pi.array().log().matrix();
-}
-
-// T oracle steps of one player on its induced MDP, in place on (log_pi, pi, value).
-template <typename Scalar, int S, int A, EvaluationMethod M>
-Status run_best_response_oracle(const PbrlZeroSumSettings<Scalar>& settings, const Mdp<Scalar, S, A>& mdp,
-                                EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& eval,
-                                StateActionMatrix<Scalar, S, A>& scratch, StateActionMatrix<Scalar, S, A>& log_pi,
-                                StateActionMatrix<Scalar, S, A>& pi, StateVector<Scalar, S>& value) {
-  const int T = settings.inner_steps;
-  if (T == 0) return Status::ok;
-  switch (settings.oracle) {
-    case OracleKind::policy_mirror_descent:
-      for (int i = 0; i < T; ++i)
-        if (Status st = pmd_step(mdp, settings.oracle_step, ws, eval, log_pi, pi); st != Status::ok) return st;
-      break;
-    case OracleKind::policy_gradient:
-      for (int i = 0; i < T; ++i)
-        if (Status st = policy_gradient_step(mdp, settings.oracle_policy, settings.oracle_step, ws, eval, scratch,
-                                             log_pi, pi);
-            st != Status::ok)
-          return st;
-      break;
-    case OracleKind::soft_value_iteration:
-      if (Status st = soft_value_iteration(mdp, T, Scalar(0), value, scratch, log_pi, pi); st != Status::ok)
-        return st;
-      break;
-    default:
-      return Status::bad_setting;
-  }
-  // The oracles may return ok with a non-finite policy on overflow: never let one through.
-  if (!log_pi.allFinite() || validate_policy(pi) != Status::ok) return Status::numerical_failure;
-  return Status::ok;
-}
-
-}  // namespace detail
 
 template <class GameProblem, EvaluationMethod Method = EvaluationMethod::direct>
 class PbrlZeroSum {
@@ -169,28 +108,29 @@ class PbrlZeroSum {
     x_ = x0;
     y1_ = y1;
     y2_ = y2;
-    detail::initial_oracle_policy<Scalar, S, A1>(settings.policy, settings.oracle, settings.oracle_policy, y1_,
+    initial_oracle_policy<Scalar, S, A1>(settings.policy, settings.oracle, settings.oracle_policy, y1_,
                                                  pi1_hat_, log_pi1_hat_);
-    detail::initial_oracle_policy<Scalar, S, A2>(settings.policy, settings.oracle, settings.oracle_policy, y2_,
+    initial_oracle_policy<Scalar, S, A2>(settings.policy, settings.oracle, settings.oracle_policy, y2_,
                                                  pi2_hat_, log_pi2_hat_);
     value1_.setZero();
     value2_.setZero();
     eval1_ = Evaluation<Scalar, S, A1>{};
     eval2_ = Evaluation<Scalar, S, A2>{};
     eval_upper_ = Evaluation<Scalar, S, A1 * A2>{};
-    iteration_ = 0;
+    counts_ = StepCounts{};
+    schedule_.reset(settings);
     rng_.reseed(settings.seed);
-    environment_steps_ = 0;
     return Status::ok;
   }
 
-  // One outer iteration. On error x, y1, y2, the oracles' warm starts, the count (and in sampled
-  // mode the Rng and the step count) are unchanged.
+  // One outer iteration. On error x, y1, y2, the oracles' warm starts, the schedule, the counts
+  // (and in sampled mode the Rng) are unchanged; count_overflow when a count has no room left.
   Status step(Report* report = nullptr) {
     if (problem_ == nullptr) return Status::not_initialized;
+    if (Status st = counts_.room_for_step(); st != Status::ok) return st;
     if (Status st = detail::check_workspace(ws_); st != Status::ok) return st;
     const GameProblem& problem = *problem_;
-    const Scalar lambda = penalty_constant(iteration_);
+    const Scalar lambda = schedule_.lambda(settings_, counts_.iteration);
     GameType game;
     if (Status st = problem.build(x_, model_, game); st != Status::ok) return st;
     policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi1_);
@@ -203,37 +143,33 @@ class PbrlZeroSum {
     pi2_next_ = pi2_hat_;
     value2_next_ = value2_;
     rng_next_ = rng_;
-    std::int64_t steps = 0;
-    Scalar f(0), psi(0);
-    const Status gradients = settings_.gradient == GradientMode::sampled ? sampled_gradients(game, lambda, f, psi, steps)
-                                                                         : exact_gradients(game, lambda, f, psi);
+    std::int64_t steps = 0, inner = 0;
+    Scalar f(0), psi(0), oracle_gap(0);
+    const bool sampled = settings_.gradient == GradientMode::sampled;
+    const Status gradients = sampled ? sampled_gradients(game, lambda, f, psi, steps, inner)
+                                     : exact_gradients(game, lambda, f, psi, inner);
     if (gradients != Status::ok) return gradients;
+    // The certificate: exact mode always in tolerance mode; otherwise a diagnostic for the report
+    // (sampled mode: exact, model-based, no environment steps, never part of the update).
+    if (settings_.tolerance_mode() || report != nullptr)
+      if (Status st = certify(game, sampled, oracle_gap); st != Status::ok) return st;
+    const Scalar psi_exact = eval1_.value_rho + eval2_.value_rho;  // with pi-hat, from the model
 
     // 3. Projected step on Z = X x Y1 x Y2.
-    x_next_ = x_ - settings_.step_x * grad_x_;
-    problem.project_parameters(x_next_);
-    y1_next_ = y1_ - settings_.step_pi * grad_y1_;
-    project_policy_set<Scalar, S, A1>(settings_.policy, y1_next_);
-    y2_next_ = y2_ - settings_.step_pi * grad_y2_;
-    project_policy_set<Scalar, S, A2>(settings_.policy, y2_next_);
-    const Scalar g2 = ((x_ - x_next_) / settings_.step_x).squaredNorm() +
-                      ((y1_ - y1_next_) / settings_.step_pi).squaredNorm() +
-                      ((y2_ - y2_next_) / settings_.step_pi).squaredNorm();
+    const Scalar alpha_x = schedule_.step(settings_, settings_.step_x);
+    const Scalar alpha_pi = schedule_.step(settings_, settings_.step_pi);
+    const Scalar g2 =
+        projected_step(x_, alpha_x, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); }) +
+        projected_step(y1_, alpha_pi, grad_y1_, y1_next_,
+                       [&](Matrix1& y) { project_policy_set<Scalar, S, A1>(settings_.policy, y); }) +
+        projected_step(y2_, alpha_pi, grad_y2_, y2_next_,
+                       [&](Matrix2& y) { project_policy_set<Scalar, S, A2>(settings_.policy, y); });
     if (!x_next_.allFinite() || !y1_next_.allFinite() || !y2_next_.allFinite() || !std::isfinite(f) ||
-        !std::isfinite(psi) || !std::isfinite(g2))
+        !std::isfinite(psi) || !std::isfinite(g2) || !std::isfinite(oracle_gap))
       return Status::numerical_failure;
+    if (Status st = counts_.room_for(steps); st != Status::ok) return st;
 
-    if (report != nullptr) {
-      report->iteration = iteration_;
-      report->upper_objective = f;
-      report->penalty = psi;
-      report->penalty_constant = lambda;
-      report->objective = f + lambda * psi;
-      report->projected_gradient_norm = std::sqrt(g2);
-      report->best_response_value1 = settings_.gradient == GradientMode::exact ? eval1_.value_rho : Scalar(0);
-      report->best_response_value2 = settings_.gradient == GradientMode::exact ? -eval2_.value_rho : Scalar(0);
-      report->environment_steps = environment_steps_ + steps;
-    }
+    const std::int64_t k = counts_.iteration;
     x_ = x_next_;
     y1_ = y1_next_;
     y2_ = y2_next_;
@@ -244,38 +180,43 @@ class PbrlZeroSum {
     pi2_hat_ = pi2_next_;
     value2_ = value2_next_;
     rng_ = rng_next_;
-    environment_steps_ += steps;
-    ++iteration_;
+    counts_.commit(steps);
+    // Exact mode: the certified bound psi + oracle gaps; sampled mode: the sampled psi.
+    const Scalar estimate = schedule_.observe(settings_, k, sampled ? psi : psi + oracle_gap);
+    if (report != nullptr) {
+      static_cast<ScheduleReport<Scalar>&>(*report) =
+          schedule_.describe(settings_, lambda, alpha_x, inner, oracle_gap, psi_exact + oracle_gap, estimate);
+      report->iteration = k;
+      report->upper_objective = f;
+      report->penalty = psi;
+      report->objective = f + lambda * psi;
+      report->projected_gradient_norm = std::sqrt(g2);
+      report->best_response_value1 = eval1_.value_rho;
+      report->best_response_value2 = -eval2_.value_rho;
+      report->environment_steps = counts_.environment_steps;
+    }
     return Status::ok;
   }
 
   // `iterations` steps (the caller's bound); stops at the first error. `last` gets the last report.
-  Status run(long iterations, Report* last = nullptr) {
-    if (iterations < 0) return Status::bad_setting;
-    for (long k = 0; k < iterations; ++k)
-      if (Status st = step(last); st != Status::ok) return st;
-    return Status::ok;
-  }
+  Status run(std::int64_t iterations, Report* last = nullptr) { return run_steps(*this, iterations, last); }
 
-  // lambda_k: linear ramp from penalty_start to penalty_final over penalty_ramp iterations.
-  Scalar penalty_constant(long k) const {
-    if (settings_.penalty_ramp <= 0 || k >= settings_.penalty_ramp) return settings_.penalty_final;
-    const Scalar t = Scalar(k) / Scalar(settings_.penalty_ramp);
-    return settings_.penalty_start + t * (settings_.penalty_final - settings_.penalty_start);
-  }
+  // lambda_k (tolerance mode: lambda of the next step, whatever k).
+  Scalar penalty_constant(std::int64_t k) const { return schedule_.lambda(settings_, k); }
 
   const Params& x() const { return x_; }
   const Matrix1& y1() const { return y1_; }
   const Matrix2& y2() const { return y2_; }
   const Matrix1& oracle_policy1() const { return pi1_hat_; }  // pi-hat1, the oracle's warm start
   const Matrix2& oracle_policy2() const { return pi2_hat_; }
-  long iteration() const { return iteration_; }
+  std::int64_t iteration() const { return counts_.iteration; }
   const Settings& settings() const { return settings_; }
+  const PenaltySchedule<Scalar>& schedule() const { return schedule_; }
   void policy1(Matrix1& pi) const { policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi); }
   void policy2(Matrix2& pi) const { policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi); }
   Workspace& evaluation_workspace() { return ws_; }
   // Sampled mode: environment steps taken since init(), and the random stream.
-  std::int64_t environment_steps() const { return environment_steps_; }
+  std::int64_t environment_steps() const { return counts_.environment_steps; }
   const Rng& rng() const { return rng_; }
   bool initialized() const { return problem_ != nullptr; }
 
@@ -291,39 +232,38 @@ class PbrlZeroSum {
   decltype(auto) visit_state(Visitor& v) const { return state_fields(*this, v); }
   template <class Visitor>
   void visit_settings(Visitor& v) const {
-    const Settings& s = settings_;
-    v(s.policy.parameterization, s.policy.floor, s.policy.logit_bound, s.oracle, s.oracle_policy.parameterization,
-      s.oracle_policy.floor, s.oracle_policy.logit_bound, s.inner_steps, s.oracle_step, s.step_x, s.step_pi,
-      s.penalty_start, s.penalty_final, s.penalty_ramp, s.gradient, s.sampling.horizon, s.sampling.batch,
-      s.sampling.common_random_numbers, s.seed, ws_);
+    settings_.visit(v);
+    v(ws_);
   }
 
  private:
   template <class Self, class Visitor>
   static decltype(auto) state_fields(Self& self, Visitor& v) {
-    return v(self.iteration_, self.environment_steps_, self.rng_, self.x_, self.y1_, self.y2_, self.log_pi1_hat_,
+    return v(self.counts_.iteration, self.counts_.environment_steps, self.rng_, self.schedule_, self.x_, self.y1_, self.y2_, self.log_pi1_hat_,
              self.pi1_hat_, self.log_pi2_hat_, self.pi2_hat_, self.value1_, self.value2_,
              warm_start<Method>(self.eval1_), warm_start<Method>(self.eval2_), warm_start<Method>(self.eval_upper_));
   }
 
   // Exact mode: oracles on the induced MDPs, f and psi from the model; fills grad_x_, grad_y1_,
-  // grad_y2_ with grad F and the *_next_ warm starts.
-  Status exact_gradients(const GameType& game, Scalar lambda, Scalar& f, Scalar& psi) {
+  // grad_y2_ with grad F, the *_next_ warm starts, mdp1_, mdp2_ and the evaluations of pi-hat.
+  Status exact_gradients(const GameType& game, Scalar lambda, Scalar& f, Scalar& psi, std::int64_t& inner) {
     const GameProblem& problem = *problem_;
-    Mdp<Scalar, S, A1> mdp1;  // player 1's MDP given pi2
-    Mdp<Scalar, S, A2> mdp2;  // player 2's MDP given pi1
-    if (Status st = player1_mdp(game, pi2_, induced1_, mdp1); st != Status::ok) return st;
-    if (Status st = player2_mdp(game, pi1_, induced2_, mdp2); st != Status::ok) return st;
-    if (Status st = detail::run_best_response_oracle(settings_, mdp1, ws_, eval1_, scratch1_, log_pi1_next_,
-                                                     pi1_next_, value1_next_);
+    if (Status st = player1_mdp(game, pi2_, induced1_, mdp1_); st != Status::ok) return st;
+    if (Status st = player2_mdp(game, pi1_, induced2_, mdp2_); st != Status::ok) return st;
+    const int min_steps = schedule_.inner_steps_min(settings_), max_steps = schedule_.inner_steps_max(settings_);
+    const Scalar target = schedule_.oracle_target(settings_) / Scalar(2);  // each player's half
+    std::int64_t used1 = 0, used2 = 0;
+    if (Status st = run_oracle(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, mdp1_, min_steps, max_steps, target, ws_, eval1_, scratch1_, log_pi1_next_,
+                               pi1_next_, value1_next_, used1);
         st != Status::ok)
       return st;
-    if (Status st = detail::run_best_response_oracle(settings_, mdp2, ws_, eval2_, scratch2_, log_pi2_next_,
-                                                     pi2_next_, value2_next_);
+    if (Status st = run_oracle(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, mdp2_, min_steps, max_steps, target, ws_, eval2_, scratch2_, log_pi2_next_,
+                               pi2_next_, value2_next_, used2);
         st != Status::ok)
       return st;
-    if (Status st = evaluate(mdp1, pi1_next_, ws_, eval1_); st != Status::ok) return st;
-    if (Status st = evaluate(mdp2, pi2_next_, ws_, eval2_); st != Status::ok) return st;
+    inner = used1 > used2 ? used1 : used2;
+    if (Status st = evaluate(mdp1_, pi1_next_, ws_, eval1_); st != Status::ok) return st;
+    if (Status st = evaluate(mdp2_, pi2_next_, ws_, eval2_); st != Status::ok) return st;
     if (Status st = problem.upper(x_, pi1_, pi2_, model_, ws_, eval_upper_, f, grad_x_, grad_pi1_, grad_pi2_);
         st != Status::ok)
       return st;
@@ -334,18 +274,34 @@ class PbrlZeroSum {
     return Status::ok;
   }
 
+  // The oracles' certified gaps, summed: psi <= psi-hat + oracle_gap. Exact mode: on what
+  // exact_gradients left; sampled mode: the induced MDPs are built and pi-hat evaluated here.
+  Status certify(const GameType& game, bool sampled, Scalar& oracle_gap) {
+    if (sampled) {
+      if (Status st = player1_mdp(game, pi2_, induced1_, mdp1_); st != Status::ok) return st;
+      if (Status st = player2_mdp(game, pi1_, induced2_, mdp2_); st != Status::ok) return st;
+      if (Status st = evaluate(mdp1_, pi1_next_, ws_, eval1_); st != Status::ok) return st;
+      if (Status st = evaluate(mdp2_, pi2_next_, ws_, eval2_); st != Status::ok) return st;
+    }
+    oracle_gap = optimality_gap_bound(mdp1_, eval1_) + optimality_gap_bound(mdp2_, eval2_);
+    return Status::ok;
+  }
+
   // Sampled mode: T sampled policy-gradient steps per player, the sampled psi, the exact f; the
   // same outputs as exact_gradients plus rng_next_ and the environment steps taken.
-  Status sampled_gradients(const GameType& game, Scalar lambda, Scalar& f, Scalar& psi, std::int64_t& steps) {
+  Status sampled_gradients(const GameType& game, Scalar lambda, Scalar& f, Scalar& psi, std::int64_t& steps,
+                           std::int64_t& inner) {
     if constexpr (!has_sample_vjp<GameProblem>::value) {
-      (void)game, (void)lambda, (void)f, (void)psi, (void)steps;
+      (void)game, (void)lambda, (void)f, (void)psi, (void)steps, (void)inner;
       return Status::bad_setting;  // init() refuses this already
     } else {
       const GameProblem& problem = *problem_;
       const PolicySet<Scalar>& set = settings_.oracle_policy;
       const Scalar eta = settings_.oracle_step;
       Scalar value(0);
-      for (int i = 0; i < settings_.inner_steps; ++i) {  // player 1 ascends V against pi2
+      const int T = schedule_.inner_steps_max(settings_);
+      inner = T;
+      for (int i = 0; i < T; ++i) {  // player 1 ascends V against pi2
         if (Status st = sampled_game_policy_gradient(game, set.parameterization, pi1_next_, pi2_, settings_.sampling,
                                                      rng_next_, trajectory_, steps, value, &scratch1_,
                                                      static_cast<Matrix2*>(nullptr));
@@ -355,7 +311,7 @@ class PbrlZeroSum {
             st != Status::ok)
           return st;
       }
-      for (int i = 0; i < settings_.inner_steps; ++i) {  // player 2 descends V against pi1
+      for (int i = 0; i < T; ++i) {  // player 2 descends V against pi1
         if (Status st = sampled_game_policy_gradient(game, set.parameterization, pi1_, pi2_next_, settings_.sampling,
                                                      rng_next_, trajectory_, steps, value,
                                                      static_cast<Matrix1*>(nullptr), &scratch2_);
@@ -386,7 +342,8 @@ class PbrlZeroSum {
 
   const GameProblem* problem_ = nullptr;
   Settings settings_{};
-  long iteration_ = 0;
+  StepCounts counts_{};
+  PenaltySchedule<Scalar> schedule_{};
   // Iterates and the oracles' warm starts.
   Params x_ = Params::Zero();
   Matrix1 y1_ = Matrix1::Zero(), log_pi1_hat_ = Matrix1::Zero(), pi1_hat_ = Matrix1::Zero();
@@ -402,15 +359,16 @@ class PbrlZeroSum {
   StateVector<Scalar, S> value2_next_ = StateVector<Scalar, S>::Zero();
   InducedModel<Scalar, S, A1> induced1_{};
   InducedModel<Scalar, S, A2> induced2_{};
+  Mdp<Scalar, S, A1> mdp1_{};  // player 1's MDP given pi2 (views induced1_)
+  Mdp<Scalar, S, A2> mdp2_{};  // player 2's MDP given pi1 (views induced2_)
   NikaidoIsodaScratch<Scalar, S, A1, A2> ni_scratch_{};
   typename GameProblem::Model model_{};
   Evaluation<Scalar, S, A1> eval1_{};
   Evaluation<Scalar, S, A2> eval2_{};
   Evaluation<Scalar, S, A1 * A2> eval_upper_{};
   Workspace ws_{};
-  // Sampled mode: the random stream and the step count (state), and their scratch.
+  // Sampled mode: the random stream (state) and its scratch.
   Rng rng_{}, rng_next_{};
-  std::int64_t environment_steps_ = 0;
   GameTrajectory<Scalar, kMaxHorizon> trajectory_{};
   SampledNikaidoIsoda<GameProblem> sampled_penalty_{};
 };

@@ -1,0 +1,81 @@
+#pragma once
+// The exact-mode oracle of the penalty solvers (Pbrl, and each player of PbrlZeroSum), once:
+// the best-response steps on one MDP from the warm start (log_pi, pi, value), in place.
+//   PMD and policy gradient: at least min_steps and at most max_steps steps; after step i (i + 1
+//     >= min_steps) it stops if the policy that step started from had a certified gap
+//     (optimality_gap_bound) at most target. Each step evaluates that policy anyway, so the check
+//     costs no evaluation; PMD never loses value from step to step, so the policy it returns is
+//     at least as good as the certified one. target = 0: exactly max_steps steps.
+//   soft value iteration: max_steps sweeps, or fewer once the sweep change is at most
+//     target (1 - gamma)^2 / 2 (then the soft-greedy policy's gap is at most target).
+// The caller certifies the policy it keeps from its own evaluation of it; `used` gets the steps.
+
+#include "pbrl/oracle/optimality_gap.hpp"
+#include "pbrl/oracle/pmd.hpp"
+#include "pbrl/oracle/policy_gradient.hpp"
+#include "pbrl/oracle/soft_value_iteration.hpp"
+#include "pbrl/solver/settings.hpp"  // OracleKind
+
+#include <cstdint>
+
+namespace pbrl {
+
+// pi-hat's initial value from the policy of y: floored, renormalized, projected for the
+// projected policy-gradient oracle.
+template <typename Scalar, int S, int A>
+void initial_oracle_policy(const PolicySet<Scalar>& param, OracleKind oracle, const PolicySet<Scalar>& oracle_set,
+                           const StateActionMatrix<Scalar, S, A>& y, StateActionMatrix<Scalar, S, A>& pi,
+                           StateActionMatrix<Scalar, S, A>& log_pi) {
+  policy_from_parameters<Scalar, S, A>(param.parameterization, y, pi);
+  if (oracle == OracleKind::policy_gradient && oracle_set.parameterization == Parameterization::direct)
+    project_policy_set<Scalar, S, A>(oracle_set, pi);
+  pi = pi.cwiseMax(log_floor<Scalar>());
+  for (int s = 0; s < S; ++s) pi.row(s) /= pi.row(s).sum();
+  log_pi = pi.array().log().matrix();
+}
+
+// kind, set (the policy-gradient oracle's) and eta (PMD's or policy gradient's step) as in the settings.
+template <typename Scalar, int S, int A, EvaluationMethod M>
+Status run_oracle(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, const Mdp<Scalar, S, A>& mdp,
+                  int min_steps, int max_steps, Scalar target, EvaluationWorkspace<Scalar, S, M>& ws,
+                  Evaluation<Scalar, S, A>& eval,
+                  StateActionMatrix<Scalar, S, A>& scratch, StateActionMatrix<Scalar, S, A>& log_pi,
+                  StateActionMatrix<Scalar, S, A>& pi, StateVector<Scalar, S>& value, std::int64_t& used) {
+  used = 0;
+  if (max_steps == 0) return Status::ok;
+  auto certified = [&](int i) { return target > Scalar(0) && i + 1 >= min_steps && optimality_gap_bound(mdp, eval) <= target; };
+  switch (kind) {
+    case OracleKind::policy_mirror_descent:
+      for (int i = 0; i < max_steps; ++i) {
+        if (Status st = pmd_step(mdp, eta, ws, eval, log_pi, pi); st != Status::ok) return st;
+        ++used;
+        if (certified(i)) break;
+      }
+      break;
+    case OracleKind::policy_gradient:
+      for (int i = 0; i < max_steps; ++i) {
+        if (Status st = policy_gradient_step(mdp, set, eta, ws, eval, scratch, log_pi, pi);
+            st != Status::ok)
+          return st;
+        ++used;
+        if (certified(i)) break;
+      }
+      break;
+    case OracleKind::soft_value_iteration: {
+      const Scalar change = target * (Scalar(1) - mdp.discount) * (Scalar(1) - mdp.discount) / Scalar(2);
+      SoftValueIterationResult<Scalar> result;
+      if (Status st = soft_value_iteration(mdp, max_steps, change, value, scratch, log_pi, pi, &result);
+          st != Status::ok)
+        return st;
+      used = result.iterations;
+      break;
+    }
+    default:
+      return Status::bad_setting;
+  }
+  // The oracles may return ok with a non-finite policy on overflow: never let one through.
+  if (!log_pi.allFinite() || validate_policy(pi) != Status::ok) return Status::numerical_failure;
+  return Status::ok;
+}
+
+}  // namespace pbrl

@@ -1,0 +1,176 @@
+#pragma once
+// The penalty schedule of Pbrl and PbrlZeroSum, once: lambda_k, the step sizes at lambda_k, the
+// oracle's step range and target, and, in tolerance mode, the rule that grows lambda.
+//
+// Fixed mode (gap_tolerance = 0): lambda_k is the linear ramp of the settings, the steps and T are
+// the settings' own; the schedule holds no state that changes.
+//
+// Tolerance mode (gap_tolerance = epsilon > 0). The paper's penalty lemmas give a lower-level gap of
+// order 1/lambda at a stationary point of f + lambda p (value penalty: lambda >= C/delta gives gap
+// <= delta; NI: lambda >= 1/delta), so lambda of order 1/epsilon reaches the tolerance, and the
+// convergence theorem needs alpha <= 1/(L_f + lambda L_p). The rule:
+//   - after every successful step the measured gap g_k is compared with epsilon; after
+//     penalty_patience consecutive steps above it, lambda <- min(penalty_growth * lambda,
+//     penalty_max) (at most ceil(log(penalty_max/penalty_start)/log(penalty_growth)) growths);
+//     lambda never decreases;
+//   - the steps follow lambda: alpha_k = alpha / (1 + alpha * lambda_k * penalty_smoothness), so
+//     lambda_k * alpha_k < 1/penalty_smoothness at every lambda;
+//   - exact mode: the oracle takes at least inner_steps and at most inner_steps_max steps, and
+//     stops once its certified gap (oracle/optimality_gap.hpp) is below oracle_gap_fraction *
+//     epsilon; g_k is the certified bound on the iterate's lower-level gap (the report's
+//     gap_bound): the true gap is never larger;
+//   - sampled mode: no certificate comes from samples. g_k is an exponential average over about
+//     penalty_patience steps (weight 1/penalty_patience) of the sampled penalty (value: V^{pi-hat}
+//     - V^{pi_y} at rho; Bellman: the Bellman residual at rho, no larger than the gap for an exact
+//     pi-hat; NI: psi-hat); the oracle takes inner_steps * (1 + growths) steps, at most
+//     inner_steps_max (the paper's oracle complexity O(log lambda) for PMD). Guaranteed: the caps,
+//     the work bound, determinism per seed; the tolerance itself only as well as the estimate.
+// Worst case of one step(): inner_steps_max oracle steps (per player in PbrlZeroSum).
+
+#include "pbrl/checkpoint.hpp"
+#include "pbrl/solver/settings.hpp"
+
+#include <cstdint>
+
+namespace pbrl {
+
+// What a step did with the schedule, in every solver's report.
+template <typename Scalar>
+struct ScheduleReport {
+  Scalar penalty_constant = Scalar(0);  // lambda_k of this step
+  Scalar step_x = Scalar(0);            // alpha_x used (tolerance mode: scaled by lambda_k)
+  std::int64_t inner_steps = 0;         // oracle steps taken (PbrlZeroSum: per player, the larger)
+  Scalar oracle_gap = Scalar(0);        // certified bound on pi-hat's own gap on M(x_k) (both players' summed)
+  Scalar gap_bound = Scalar(0);         // certified bound on the iterate's lower-level gap on M(x_k)
+  Scalar gap_estimate = Scalar(0);      // the gap the schedule compared with epsilon after this step
+  bool tolerance_met = false;           // tolerance mode and gap_bound <= gap_tolerance
+};
+
+template <typename Scalar>
+class PenaltySchedule {
+ public:
+  using Settings = PenaltySolverSettings<Scalar>;
+
+  void reset(const Settings& s) {
+    lambda_ = s.penalty_start;
+    above_ = 0;
+    growths_ = 0;
+    estimate_ = Scalar(0);
+  }
+
+  // lambda_k.
+  Scalar lambda(const Settings& s, std::int64_t k) const {
+    if (s.tolerance_mode()) return lambda_;
+    if (s.penalty_ramp <= 0 || k >= s.penalty_ramp) return s.penalty_final;
+    const Scalar t = Scalar(k) / Scalar(s.penalty_ramp);
+    return s.penalty_start + t * (s.penalty_final - s.penalty_start);
+  }
+
+  // The step size alpha at the current lambda.
+  Scalar step(const Settings& s, Scalar alpha) const {
+    if (!s.tolerance_mode()) return alpha;
+    return alpha / (Scalar(1) + alpha * lambda_ * s.penalty_smoothness);
+  }
+
+  // Oracle steps: at least min, at most max; stop early once the oracle's certified gap is at most
+  // target (0: never early).
+  int inner_steps_min(const Settings& s) const { return s.inner_steps; }
+  int inner_steps_max(const Settings& s) const {
+    if (!s.tolerance_mode()) return s.inner_steps;
+    if (s.gradient == GradientMode::exact) return s.inner_steps_max;
+    const std::int64_t t = std::int64_t(s.inner_steps) * (growths_ + 1);
+    return t < s.inner_steps_max ? int(t) : s.inner_steps_max;
+  }
+  Scalar oracle_target(const Settings& s) const {
+    return s.tolerance_mode() && s.gradient == GradientMode::exact ? s.oracle_gap_fraction * s.gap_tolerance
+                                                                   : Scalar(0);
+  }
+
+  // After a successful step k with measured gap `gap` (exact: the certified bound; sampled: the
+  // sampled penalty). Returns the gap the rule compared with epsilon.
+  Scalar observe(const Settings& s, std::int64_t k, Scalar gap) {
+    if (!s.tolerance_mode()) return gap;
+    if (s.gradient == GradientMode::sampled && k > 0)
+      estimate_ += (gap - estimate_) / Scalar(s.penalty_patience);
+    else
+      estimate_ = gap;
+    if (!(estimate_ > s.gap_tolerance)) {
+      above_ = 0;
+      return estimate_;
+    }
+    if (++above_ >= s.penalty_patience && lambda_ < s.penalty_max) {
+      const Scalar grown = lambda_ * s.penalty_growth;
+      lambda_ = grown < s.penalty_max ? grown : s.penalty_max;
+      ++growths_;
+      above_ = 0;
+    }
+    return estimate_;
+  }
+
+  std::int64_t growths() const { return growths_; }
+
+  // The schedule's part of a step's report.
+  ScheduleReport<Scalar> describe(const Settings& s, Scalar lambda, Scalar step_x, std::int64_t inner_steps,
+                                  Scalar oracle_gap, Scalar gap_bound, Scalar estimate) const {
+    ScheduleReport<Scalar> r;
+    r.penalty_constant = lambda;
+    r.step_x = step_x;
+    r.inner_steps = inner_steps;
+    r.oracle_gap = oracle_gap;
+    r.gap_bound = gap_bound;
+    r.gap_estimate = estimate;
+    r.tolerance_met = s.tolerance_mode() && gap_bound <= s.gap_tolerance;
+    return r;
+  }
+
+  // The state a checkpoint carries (CheckpointField below), in image order.
+  template <class Self, class Visitor>
+  static void visit_state(Self& self, Visitor&& v) {
+    v(self.lambda_, self.above_, self.growths_, self.estimate_);
+  }
+
+ private:
+  Scalar lambda_ = Scalar(0);        // tolerance mode: lambda of the next step
+  std::int64_t above_ = 0;           // consecutive steps with the gap above epsilon since the last growth
+  std::int64_t growths_ = 0;         // growths of lambda since init()
+  Scalar estimate_ = Scalar(0);      // the measured gap after the last step (sampled: averaged)
+};
+
+namespace detail {
+
+// A checkpoint carries the schedule's state: lambda, the counts, the measured gap.
+template <typename Scalar>
+struct CheckpointField<PenaltySchedule<Scalar>> {
+  using Real = CheckpointField<Scalar>;
+  using Count = CheckpointField<std::int64_t>;
+  static constexpr std::size_t size = 2 * Real::size + 2 * Count::size;
+  static void write(unsigned char*& p, const PenaltySchedule<Scalar>& s) {
+    PenaltySchedule<Scalar>::visit_state(s, [&](const Scalar& lambda, const std::int64_t& above,
+                                                 const std::int64_t& growths, const Scalar& estimate) {
+      Real::write(p, lambda);
+      Count::write(p, above);
+      Count::write(p, growths);
+      Real::write(p, estimate);
+    });
+  }
+  static Status check(const unsigned char*& p) {
+    Status st = Real::check(p);
+    if (st == Status::ok) st = Count::check(p);
+    if (st == Status::ok) st = Count::check(p);
+    if (st == Status::ok) st = Real::check(p);
+    return st;
+  }
+  static void read(const unsigned char*& p, PenaltySchedule<Scalar>& s) {
+    PenaltySchedule<Scalar>::visit_state(s, [&](Scalar& lambda, std::int64_t& above, std::int64_t& growths,
+                                                 Scalar& estimate) {
+      Real::read(p, lambda);
+      Count::read(p, above);
+      Count::read(p, growths);
+      Real::read(p, estimate);
+    });
+  }
+};
+
+}  // namespace detail
+
+}  // namespace pbrl

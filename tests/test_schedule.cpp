@@ -1,0 +1,378 @@
+// The penalty schedule (solver/penalty_schedule.hpp): in tolerance mode the lower-level gap that
+// a fixed lambda leaves above epsilon falls below it, checked against the exact optimum; lambda and
+// the inner steps never pass their caps; the certified bound is never below the exact gap; a
+// checkpoint taken mid-schedule continues bit for bit; counts never overflow.
+#include "game_support.hpp"
+#include "support.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace {
+using pbrl::GradientMode;
+using pbrl::OracleKind;
+using pbrl::Parameterization;
+using pbrl::Status;
+
+constexpr int S = 4, AL = 2, AF = 3;
+using Problem = pbrl::Stackelberg<Real, S, AL, AF>;
+using Solver = pbrl::Pbrl<Problem>;
+using FollowerMatrix = pbrl::StateActionMatrix<Real, S, AF>;
+
+// A small leader-follower game in which the follower's interest is not the leader's.
+struct Game {
+  Real leader_reward[S * AL * AF], follower_reward[S * AL * AF], transition[S * AL * AF * S], initial[S];
+  Problem problem;
+  Game() {
+    pbrl::Rng rng(3);
+    pbrl::random_reward(rng, leader_reward, S * AL * AF, Real(0.7));
+    pbrl::random_reward(rng, follower_reward, S * AL * AF, Real(0.7));
+    pbrl::random_transition(rng, transition, S * AL * AF, S);
+    pbrl::random_distribution(rng, initial, S);
+    Problem::Data d;
+    d.leader_reward = leader_reward;
+    d.follower_reward = follower_reward;
+    d.transition = transition;
+    d.initial = initial;
+    d.follower.tau = Real(0.1);
+    REQUIRE(problem.init(d) == Status::ok);
+  }
+};
+
+// The paper's Figure 1 settings in miniature: lambda 2, one PMD step, softmax follower.
+pbrl::PbrlSettings<Real> paper_settings() {
+  pbrl::PbrlSettings<Real> s;
+  s.policy.parameterization = Parameterization::softmax;
+  s.oracle = OracleKind::policy_mirror_descent;
+  s.inner_steps = 1;
+  s.step_x = s.step_y = Real(0.1);
+  s.penalty_start = s.penalty_final = Real(2);
+  return s;
+}
+
+constexpr Real kSviTolerance = kDouble ? Real(1e-13) : Real(1e-6);
+
+// The optimal value of an MDP (soft value iteration run to convergence).
+template <int NS, int NA>
+Real optimal_value(const pbrl::Mdp<Real, NS, NA>& mdp) {
+  pbrl::StateVector<Real, NS> v = pbrl::StateVector<Real, NS>::Zero();
+  pbrl::StateActionMatrix<Real, NS, NA> q, log_pi, pi;
+  REQUIRE(pbrl::soft_value_iteration(mdp, 5000, kSviTolerance, v, q, log_pi, pi) == Status::ok);
+  WsT<NS> ws;
+  pbrl::Evaluation<Real, NS, NA> best;
+  REQUIRE(pbrl::evaluate(mdp, pi, ws, best) == Status::ok);
+  return best.value_rho;
+}
+
+// V*(rho) - V^{pi_y}(rho) on M(x), with V* from soft value iteration run to convergence.
+Real exact_gap(const Problem& problem, const Solver& solver) {
+  Problem::Model model;
+  pbrl::Mdp<Real, S, AF> mdp;
+  REQUIRE(problem.build(solver.x(), model, mdp) == Status::ok);
+  pbrl::StateVector<Real, S> v = pbrl::StateVector<Real, S>::Zero();
+  FollowerMatrix q, log_pi, pi, pi_y;
+  REQUIRE(pbrl::soft_value_iteration(mdp, 5000, kSviTolerance, v, q, log_pi, pi) == Status::ok);
+  WsT<S> ws;
+  pbrl::Evaluation<Real, S, AF> best, current;
+  solver.policy(pi_y);
+  REQUIRE(pbrl::evaluate(mdp, pi, ws, best) == Status::ok);
+  REQUIRE(pbrl::evaluate(mdp, pi_y, ws, current) == Status::ok);
+  return best.value_rho - current.value_rho;
+}
+
+template <class M>
+bool same_bits(const M& a, const M& b) {
+  return std::memcmp(a.data(), b.data(), sizeof(typename M::Scalar) * std::size_t(a.size())) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("tolerance mode meets a lower-level gap that the paper's fixed lambda leaves above it") {
+  static Game game;
+  static Solver solver;
+  constexpr int kSteps = 200;
+  const Real epsilon(0.01);
+
+  auto settings = paper_settings();
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  REQUIRE(solver.run(kSteps) == Status::ok);
+  const Real fixed_gap = exact_gap(game.problem, solver);
+  CHECK(fixed_gap > Real(10) * epsilon);  // measured 0.18
+
+  settings.gap_tolerance = epsilon;
+  settings.penalty_patience = 10;
+  settings.inner_steps_max = 50;
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  Solver::Report r;
+  for (int k = 0; k < kSteps; ++k) {
+    REQUIRE(solver.step(&r) == Status::ok);
+    CHECK(r.penalty_constant >= settings.penalty_start);
+    CHECK(r.penalty_constant <= settings.penalty_max);
+    CHECK(r.inner_steps >= settings.inner_steps);
+    CHECK(r.inner_steps <= settings.inner_steps_max);
+    // The steps follow lambda: lambda * alpha < 1 / L_p.
+    CHECK(r.penalty_constant * r.step_x < Real(1) / settings.penalty_smoothness);
+    CHECK(r.oracle_gap >= Real(0));
+  }
+  const Real gap = exact_gap(game.problem, solver);
+  CAPTURE(gap);
+  CAPTURE(r.penalty_constant);
+  CHECK(gap <= epsilon);
+  CHECK(r.tolerance_met);
+  CHECK(r.penalty_constant > settings.penalty_start);  // lambda had to grow
+  // The certified bound of the last step's iterate is never below its exact gap (the report
+  // describes x_k, y_k: step once more without moving to compare like with like).
+  static Solver probe;
+  probe = solver;
+  const Real before = exact_gap(game.problem, probe);
+  Solver::Report next;
+  REQUIRE(probe.step(&next) == Status::ok);
+  CHECK(next.gap_bound >= before - (kDouble ? Real(1e-9) : Real(1e-4)));
+}
+
+TEST_CASE("tolerance mode: lambda and the inner steps stop at their caps when epsilon is out of reach") {
+  static Game game;
+  static Solver solver;
+  auto settings = paper_settings();
+  settings.gap_tolerance = std::numeric_limits<Real>::min();  // unreachable
+  settings.penalty_patience = 2;
+  settings.penalty_max = Real(8);
+  settings.inner_steps = 2;
+  settings.inner_steps_max = 5;
+  settings.penalty_smoothness = Real(0.5);
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  Solver::Report r;
+  Real previous = settings.penalty_start;
+  for (int k = 0; k < 40; ++k) {
+    REQUIRE(solver.step(&r) == Status::ok);
+    CHECK(r.penalty_constant <= settings.penalty_max);
+    CHECK(r.penalty_constant >= previous);  // never decreases
+    previous = r.penalty_constant;
+    CHECK(r.inner_steps == settings.inner_steps_max);  // the oracle's target is out of reach too
+    CHECK(r.step_x == settings.step_x / (Real(1) + settings.step_x * r.penalty_constant * settings.penalty_smoothness));
+    CHECK_FALSE(r.tolerance_met);
+  }
+  CHECK(r.penalty_constant == settings.penalty_max);
+  CHECK(solver.schedule().growths() == 2);  // 2 -> 4 -> 8, then the cap
+
+  // Fixed mode ignores the tolerance settings: lambda is the ramp, the steps are as given.
+  settings.gap_tolerance = Real(0);
+  settings.penalty_start = Real(1);
+  settings.penalty_final = Real(3);
+  settings.penalty_ramp = 4;
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  const Real ramp[] = {Real(1), Real(1.5), Real(2), Real(2.5), Real(3), Real(3)};
+  for (Real expected : ramp) {
+    REQUIRE(solver.step(&r) == Status::ok);
+    CHECK(r.penalty_constant == expected);
+    CHECK(r.step_x == settings.step_x);
+    CHECK(r.inner_steps == settings.inner_steps);
+  }
+}
+
+TEST_CASE("tolerance mode in sampled mode: T grows with lambda up to its cap, work stays (T_k + 2) B H") {
+  static Game game;
+  static Solver solver;
+  auto settings = paper_settings();
+  settings.gradient = GradientMode::sampled;
+  settings.oracle = OracleKind::policy_gradient;
+  settings.oracle_policy.parameterization = Parameterization::softmax;
+  settings.oracle_step = Real(0.1);
+  settings.sampling.batch = 4;
+  settings.sampling.horizon = 3;
+  settings.gap_tolerance = std::numeric_limits<Real>::min();
+  settings.penalty_patience = 1;
+  settings.penalty_max = Real(64);
+  settings.inner_steps_max = 3;
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  Solver::Report r;
+  std::int64_t steps = 0;
+  std::vector<Real> lambdas;
+  for (int k = 0; k < 12; ++k) {
+    const std::int64_t growths = solver.schedule().growths();
+    REQUIRE(solver.step(&r) == Status::ok);
+    const std::int64_t expected_inner = std::min<std::int64_t>(settings.inner_steps * (growths + 1), 3);
+    CHECK(r.inner_steps == expected_inner);
+    steps += (r.inner_steps + 2) * settings.sampling.batch * settings.sampling.horizon;
+    CHECK(r.environment_steps == steps);
+    CHECK(r.penalty_constant <= settings.penalty_max);
+    lambdas.push_back(r.penalty_constant);
+  }
+  CHECK(lambdas.back() == settings.penalty_max);
+  // The schedule is part of the deterministic state: the same seed gives the same run.
+  static Solver again;
+  REQUIRE(again.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  REQUIRE(again.run(12) == Status::ok);
+  CHECK(same_bits(again.x(), solver.x()));
+  CHECK(same_bits(again.y(), solver.y()));
+}
+
+TEST_CASE("PbrlZeroSum in tolerance mode: the certified bound holds and the NE gap falls below epsilon") {
+  constexpr int GS = 4, A1 = 3, A2 = 2;
+  using Design = pbrl::IncentiveDesign<Real, GS, A1, A2>;
+  using ZeroSum = pbrl::PbrlZeroSum<Design>;
+  static GameData<GS, A1, A2> data(7);
+  static Design problem;
+  REQUIRE(problem.init(data.incentive(Real(0.9), Real(0.1))) == Status::ok);
+  pbrl::PbrlZeroSumSettings<Real> s;
+  s.policy.parameterization = Parameterization::softmax;
+  s.inner_steps = 1;
+  s.penalty_start = s.penalty_final = Real(1);
+  s.gap_tolerance = Real(0.005);
+  s.penalty_patience = 5;
+  static ZeroSum solver;
+  REQUIRE(solver.init(problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(), ZeroSum::Matrix2::Zero()) ==
+          Status::ok);
+  // The exact NE gap psi(x, pi) = max V(., pi2) - min V(pi1, .) from both players' exact best
+  // responses on M(x) (player 2's MDP maximizes -V).
+  auto exact_psi = [&] {
+    static Design::Model model;
+    static pbrl::InducedModel<Real, GS, A1> induced1;
+    static pbrl::InducedModel<Real, GS, A2> induced2;
+    pbrl::MarkovGame<Real, GS, A1, A2> g;
+    REQUIRE(problem.build(solver.x(), model, g) == Status::ok);
+    ZeroSum::Matrix1 pi1;
+    ZeroSum::Matrix2 pi2;
+    solver.policy1(pi1);
+    solver.policy2(pi2);
+    pbrl::Mdp<Real, GS, A1> mdp1;
+    pbrl::Mdp<Real, GS, A2> mdp2;
+    REQUIRE(pbrl::player1_mdp(g, pi2, induced1, mdp1) == Status::ok);
+    REQUIRE(pbrl::player2_mdp(g, pi1, induced2, mdp2) == Status::ok);
+    return optimal_value(mdp1) + optimal_value(mdp2);
+  };
+  ZeroSum::Report r;
+  Real psi(0);
+  for (int k = 0; k < 150; ++k) {
+    if (k % 10 == 0) psi = exact_psi();
+    REQUIRE(solver.step(&r) == Status::ok);
+    // The report describes (x_k, pi_k): its bound is never below their exact NE gap.
+    if (k % 10 == 0) CHECK(r.gap_bound >= psi - (kDouble ? Real(1e-9) : Real(1e-4)));
+    CHECK(r.inner_steps <= s.inner_steps_max);
+  }
+  CHECK(exact_psi() <= s.gap_tolerance);
+  CAPTURE(r.gap_bound);
+  CAPTURE(r.penalty_constant);
+  CHECK(r.tolerance_met);
+  CHECK(r.gap_bound <= s.gap_tolerance);
+}
+
+TEST_CASE("a checkpoint taken mid-schedule continues bit for bit") {
+  static Game game;
+  static Solver solver;
+  auto settings = paper_settings();
+  settings.gap_tolerance = Real(0.01);
+  settings.penalty_patience = 3;
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  REQUIRE(solver.run(25) == Status::ok);
+  REQUIRE(solver.schedule().growths() > 0);
+  std::vector<unsigned char> image(pbrl::checkpoint_size<Solver>());
+  REQUIRE(pbrl::save_checkpoint(solver, image.data(), image.size()) == Status::ok);
+  REQUIRE(solver.run(20) == Status::ok);
+  const Problem::Params x = solver.x();
+  const FollowerMatrix y = solver.y(), pi_hat = solver.oracle_policy();
+  const Real lambda = solver.penalty_constant(solver.iteration());
+
+  // The same object (same addresses, so the same vectorized reductions), from a fresh init().
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  REQUIRE(pbrl::restore_checkpoint(solver, image.data(), image.size()) == Status::ok);
+  CHECK(solver.iteration() == 25);
+  REQUIRE(solver.run(20) == Status::ok);
+  CHECK(same_bits(solver.x(), x));
+  CHECK(same_bits(solver.y(), y));
+  CHECK(same_bits(solver.oracle_policy(), pi_hat));
+  CHECK(solver.penalty_constant(solver.iteration()) == lambda);
+}
+
+TEST_CASE("counts never overflow: a count with no room is refused, step() says count_overflow") {
+  static Game game;
+  static Solver solver;
+  auto settings = paper_settings();
+  settings.gradient = GradientMode::sampled;
+  settings.oracle = OracleKind::policy_gradient;
+  settings.oracle_policy.parameterization = Parameterization::softmax;
+  settings.sampling.batch = 2;
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  REQUIRE(solver.run(3) == Status::ok);
+  std::vector<unsigned char> image(pbrl::checkpoint_size<Solver>());
+  REQUIRE(pbrl::save_checkpoint(solver, image.data(), image.size()) == Status::ok);
+  pbrl::detail::CheckpointHeader header;
+  REQUIRE(pbrl::detail::read_checkpoint_header(image.data(), image.size(), header) == Status::ok);
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  // The payload starts with the iteration count, then the environment-step count.
+  auto forge = [&](std::int64_t iteration, std::int64_t environment_steps) {
+    std::vector<unsigned char> forged = image;
+    pbrl::detail::put_le(forged.data() + pbrl::kCheckpointHeaderSize, std::uint64_t(iteration), 8);
+    pbrl::detail::put_le(forged.data() + pbrl::kCheckpointHeaderSize + 8, std::uint64_t(environment_steps), 8);
+    pbrl::detail::CheckpointHeader h = header;
+    h.sequence = std::uint64_t(iteration);
+    pbrl::detail::seal_checkpoint(h, forged.data());
+    return forged;
+  };
+  const Problem::Params x = solver.x();
+  const std::int64_t steps = solver.environment_steps();
+
+  // No room for one more iteration: refused, the solver untouched.
+  auto full = forge(kMax, steps);
+  CHECK(pbrl::restore_checkpoint(solver, full.data(), full.size()) == Status::checkpoint_corrupt);
+  CHECK(solver.iteration() == 3);
+  CHECK(same_bits(solver.x(), x));
+
+  // Room for exactly one: that step runs, the next is refused and changes nothing.
+  auto last = forge(kMax - 1, steps);
+  REQUIRE(pbrl::restore_checkpoint(solver, last.data(), last.size()) == Status::ok);
+  REQUIRE(solver.step() == Status::ok);
+  CHECK(solver.iteration() == kMax);
+  const Problem::Params x_last = solver.x();
+  CHECK(solver.step() == Status::count_overflow);
+  CHECK(solver.iteration() == kMax);
+  CHECK(same_bits(solver.x(), x_last));
+
+  // Environment steps with no room for this step's: count_overflow, nothing changes.
+  auto busy = forge(3, kMax - 1);
+  REQUIRE(pbrl::restore_checkpoint(solver, busy.data(), busy.size()) == Status::ok);
+  const pbrl::Rng rng = solver.rng();
+  CHECK(solver.step() == Status::count_overflow);
+  CHECK(solver.iteration() == 3);
+  CHECK(solver.environment_steps() == kMax - 1);
+  CHECK(same_bits(solver.x(), x));
+  CHECK(std::memcmp(solver.rng().state(), rng.state(), sizeof(std::uint32_t) * 4) == 0);
+}
+
+TEST_CASE("tolerance settings are validated; a refused init() leaves the solver as it was") {
+  static Game game;
+  static Solver solver;
+  const auto good = paper_settings();
+  REQUIRE(solver.init(game.problem, good, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  REQUIRE(solver.run(2) == Status::ok);
+  const Problem::Params x = solver.x();
+  const Real nan = std::numeric_limits<Real>::quiet_NaN();
+  auto tolerance = [&] {
+    auto s = good;
+    s.gap_tolerance = Real(0.01);
+    return s;
+  };
+  std::vector<pbrl::PbrlSettings<Real>> bad;
+  { auto s = good; s.gap_tolerance = nan; bad.push_back(s); }
+  { auto s = good; s.gap_tolerance = Real(-1); bad.push_back(s); }
+  { auto s = tolerance(); s.penalty_growth = Real(1); bad.push_back(s); }
+  { auto s = tolerance(); s.penalty_growth = nan; bad.push_back(s); }
+  { auto s = tolerance(); s.penalty_patience = 0; bad.push_back(s); }
+  { auto s = tolerance(); s.penalty_max = Real(1); bad.push_back(s); }  // below penalty_start = 2
+  { auto s = tolerance(); s.penalty_start = Real(0); bad.push_back(s); }  // lambda could never grow
+  { auto s = tolerance(); s.penalty_smoothness = Real(-1); bad.push_back(s); }
+  { auto s = tolerance(); s.inner_steps_max = 0; bad.push_back(s); }
+  { auto s = tolerance(); s.inner_steps = 3; s.inner_steps_max = 2; bad.push_back(s); }
+  { auto s = tolerance(); s.inner_steps_max = pbrl::kMaxInnerSteps + 1; bad.push_back(s); }
+  { auto s = tolerance(); s.oracle_gap_fraction = Real(0); bad.push_back(s); }
+  { auto s = tolerance(); s.oracle_gap_fraction = Real(1.5); bad.push_back(s); }
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    CAPTURE(i);
+    CHECK(solver.init(game.problem, bad[i], Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::bad_setting);
+    CHECK(solver.iteration() == 2);
+    CHECK(same_bits(solver.x(), x));
+  }
+  CHECK(solver.init(game.problem, tolerance(), Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+}
