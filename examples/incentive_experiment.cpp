@@ -10,10 +10,12 @@
 //   start line     (the agents learn with x held at 0: no incentive design),
 // all with learning rate 0.1 and softmax agents from x = 0, y1 = y2 = 0 (uniform policies). The
 // program records, against environment steps, the designer's reward V_id^{pi}(rho) (the
-// expected discounted return of the agents' current policies on (P_id, r_id), that is -f(pi)) and
-// the NE gap psi(x, pi) (the Nikaido-Isoda function of the game M(x) at the current x and
-// policies, exact best responses by soft value iteration), both measured exactly on the model and
-// averaged over the environments.
+// expected discounted return of the agents' current policies on (P_id, r_id), that is -f(pi): what
+// the paper plots), the designer's reward at the exact regularized Nash equilibrium of M(x) (the
+// bilevel answer: what the designer gets from agents that really play the equilibrium of the game
+// it set; IncentiveDesign::value_at_best_response) and the NE gap psi(x, pi) (the Nikaido-Isoda
+// function of the game M(x) at the current x and policies, exact best responses by soft value
+// iteration), all measured exactly on the model and averaged over the environments.
 //
 // Environment steps. --gradient sampled (the paper's setting): the lower level learns from
 // rollouts (B = 24 trajectories of H = 5 steps per estimate) and the count is the solvers' own:
@@ -137,8 +139,12 @@ std::vector<long> checkpoints(const Config& c, Method m) {
 struct Results {
   std::vector<long> iterations[kMethodCount];  // checkpoint iteration counts
   std::vector<long> env_steps[kMethodCount];   // environment steps at the checkpoints
-  experiment::Curve designer[kMethodCount], gap[kMethodCount];
+  // Designer's reward at the agents' current policies, and at the exact regularized NE of M(x).
+  experiment::Curve designer[kMethodCount], designer_equilibrium[kMethodCount], gap[kMethodCount];
   double seconds[kMethodCount] = {};
+  // Certificates of the equilibria: the largest certified psi, and checkpoints above tolerance.
+  double worst_certificate = 0;
+  long not_converged = 0;
 };
 
 class Runner {
@@ -198,6 +204,10 @@ class Runner {
       return false;
     if (!check(pbrl::nikaido_isoda_exact(game, *pi1_, *pi2_, kGapSweeps, kGapTolerance, *best_, gap), "NE gap"))
       return false;
+    pbrl::BestResponseValue<Real> honest;
+    if (!check(problem_->value_at_best_response(x, *equilibrium_, honest), "designer reward at the NE")) return false;
+    results_.worst_certificate = std::max(results_.worst_certificate, static_cast<double>(honest.lower_level_gap));
+    if (!honest.converged) ++results_.not_converged;
     auto& its = results_.iterations[mi];
     auto& env = results_.env_steps[mi];
     if (its.size() <= j) {
@@ -209,6 +219,7 @@ class Runner {
       return false;
     }
     results_.designer[mi].add(j, -f);
+    results_.designer_equilibrium[mi].add(j, honest.value);
     results_.gap[mi].add(j, gap);
     return true;
   }
@@ -216,6 +227,12 @@ class Runner {
   void reset_gap_warm_start() {
     best_->value1.setZero();
     best_->value2.setZero();
+    // The equilibrium's cold start: V = 0, uniform policies.
+    equilibrium_->nash.value.setZero();
+    equilibrium_->nash.pi1.setConstant(Real(1) / A1);
+    equilibrium_->nash.pi2.setConstant(Real(1) / A2);
+    equilibrium_->nash.best.value1.setZero();
+    equilibrium_->nash.best.value2.setZero();
   }
 
   bool run_pbrl(int mi, std::uint32_t seed, experiment::Progress& progress, long& done) {
@@ -310,11 +327,13 @@ class Runner {
   std::unique_ptr<Params> grad_x_ = std::make_unique<Params>();
   std::unique_ptr<Matrix1> pi1_ = std::make_unique<Matrix1>(), grad1_ = std::make_unique<Matrix1>();
   std::unique_ptr<Matrix2> pi2_ = std::make_unique<Matrix2>(), grad2_ = std::make_unique<Matrix2>();
+  // The honest metric's own M(x), equilibrium solver and evaluation (default settings).
+  std::unique_ptr<Problem::BilevelValueWorkspace> equilibrium_ = std::make_unique<Problem::BilevelValueWorkspace>();
 };
 
 // The settings block, written as the CSV's comment header and printed with the results.
 std::string settings_text(const Config& c) {
-  char b[4096];
+  char b[6144];
   const long bh = static_cast<long>(cfg::kBatch) * settings::kHorizon;
   std::snprintf(
       b, sizeof b,
@@ -340,6 +359,10 @@ std::string settings_text(const Config& c) {
       "budget: %ld environment steps per run (%s); %ld checkpoints\n"
       "metrics (exact, model-based): designer reward V_id^{pi}(rho) = -f(pi) on (P_id, r_id); NE gap psi(x, pi) "
       "on M(x) (soft value iteration, <= %d sweeps, tolerance %.0e)\n"
+      "designer reward, two of them: designer_reward_current_agents = V_id^{pi}(rho) at the agents' current "
+      "policies (the paper's Figure 3 plots this one); designer_reward_equilibrium = V_id^{pi_NE(x)}(rho) at the "
+      "exact regularized Nash equilibrium of M(x) (Shapley iteration with Newton on each state's matrix game, "
+      "certified psi <= %.1e), what the designer gets from agents that really play the equilibrium\n"
       "mean and standard error of the mean over environments\n",
       c.games, c.quick ? "--quick" : "paper: 5", c.seed, c.games - 1, S, A1, A2, settings::kDiscount,
       cfg::kIncentiveScale, cfg::kTau, cfg::kIncentiveBound, cfg::kIncentiveBound, cfg::kLogitBound,
@@ -349,7 +372,8 @@ std::string settings_text(const Config& c) {
       settings::kHorizon, cfg::kBatch, (2 * cfg::kInner + 2) * bh, (cfg::kInner + 1) * bh, cfg::kInner * bh,
       c.sampled ? "x axis: environment steps counted by the solvers\n"
                 : "x axis: environment steps the same iterations would take in sampled mode (none are taken)\n",
-      c.budget, c.quick ? "--quick, choice" : "choice", c.points, kGapSweeps, kGapTolerance);
+      c.budget, c.quick ? "--quick, choice" : "choice", c.points, kGapSweeps, kGapTolerance,
+      static_cast<double>(pbrl::BestResponseSettings<Real>{}.tolerance));
   return b;
 }
 
@@ -358,12 +382,14 @@ bool write_csv(const std::string& path, const Config& c, const Results& r) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return false;
   std::fprintf(f, "%s", experiment::prefixed(settings_text(c), "# ").c_str());
-  std::fprintf(f, "method,env_steps,designer_reward_mean,designer_reward_se,ne_gap_mean,ne_gap_se\n");
+  std::fprintf(f,
+               "method,env_steps,designer_reward_current_agents_mean,designer_reward_current_agents_se,"
+               "designer_reward_equilibrium_mean,designer_reward_equilibrium_se,ne_gap_mean,ne_gap_se\n");
   for (int mi = 0; mi < kMethodCount; ++mi)
     for (std::size_t j = 0; j < r.env_steps[mi].size(); ++j)
-      std::fprintf(f, "%s,%ld,%.10g,%.6g,%.10g,%.6g\n", name(kMethods[mi]), r.env_steps[mi][j],
-                   r.designer[mi].mean(j), r.designer[mi].stderr_of_mean(j), r.gap[mi].mean(j),
-                   r.gap[mi].stderr_of_mean(j));
+      std::fprintf(f, "%s,%ld,%.10g,%.6g,%.10g,%.6g,%.10g,%.6g\n", name(kMethods[mi]), r.env_steps[mi][j],
+                   r.designer[mi].mean(j), r.designer[mi].stderr_of_mean(j), r.designer_equilibrium[mi].mean(j),
+                   r.designer_equilibrium[mi].stderr_of_mean(j), r.gap[mi].mean(j), r.gap[mi].stderr_of_mean(j));
   return std::fclose(f) == 0;
 }
 
@@ -390,14 +416,15 @@ bool write_plot(const std::string& png, const std::string& csv, const Config& c)
   char head[512];
   std::snprintf(head, sizeof head,
                 "set datafile separator ','\nset grid\nset key below horizontal maxcols 3 samplen 2 reverse Left width -1\n"
-                "set multiplot layout 1,2 title 'Incentive design, %d states, %ld environments, %s gradients "
+                "set multiplot layout 1,3 title 'Incentive design, %d states, %ld environments, %s gradients "
                 "(mean +- standard error)'\n",
                 S, c.games, c.sampled ? "sampled" : "exact");
   std::string script = head;
-  script += panel(3, "V_id(rho)", "designer reward V_id^{pi}(rho) = -f(pi)");
-  script += panel(5, "psi", "NE gap psi(x, pi) on M(x)");
+  script += panel(3, "V_id(rho)", "designer reward, current agents: V_id^{pi}(rho) = -f(pi) (paper)");
+  script += panel(5, "V_id(rho)", "designer reward at the exact NE of M(x): V_id^{pi_NE(x)}(rho)");
+  script += panel(7, "psi", "NE gap psi(x, pi) on M(x)");
   script += "unset multiplot\n";
-  return experiment::plot(png, script);
+  return experiment::plot(png, script, 1800);
 }
 
 int run(const Config& c) {
@@ -420,30 +447,42 @@ int run(const Config& c) {
   const bool plotted = write_plot(png, csv, c);
 
   std::printf("%s", experiment::prefixed(settings_text(c), "  ").c_str());
-  std::printf("\n%-26s %9s %10s %9s %20s %20s %20s\n", "method", "iters", "env steps", "wall s", "V_id start",
-              "V_id end", "NE gap end");
+  std::printf("\n%-26s %9s %10s %9s %20s %20s %20s %20s\n", "method", "iters", "env steps", "wall s",
+              "V_id(pi) start", "V_id(pi) end", "V_id(NE) end", "NE gap end");
   for (int mi = 0; mi < kMethodCount; ++mi) {
     const std::size_t last = results.env_steps[mi].size() - 1;
     const auto& D = results.designer[mi];
+    const auto& E = results.designer_equilibrium[mi];
     const auto& G = results.gap[mi];
-    std::printf("%-26s %9ld %10ld %9.1f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f\n", label(kMethods[mi]),
-                results.iterations[mi][last], results.env_steps[mi][last], results.seconds[mi], D.mean(0),
-                D.stderr_of_mean(0), D.mean(last), D.stderr_of_mean(last), G.mean(last), G.stderr_of_mean(last));
+    std::printf("%-26s %9ld %10ld %9.1f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f\n",
+                label(kMethods[mi]), results.iterations[mi][last], results.env_steps[mi][last], results.seconds[mi],
+                D.mean(0), D.stderr_of_mean(0), D.mean(last), D.stderr_of_mean(last), E.mean(last),
+                E.stderr_of_mean(last), G.mean(last), G.stderr_of_mean(last));
   }
-  std::printf("(NE gap at the start: %.5f; +- is the standard error over %ld environments)\n", results.gap[0].mean(0),
-              c.games);
+  std::printf("(V_id(pi): designer reward at the agents' current policies, the paper's metric; V_id(NE): at the exact\n"
+              " regularized NE of M(x), %.5f at the start; NE gap at the start: %.5f; +- is the standard error over\n"
+              " %ld environments)\n",
+              results.designer_equilibrium[0].mean(0), results.gap[0].mean(0), c.games);
+  std::printf("(equilibria certified: largest certified psi %.2e; %ld checkpoint(s) above the tolerance)\n",
+              results.worst_certificate, results.not_converged);
   std::printf("wrote %s%s%s (%.1f s)\n", csv.c_str(), plotted ? " and " : "", plotted ? png.c_str() : "", seconds);
   for (int mi = 0; mi < kMethodCount; ++mi) {
     const std::size_t last = results.env_steps[mi].size() - 1;
-    std::printf("summary,figure3,%s,designer_reward_start,%.6f\n", name(kMethods[mi]), results.designer[mi].mean(0));
-    std::printf("summary,figure3,%s,designer_reward_end,%.6f\n", name(kMethods[mi]), results.designer[mi].mean(last));
+    std::printf("summary,figure3,%s,designer_reward_current_agents_start,%.6f\n", name(kMethods[mi]),
+                results.designer[mi].mean(0));
+    std::printf("summary,figure3,%s,designer_reward_current_agents_end,%.6f\n", name(kMethods[mi]),
+                results.designer[mi].mean(last));
+    std::printf("summary,figure3,%s,designer_reward_equilibrium_start,%.6f\n", name(kMethods[mi]),
+                results.designer_equilibrium[mi].mean(0));
+    std::printf("summary,figure3,%s,designer_reward_equilibrium_end,%.6f\n", name(kMethods[mi]),
+                results.designer_equilibrium[mi].mean(last));
     std::printf("summary,figure3,%s,ne_gap_end,%.6f\n", name(kMethods[mi]), results.gap[mi].mean(last));
   }
   return 0;
 }
 
 std::string usage() {
-  char b[3072];
+  char b[4096];
   const long bh = static_cast<long>(cfg::kBatch) * settings::kHorizon;
   std::snprintf(
       b, sizeof b,
@@ -451,7 +490,9 @@ std::string usage() {
       "The paper's Figure 3: the designer's reward and the agents' NE gap against environment steps\n"
       "for PBRL-NI (lambda %g, T %d), the meta-gradient method and the start line (agents learning\n"
       "without incentive) on random incentive-design problems (settings in\n"
-      "examples/experiment_settings.hpp).\n\n"
+      "examples/experiment_settings.hpp). The designer's reward is reported twice: at the agents'\n"
+      "current policies (the paper's metric) and at the exact regularized Nash equilibrium of M(x)\n"
+      "(the bilevel answer).\n\n"
       "  --gradient exact|sampled  sampled (default): the agents learn from Monte-Carlo rollouts\n"
       "                            (B = %d, H = %d); the x axis is the solvers' own environment-step\n"
       "                            count. exact: model-based gradients; the x axis counts the steps the\n"

@@ -16,9 +16,12 @@
 // Schedule: a warm-up batch of pairs from the initial (uniform) policy and a warm-up of the reward
 // model on it (shared by every labeled method), then rounds of: new pairs from the current
 // policy, then a fixed number of outer iterations. Measured at checkpoints: the true return
-// V^pi_true(rho) of the learner's policy (hidden reward, unregularized, exact model-based
-// evaluation) and the fraction of held-out pairs (uniform policy, true labels) whose order the
-// learned reward predicts. The line "true optimum" is max_pi V^pi_true(rho).
+// V^pi_true(rho) of the learner's current policy (hidden reward, unregularized, exact model-based
+// evaluation; what the paper plots), the true return of the optimal regularized policy pi*(x) of
+// the learned reward's M_tau(x) (the bilevel answer: what the learned reward gives a learner that
+// optimizes it exactly; RlhfProblem::value_at_best_response) and the fraction of held-out pairs
+// (uniform policy, true labels) whose order the learned reward predicts. The line "true optimum"
+// is max_pi V^pi_true(rho).
 // Every number comes from examples/experiment_settings.hpp (namespace settings::rlhf).
 
 #include "experiment.hpp"
@@ -194,7 +197,11 @@ struct HeldOut {
 
 // The curves of one method, indexed by checkpoint, one value per instance.
 struct Curves {
-  experiment::Curve true_return, accuracy, policy_steps, segment_steps;
+  // true_return: of the current policy; true_return_best_response: of pi*(x), the optimum of M_tau(x).
+  experiment::Curve true_return, true_return_best_response, accuracy, policy_steps, segment_steps;
+  // Certificates of pi*(x): the largest certified optimality gap, and checkpoints above tolerance.
+  double worst_certificate = 0;
+  long not_converged = 0;
 };
 
 pbrl::PbrlSettings<Real> pbrl_settings(const Options& opt, pbrl::PenaltyKind penalty, std::uint32_t seed) {
@@ -243,6 +250,7 @@ void run_method(Method method, const Options& opt, const Instance& inst, const S
   const auto truth = inst.truth();
   auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, pbrl::EvaluationMethod::direct>>();
   pbrl::Evaluation<Real, S, A> eval;
+  auto best_response = std::make_unique<Problem::BilevelValueWorkspace>();  // default settings
   auto learner = std::make_unique<Learner>();  // the oracle's buffer stays empty
   learner->init(inst, opt, seeds);
   const Matrix uniform = Matrix::Constant(Real(1) / A);
@@ -280,6 +288,13 @@ void run_method(Method method, const Options& opt, const Instance& inst, const S
   auto record = [&] {
     check("true return", pbrl::evaluate(truth, current_policy(), *ws, eval));
     curves.true_return.add(point, eval.value_rho);
+    pbrl::BestResponseValue<Real> honest;
+    check("true return at the best response",
+          learner->problem.value_at_best_response(is_pbrl ? pbrl_solver->x() : drlhf_solver->x(), truth,
+                                                  *best_response, honest));
+    curves.true_return_best_response.add(point, honest.value);
+    curves.worst_certificate = std::max(curves.worst_certificate, static_cast<double>(honest.lower_level_gap));
+    if (!honest.converged) ++curves.not_converged;
     curves.accuracy.add(point, labeled(method) ? held_out.accuracy(is_pbrl ? pbrl_solver->x() : drlhf_solver->x())
                                                : NAN);
     curves.policy_steps.add(point, static_cast<double>(is_pbrl ? pbrl_solver->environment_steps()
@@ -301,7 +316,9 @@ void run_method(Method method, const Options& opt, const Instance& inst, const S
 std::string usage() {
   return "usage: rlhf_experiment [options]\n"
          "Tabular RLHF: true return against preference labels for PBRL (value and Bellman penalty),\n"
-         "the DRLHF-style baseline and an oracle trained on the true reward.\n"
+         "the DRLHF-style baseline and an oracle trained on the true reward; the true return of the\n"
+         "learner's current policy (the paper's metric) and of the optimal regularized policy of the\n"
+         "learned reward (the bilevel answer).\n"
          "  --gradient exact|sampled        model-based gradients (default), or every policy learner\n"
          "                                  from sampled policy gradients (Pbrl GradientMode::sampled)\n"
          "  --labeler return|bradley-terry  higher true return wins (default, the paper's), or\n"
@@ -420,48 +437,61 @@ int main(int argc, char** argv) {
   }
   write_settings(f, opt, "# ");
   std::fprintf(f, "# true optimum V*_true(rho), mean over instances: %.6f\n", optimum_mean);
-  std::fprintf(f, "# columns: true return = V^pi_true(rho) of the policy (mean and standard error over instances);\n"
+  std::fprintf(f, "# columns: true_return_current_policy = V^pi_true(rho) of the learner's current policy (mean and\n"
+                  "# standard error over instances; the paper plots this one); true_return_best_response =\n"
+                  "# V^{pi*(x)}_true(rho) of the optimal regularized policy pi*(x) of the learned reward's M_tau(x)\n"
+                  "# (soft value iteration, certified optimality gap <= %.1e: what the learned reward is worth to a\n"
+                  "# learner that optimizes it exactly);\n"
                   "# heldout_accuracy = fraction of held-out pairs ordered right by the learned reward (nan: oracle);\n"
                   "# policy_env_steps = environment steps of the policy learners (sampled mode), segment_env_steps =\n"
-                  "# steps taken to draw labeled segments; both means over instances\n");
-  std::fprintf(f, "method,labels,true_return_mean,true_return_se,heldout_accuracy_mean,heldout_accuracy_se,"
-                  "policy_env_steps_mean,segment_env_steps_mean\n");
+                  "# steps taken to draw labeled segments; both means over instances\n",
+               static_cast<double>(pbrl::BestResponseSettings<Real>{}.tolerance));
+  std::fprintf(f, "method,labels,true_return_current_policy_mean,true_return_current_policy_se,"
+                  "true_return_best_response_mean,true_return_best_response_se,heldout_accuracy_mean,"
+                  "heldout_accuracy_se,policy_env_steps_mean,segment_env_steps_mean\n");
   for (std::size_t m = 0; m < M; ++m)
     for (std::size_t p = 0; p < labels_at.size(); ++p) {
       const Curves& c = curves[m];
-      std::fprintf(f, "%s,%ld,%.6f,%.6f,%.4f,%.4f,%.0f,%.0f\n", name(opt.methods[m]), labels_at[p],
-                   c.true_return.mean(p), c.true_return.stderr_of_mean(p), c.accuracy.mean(p),
-                   c.accuracy.stderr_of_mean(p), c.policy_steps.mean(p), c.segment_steps.mean(p));
+      std::fprintf(f, "%s,%ld,%.6f,%.6f,%.6f,%.6f,%.4f,%.4f,%.0f,%.0f\n", name(opt.methods[m]), labels_at[p],
+                   c.true_return.mean(p), c.true_return.stderr_of_mean(p), c.true_return_best_response.mean(p),
+                   c.true_return_best_response.stderr_of_mean(p), c.accuracy.mean(p), c.accuracy.stderr_of_mean(p),
+                   c.policy_steps.mean(p), c.segment_steps.mean(p));
     }
   std::fclose(f);
 
-  // Plot: true return (left) and held-out accuracy (right) against labels.
+  // Plot: true return of the current policy (left), of pi*(x) (middle) and held-out accuracy (right)
+  // against labels.
   std::string script =
-      "set datafile separator ','\nset multiplot layout 1,2\nset grid\nset key bottom right\n"
-      "set pointsize 0.6\n";
+      "set datafile separator ','\nset multiplot layout 1,3 title 'RLHF, " +
+      std::string(opt.sampled ? "sampled" : "exact") + ", " +
+      (opt.bradley_terry ? "Bradley-Terry" : "higher-return-wins") + " labels, " + std::to_string(opt.instances) +
+      " instances (mean, s.e.)'\nset grid\nset key bottom right\nset pointsize 0.6\n";
   script += "set xrange [" + std::to_string(labels_at.front()) + ":" + std::to_string(labels_at.back()) + "]\n";
   script += "set xlabel 'preference labels collected (oracle: none, same schedule)'\n";
-  script += "set ylabel 'true return V^pi_true(rho)'\nset title 'RLHF, " +
-            std::string(opt.sampled ? "sampled" : "exact") + ", " +
-            (opt.bradley_terry ? "Bradley-Terry" : "higher-return-wins") + " labels, " +
-            std::to_string(opt.instances) + " instances (mean, s.e.)'\n";
+  script += "set ylabel 'true return V^pi_true(rho)'\nset title 'true return of the current policy (paper)'\n";
   script += "optimum = " + std::to_string(optimum_mean) + "\n";
   std::string lines = "plot optimum title 'true optimum' with lines dashtype 2 lc rgb 'black'";
+  std::string best_lines = lines;
   std::string acc_lines;
   for (std::size_t m = 0; m < M; ++m) {
     const std::string n = name(opt.methods[m]);
     lines += ", '" + csv + "' every ::1 using 2:(strcol(1) eq '" + n + "' ? $3 : 1/0):4 with yerrorlines lc " +
              std::to_string(m + 1) + " title '" + n + "'";
+    best_lines += ", '" + csv + "' every ::1 using 2:(strcol(1) eq '" + n + "' ? $5 : 1/0):6 with yerrorlines lc " +
+                  std::to_string(m + 1) + " title '" + n + "'";
     if (labeled(opt.methods[m]))
       acc_lines += std::string(acc_lines.empty() ? "plot " : ", ") + "'" + csv + "' every ::1 using 2:(strcol(1) eq '" +
-                   n + "' ? $5 : 1/0):6 with yerrorlines lc " + std::to_string(m + 1) + " title '" + n + "'";
+                   n + "' ? $7 : 1/0):8 with yerrorlines lc " + std::to_string(m + 1) + " title '" + n + "'";
   }
   script += lines + "\n";
+  script += "set ylabel 'true return V^{pi*(x)}_true(rho)'\n"
+            "set title 'true return of pi*(x), the optimum of M_tau(x)'\n";
+  script += best_lines + "\n";
   script += "set ylabel 'held-out pairs ordered right'\nset title 'learned reward vs true preferences'\n"
             "set key bottom right\n";
   script += acc_lines + "\nunset multiplot\n";
   const std::string png = opt.out + "/rlhf_tabular.png";
-  const bool plotted = experiment::plot(png, script);
+  const bool plotted = experiment::plot(png, script, 1800);
 
   // Table and summary lines.
   const std::size_t last = labels_at.size() - 1;
@@ -469,7 +499,10 @@ int main(int argc, char** argv) {
               opt.instances, opt.sampled ? "sampled" : "exact", opt.bradley_terry ? "Bradley-Terry" : "higher-return-wins",
               labels_at[last], cfg::kWarmupPairs, opt.rounds, cfg::kPairsPerRound);
   std::printf("true return V^pi_true(rho), mean +- s.e. over instances; true optimum %.4f\n", optimum_mean);
-  std::printf("%-13s %18s %18s %10s %16s\n", "method", "start", "end", "gap closed", "held-out acc end");
+  std::printf("current policy: the learner's policy (the paper's metric); pi*(x): the optimal regularized policy of\n"
+              "the learned reward's M_tau(x), solved exactly (what the learned reward is worth)\n");
+  std::printf("%-13s %18s %18s %10s %18s %18s %16s\n", "method", "start", "end", "gap closed", "pi*(x) start",
+              "pi*(x) end", "held-out acc end");
   for (std::size_t m = 0; m < M; ++m) {
     const Curves& c = curves[m];
     const double start = c.true_return.mean(0), end = c.true_return.mean(last);
@@ -479,8 +512,21 @@ int main(int argc, char** argv) {
       std::snprintf(acc, sizeof acc, "%.3f +- %.3f", c.accuracy.mean(last), c.accuracy.stderr_of_mean(last));
     else
       std::snprintf(acc, sizeof acc, "(true reward)");
-    std::printf("%-13s %9.4f +- %6.4f %9.4f +- %6.4f %9.1f%% %16s\n", name(opt.methods[m]), start,
-                c.true_return.stderr_of_mean(0), end, c.true_return.stderr_of_mean(last), 100 * closed, acc);
+    const experiment::Curve& b = c.true_return_best_response;
+    std::printf("%-13s %9.4f +- %6.4f %9.4f +- %6.4f %9.1f%% %9.4f +- %6.4f %9.4f +- %6.4f %16s\n",
+                name(opt.methods[m]), start, c.true_return.stderr_of_mean(0), end, c.true_return.stderr_of_mean(last),
+                100 * closed, b.mean(0), b.stderr_of_mean(0), b.mean(last), b.stderr_of_mean(last), acc);
+  }
+  {
+    double worst = 0;
+    long not_converged = 0;
+    for (const Curves& c : curves) {
+      worst = std::max(worst, c.worst_certificate);
+      not_converged += c.not_converged;
+    }
+    std::printf("(pi*(x) certified: largest certified optimality gap on M_tau(x) %.2e; %ld checkpoint(s) above the "
+                "tolerance)\n",
+                worst, not_converged);
   }
   // Paired differences at the end (the same instances, seeds and warm-up for every method).
   auto paired = [&](Method a, Method b) {
@@ -507,8 +553,14 @@ int main(int argc, char** argv) {
   std::printf("wrote %s%s%s (%.1f s)\n", csv.c_str(), plotted ? " and " : "", plotted ? png.c_str() : "", seconds);
   for (std::size_t m = 0; m < M; ++m) {
     const Curves& c = curves[m];
-    std::printf("summary,rlhf,%s,true_return_start,%.6f\n", name(opt.methods[m]), c.true_return.mean(0));
-    std::printf("summary,rlhf,%s,true_return_end,%.6f\n", name(opt.methods[m]), c.true_return.mean(last));
+    std::printf("summary,rlhf,%s,true_return_current_policy_start,%.6f\n", name(opt.methods[m]),
+                c.true_return.mean(0));
+    std::printf("summary,rlhf,%s,true_return_current_policy_end,%.6f\n", name(opt.methods[m]),
+                c.true_return.mean(last));
+    std::printf("summary,rlhf,%s,true_return_best_response_start,%.6f\n", name(opt.methods[m]),
+                c.true_return_best_response.mean(0));
+    std::printf("summary,rlhf,%s,true_return_best_response_end,%.6f\n", name(opt.methods[m]),
+                c.true_return_best_response.mean(last));
     std::printf("summary,rlhf,%s,optimal_return,%.6f\n", name(opt.methods[m]), optimum_mean);
   }
   return 0;

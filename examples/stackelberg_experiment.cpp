@@ -7,9 +7,12 @@
 //   PBRL-Bellman (lambda 7, T 10),
 //   independent policy gradient,
 // all with learning rate 0.1 and softmax policies from x = 0, y = 0 (both players uniform). The
-// program records, against environment steps, the leader's value V_l^{pi_x,pi_y}(rho) and the
-// follower's optimality gap V_f^{pi_x,pi*(x)}(rho) - V_f^{pi_x,pi_y}(rho), both measured exactly
-// (policy evaluation and soft value iteration on the model), averaged over the games.
+// program records, against environment steps, the leader's value V_l^{pi_x,pi_y}(rho) with the
+// solver's current follower y (what the paper plots), the leader's value V_l^{pi_x,pi*(x)}(rho)
+// when the follower plays its exact regularized best response pi*(x) (the bilevel answer: what a
+// leader meets against a follower that really best-responds; Stackelberg::value_at_best_response)
+// and the follower's optimality gap V_f^{pi_x,pi*(x)}(rho) - V_f^{pi_x,pi_y}(rho), all measured
+// exactly (policy evaluation and soft value iteration on the model), averaged over the games.
 //
 // Environment steps. --gradient sampled (the paper's setting): the lower level learns from
 // rollouts (B = 16 trajectories of H = 5 steps per estimate) and the count is the solvers' own:
@@ -127,8 +130,12 @@ std::vector<long> checkpoints(const Config& c, Method m) {
 struct Results {
   std::vector<long> iterations[kMethodCount];   // checkpoint iteration counts
   std::vector<long> env_steps[kMethodCount];    // environment steps at the checkpoints
-  experiment::Curve leader[kMethodCount], gap[kMethodCount];
+  // Leader's value with the current follower y, and at the follower's exact best response pi*(x).
+  experiment::Curve leader[kMethodCount], leader_best_response[kMethodCount], gap[kMethodCount];
   double seconds[kMethodCount] = {};
+  // Certificates of pi*(x): the largest certified follower gap, and checkpoints above tolerance.
+  double worst_certificate = 0;
+  long not_converged = 0;
 };
 
 template <int S>
@@ -180,6 +187,11 @@ class Runner {
     Real leader(0), gap(0);
     if (!check(game_->leader_value(x, pi_y, *model_, *ws_, *eval_, leader), "leader value")) return false;
     if (!check(game_->follower_gap(x, pi_y, *model_, *ws_, *eval_, optimum, gap), "follower gap")) return false;
+    pbrl::BestResponseValue<Real> honest;
+    if (!check(game_->value_at_best_response(x, *best_response_, honest), "leader value at the best response"))
+      return false;
+    results_.worst_certificate = std::max(results_.worst_certificate, static_cast<double>(honest.lower_level_gap));
+    if (!honest.converged) ++results_.not_converged;
     auto& its = results_.iterations[mi];
     auto& env = results_.env_steps[mi];
     if (its.size() <= j) {
@@ -190,6 +202,7 @@ class Runner {
       return false;
     }
     results_.leader[mi].add(j, leader);
+    results_.leader_best_response[mi].add(j, honest.value);
     results_.gap[mi].add(j, gap);
     return true;
   }
@@ -213,6 +226,7 @@ class Runner {
     s.seed = seed;
     if (!check(solver_->init(*game_, s, Params::Zero(), Matrix::Zero()), "PBRL init")) return false;
     optimum_->value.setZero();
+    best_response_->optimum.value.setZero();
     const long per = steps_per_iteration(m);
     const std::vector<long> ks = checkpoints(c_, m);
     long k = 0;
@@ -244,6 +258,7 @@ class Runner {
     s.seed = seed;
     if (!check(baseline_->init(*game_, s, Params::Zero(), Matrix::Zero()), "independent PG init")) return false;
     optimum_->value.setZero();
+    best_response_->optimum.value.setZero();
     const long per = steps_per_iteration(Method::independent_pg);
     const std::vector<long> ks = checkpoints(c_, Method::independent_pg);
     long k = 0;
@@ -275,12 +290,15 @@ class Runner {
       std::make_unique<pbrl::EvaluationWorkspace<Real, S, pbrl::EvaluationMethod::direct>>();
   std::unique_ptr<pbrl::Evaluation<Real, S, AF>> eval_ = std::make_unique<pbrl::Evaluation<Real, S, AF>>();
   std::unique_ptr<typename Game::FollowerOptimum> optimum_ = std::make_unique<typename Game::FollowerOptimum>();
+  // The honest metric's own M(x), soft value iteration and evaluations (default settings).
+  std::unique_ptr<typename Game::BilevelValueWorkspace> best_response_ =
+      std::make_unique<typename Game::BilevelValueWorkspace>();
   std::unique_ptr<Matrix> pi_ = std::make_unique<Matrix>();
 };
 
 // The settings block, written as the CSV's comment header and printed with the results.
 std::string settings_text(const Config& c) {
-  char b[4096];
+  char b[6144];
   const long bh = static_cast<long>(cfg::kBatch) * settings::kHorizon;
   std::snprintf(
       b, sizeof b,
@@ -302,6 +320,10 @@ std::string settings_text(const Config& c) {
       "budget: %ld environment steps per run (%s); %ld checkpoints\n"
       "metrics (exact, model-based): leader value V_l^{pi_x,pi_y}(rho); follower gap "
       "V_f^{pi_x,pi*(x)}(rho) - V_f^{pi_x,pi_y}(rho) (soft value iteration)\n"
+      "leader value, two of them: leader_value_current_follower = V_l^{pi_x,pi_y}(rho) with the solver's current "
+      "follower y (the paper's Figure 1 plots this one); leader_value_best_response = V_l^{pi_x,pi*(x)}(rho) with "
+      "the follower's exact regularized best response on M(x) (soft value iteration, certified follower gap "
+      "<= %.1e), what the leader gets against a follower that really best-responds\n"
       "mean and standard error of the mean over games\n",
       c.games, c.quick ? "--quick" : "paper: 10", c.seed, c.games - 1, c.states,
       c.states == cfg::kStates ? "paper" : "--quick, choice", AL, AF, cfg::kRewardSparsity, settings::kDiscount,
@@ -312,7 +334,8 @@ std::string settings_text(const Config& c) {
       settings::kHorizon, cfg::kBatch, (cfg::kValueInner + 2) * bh, (cfg::kBellmanInner + 2) * bh, bh,
       c.sampled ? "x axis: environment steps counted by the solvers\n"
                 : "x axis: environment steps the same iterations would take in sampled mode (none are taken)\n",
-      c.budget, c.quick ? "--quick, choice" : "choice", c.points);
+      c.budget, c.quick ? "--quick, choice" : "choice", c.points,
+      static_cast<double>(pbrl::BestResponseSettings<Real>{}.tolerance));
   return b;
 }
 
@@ -321,11 +344,14 @@ bool write_csv(const std::string& path, const Config& c, const Results& r) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return false;
   std::fprintf(f, "%s", experiment::prefixed(settings_text(c), "# ").c_str());
-  std::fprintf(f, "method,env_steps,leader_value_mean,leader_value_se,follower_gap_mean,follower_gap_se\n");
+  std::fprintf(f,
+               "method,env_steps,leader_value_current_follower_mean,leader_value_current_follower_se,"
+               "leader_value_best_response_mean,leader_value_best_response_se,follower_gap_mean,follower_gap_se\n");
   for (int mi = 0; mi < kMethodCount; ++mi)
     for (std::size_t j = 0; j < r.env_steps[mi].size(); ++j)
-      std::fprintf(f, "%s,%ld,%.10g,%.6g,%.10g,%.6g\n", name(kMethods[mi]), r.env_steps[mi][j], r.leader[mi].mean(j),
-                   r.leader[mi].stderr_of_mean(j), r.gap[mi].mean(j), r.gap[mi].stderr_of_mean(j));
+      std::fprintf(f, "%s,%ld,%.10g,%.6g,%.10g,%.6g,%.10g,%.6g\n", name(kMethods[mi]), r.env_steps[mi][j],
+                   r.leader[mi].mean(j), r.leader[mi].stderr_of_mean(j), r.leader_best_response[mi].mean(j),
+                   r.leader_best_response[mi].stderr_of_mean(j), r.gap[mi].mean(j), r.gap[mi].stderr_of_mean(j));
   return std::fclose(f) == 0;
 }
 
@@ -348,14 +374,15 @@ bool write_plot(const std::string& png, const std::string& csv, const Config& c)
   char head[512];
   std::snprintf(head, sizeof head,
                 "set datafile separator ','\nset grid\nset key below horizontal maxcols 3 samplen 2 reverse Left width -1\n"
-                "set multiplot layout 1,2 title 'Stackelberg Markov game, %d states, %ld games, %s gradients "
+                "set multiplot layout 1,3 title 'Stackelberg Markov game, %d states, %ld games, %s gradients "
                 "(mean +- standard error)'\n",
                 c.states, c.games, c.sampled ? "sampled" : "exact");
   std::string script = head;
-  script += panel(3, "V_l(rho)", "leader value V_l^{pi_x,pi_y}(rho)");
-  script += panel(5, "gap", "follower gap V_f^{pi_x,pi*(x)}(rho) - V_f^{pi_x,pi_y}(rho)");
+  script += panel(3, "V_l(rho)", "leader value, current follower y: V_l^{pi_x,pi_y}(rho) (paper)");
+  script += panel(5, "V_l(rho)", "leader value, follower best-responds: V_l^{pi_x,pi*(x)}(rho)");
+  script += panel(7, "gap", "follower gap V_f^{pi_x,pi*(x)}(rho) - V_f^{pi_x,pi_y}(rho)");
   script += "unset multiplot\n";
-  return experiment::plot(png, script);
+  return experiment::plot(png, script, 1800);
 }
 
 template <int S>
@@ -380,37 +407,51 @@ int run(Config c) {
   const bool plotted = write_plot(png, csv, c);
 
   std::printf("%s", experiment::prefixed(settings_text(c), "  ").c_str());
-  std::printf("\n%-30s %9s %10s %9s %20s %20s %20s %8s\n", "method", "iters", "env steps", "wall s",
-              "V_l start", "V_l end", "gap end", "");
+  std::printf("\n%-30s %9s %10s %9s %20s %20s %20s %20s\n", "method", "iters", "env steps", "wall s",
+              "V_l(y) start", "V_l(y) end", "V_l(pi*) end", "gap end");
   for (int mi = 0; mi < kMethodCount; ++mi) {
     const std::size_t last = results.env_steps[mi].size() - 1;
     const auto& L = results.leader[mi];
+    const auto& B = results.leader_best_response[mi];
     const auto& G = results.gap[mi];
-    std::printf("%-30s %9ld %10ld %9.1f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f\n", label(kMethods[mi]),
-                results.iterations[mi][last], results.env_steps[mi][last], results.seconds[mi], L.mean(0),
-                L.stderr_of_mean(0), L.mean(last), L.stderr_of_mean(last), G.mean(last), G.stderr_of_mean(last));
+    std::printf("%-30s %9ld %10ld %9.1f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f\n",
+                label(kMethods[mi]), results.iterations[mi][last], results.env_steps[mi][last], results.seconds[mi],
+                L.mean(0), L.stderr_of_mean(0), L.mean(last), L.stderr_of_mean(last), B.mean(last),
+                B.stderr_of_mean(last), G.mean(last), G.stderr_of_mean(last));
   }
-  std::printf("(follower gap at the start: %.5f; +- is the standard error over %ld games)\n", results.gap[0].mean(0),
-              c.games);
+  std::printf("(V_l(y): leader value with the current follower y, the paper's metric; V_l(pi*): with the follower's\n"
+              " exact best response pi*(x), %.5f at the start; follower gap at the start: %.5f; +- is the standard\n"
+              " error over %ld games)\n",
+              results.leader_best_response[0].mean(0), results.gap[0].mean(0), c.games);
+  std::printf("(best responses certified: largest certified follower gap %.2e; %ld checkpoint(s) above the tolerance)\n",
+              results.worst_certificate, results.not_converged);
   std::printf("wrote %s%s%s (%.1f s)\n", csv.c_str(), plotted ? " and " : "", plotted ? png.c_str() : "", seconds);
   for (int mi = 0; mi < kMethodCount; ++mi) {
     const std::size_t last = results.env_steps[mi].size() - 1;
-    std::printf("summary,figure1,%s,leader_value_start,%.6f\n", name(kMethods[mi]), results.leader[mi].mean(0));
-    std::printf("summary,figure1,%s,leader_value_end,%.6f\n", name(kMethods[mi]), results.leader[mi].mean(last));
+    std::printf("summary,figure1,%s,leader_value_current_follower_start,%.6f\n", name(kMethods[mi]),
+                results.leader[mi].mean(0));
+    std::printf("summary,figure1,%s,leader_value_current_follower_end,%.6f\n", name(kMethods[mi]),
+                results.leader[mi].mean(last));
+    std::printf("summary,figure1,%s,leader_value_best_response_start,%.6f\n", name(kMethods[mi]),
+                results.leader_best_response[mi].mean(0));
+    std::printf("summary,figure1,%s,leader_value_best_response_end,%.6f\n", name(kMethods[mi]),
+                results.leader_best_response[mi].mean(last));
     std::printf("summary,figure1,%s,follower_gap_end,%.6f\n", name(kMethods[mi]), results.gap[mi].mean(last));
   }
   return 0;
 }
 
 std::string usage() {
-  char b[3072];
+  char b[4096];
   const long bh = static_cast<long>(cfg::kBatch) * settings::kHorizon;
   std::snprintf(
       b, sizeof b,
       "usage: stackelberg_experiment [options]\n"
       "The paper's Figure 1: leader value and follower optimality gap against environment steps for\n"
       "PBRL-value (lambda %g, T %d), PBRL-Bellman (lambda %g, T %d) and independent policy gradient on\n"
-      "random Stackelberg Markov games (settings in examples/experiment_settings.hpp).\n\n"
+      "random Stackelberg Markov games (settings in examples/experiment_settings.hpp). The leader's value\n"
+      "is reported twice: with the solver's current follower y (the paper's metric) and with the\n"
+      "follower's exact regularized best response pi*(x) (the bilevel answer).\n\n"
       "  --gradient exact|sampled  sampled (default): the lower level learns from Monte-Carlo rollouts\n"
       "                            (B = %d, H = %d); the x axis is the solvers' own environment-step\n"
       "                            count. exact: model-based gradients; the x axis counts the steps the\n"

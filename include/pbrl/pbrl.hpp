@@ -20,6 +20,7 @@
 #include "pbrl/game.hpp"
 #include "pbrl/penalty/nikaido_isoda.hpp"
 #include "pbrl/solver/pbrl_zero_sum.hpp"
+#include "pbrl/bilevel_value.hpp"
 #include "pbrl/sampling/game_estimators.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/baselines/meta_gradient.hpp"

@@ -12,6 +12,7 @@
 // J^T(w, v)(s,a) = w(s,a) c_x sigmoid'(x(s,a)): x enters the reward only (kRewardOnly).
 // The designer uses the agents' discount and initial distribution.
 
+#include "pbrl/bilevel_value.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/game.hpp"
 #include "pbrl/problem.hpp"
@@ -52,6 +53,21 @@ class IncentiveDesign {
     const Scalar* designer_cost = nullptr;        // c(s); nullptr: no cost (the paper's experiment)
     Scalar incentive_scale = Scalar(0.2);         // c_x
     Box<Scalar> incentive{Scalar(-5), Scalar(5)}; // box on x
+  };
+
+  // Caller storage of value_at_best_response (bilevel_value.hpp).
+  struct BilevelValueWorkspace {
+    BestResponseSettings<Scalar> settings{};
+    Model model;                                 // r_x, then upper()'s scratch
+    // After a success: the regularized NE of M(x) in nash.pi1, nash.pi2 (and nash.value, the
+    // game's value), warm start of the next call; equilibrium its certificate.
+    NashWorkspace<Scalar, S, A1, A2> nash{};
+    NashResult<Scalar> equilibrium{};
+    EvaluationWorkspace<Scalar, S, EvaluationMethod::direct> evaluation_workspace;
+    Evaluation<Scalar, S, A1 * A2> evaluation{};  // the designer's evaluation of the NE
+    Params grad_x;                                // upper()'s gradients (not used)
+    Matrix1 grad_pi1;
+    Matrix2 grad_pi2;
   };
 
   // Validates all data; on error the problem stays as it was.
@@ -151,6 +167,35 @@ class IncentiveDesign {
           grad_pi2(s, a2) -= scratch.occupancy(s) * pi1(s, a1) * q;
         }
     }
+    return Status::ok;
+  }
+
+  // The bilevel answer: the designer's reward -f(pi_NE(x)) = V_id^{pi_NE}(rho) at the exact
+  // regularized Nash equilibrium of M_tau(x) (regularized_nash_equilibrium, warm-started from
+  // ws.nash), not at the agents' current policies. out.lower_level_gap = psi + the bound on its
+  // computation error (ws.equilibrium has both), out.converged = it <= ws.settings.tolerance,
+  // out.iterations = Shapley sweeps. On error out is unchanged (ws is scratch; the equilibrium in
+  // ws.nash changes only when regularized_nash_equilibrium succeeds). Work:
+  // regularized_nash_equilibrium's, and one S x S LU.
+  Status value_at_best_response(const Params& x, BilevelValueWorkspace& ws, BestResponseValue<Scalar>& out) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    if (Status st = validate(ws.settings); st != Status::ok) return st;
+    GameType game;
+    if (Status st = build(x, ws.model, game); st != Status::ok) return st;
+    NashResult<Scalar> equilibrium;
+    if (Status st = regularized_nash_equilibrium(game, ws.settings, ws.nash, equilibrium); st != Status::ok)
+      return st;
+    ws.equilibrium = equilibrium;
+    Scalar f(0);
+    if (Status st = upper(x, ws.nash.pi1, ws.nash.pi2, ws.model, ws.evaluation_workspace, ws.evaluation, f,
+                          ws.grad_x, ws.grad_pi1, ws.grad_pi2);
+        st != Status::ok)
+      return st;
+    const Scalar gap = equilibrium.nikaido_isoda + equilibrium.nikaido_isoda_error;
+    out.value = -f;
+    out.lower_level_gap = gap;
+    out.iterations = equilibrium.sweeps;
+    out.converged = equilibrium.converged;
     return Status::ok;
   }
 

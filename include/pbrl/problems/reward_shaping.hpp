@@ -8,6 +8,7 @@
 // J^T(w, v) = w (flattened): the shaping enters the reward linearly and P does not depend on x;
 // per sample (sampled mode), grad_x r_x(s,a) = e_{(s,a)}.
 
+#include "pbrl/bilevel_value.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/problem.hpp"
 
@@ -36,6 +37,14 @@ class RewardShaping {
     Regularizer<Scalar, S, A> lower{};   // tau*h of the shaped MDP (the learner)
     Regularizer<Scalar, S, A> upper{};   // tau_f*h of the task in f
     Box<Scalar> shaping{Scalar(-1), Scalar(1)};
+  };
+
+  // Caller storage of value_at_best_response (bilevel_value.hpp).
+  struct BilevelValueWorkspace {
+    BestResponseSettings<Scalar> settings{};
+    Model model;                                // r + x
+    RegularizedOptimum<Scalar, S, A> optimum{};  // after a success: pi*(x) in optimum.pi; warm start
+    Evaluation<Scalar, S, A> task_evaluation{};  // after a success: pi*(x) on the task
   };
 
   // Validates all data; on error the problem stays as it was.
@@ -91,6 +100,25 @@ class RewardShaping {
     grad_x.setZero();
     policy_gradient(task_, pi, scratch, grad_pi);
     grad_pi = -grad_pi;
+    return Status::ok;
+  }
+
+  // The bilevel answer: the task's value V^{pi*(x)}_task(rho) = -f(x, pi*(x)) of the learner's
+  // exact regularized optimum pi*(x) on M_tau(x) (soft value iteration, regularized_best_response),
+  // not of the solver's current y. out.lower_level_gap certifies pi*(x) (optimality_gap_bound),
+  // out.converged = it <= ws.settings.tolerance, out.iterations = sweeps. On error out is unchanged
+  // (ws is scratch; optimum.value changes only on success). Work: at most settings.max_iterations
+  // sweeps of O(S*A*S), two S x S LU factorizations.
+  Status value_at_best_response(const Params& x, BilevelValueWorkspace& ws, BestResponseValue<Scalar>& out) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    MdpType shaped;
+    if (Status st = build(x, ws.model, shaped); st != Status::ok) return st;
+    BestResponseValue<Scalar> lower;
+    if (Status st = regularized_best_response(shaped, ws.settings, ws.optimum, lower); st != Status::ok) return st;
+    if (Status st = evaluate(task_, ws.optimum.pi, ws.optimum.workspace, ws.task_evaluation); st != Status::ok)
+      return st;
+    out = lower;
+    out.value = ws.task_evaluation.value_rho;
     return Status::ok;
   }
 

@@ -35,6 +35,7 @@
 // the Bellman term grad_x g starts with a_0 ~ pi_y and follows pi-hat from t = 1 on, which is what
 // penalty/bellman.hpp's occupancy_from_start computes).
 
+#include "pbrl/bilevel_value.hpp"
 #include "pbrl/config.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/mdp.hpp"
@@ -448,6 +449,14 @@ class RlhfProblem {
     const Buffer* preferences = nullptr; // caller-owned; read at every upper() call
   };
 
+  // Caller storage of value_at_best_response (bilevel_value.hpp).
+  struct BilevelValueWorkspace {
+    BestResponseSettings<Scalar> settings{};
+    Model model;                                // r_x = x
+    RegularizedOptimum<Scalar, S, A> optimum{};  // after a success: pi*(x) in optimum.pi; warm start
+    Evaluation<Scalar, S, A> task_evaluation{};  // after a success: pi*(x) on the task
+  };
+
   // Validates all data; on error the problem stays as it was.
   Status init(const Data& data) {
     check_sizes<S, A>();
@@ -520,6 +529,29 @@ class RlhfProblem {
                Evaluation<Scalar, S, A>& /*scratch*/, Scalar& f, Params& grad_x, Matrix& grad_pi) const {
     if (Status st = loss(x, f, grad_x); st != Status::ok) return st;
     grad_pi.setZero();
+    return Status::ok;
+  }
+
+  // The bilevel answer: the true return V^{pi*(x)}_task(rho) of the learner's exact regularized
+  // optimum pi*(x) on M_tau(x) (soft value iteration, regularized_best_response), not of the
+  // solver's current y. `task` is the task as scored, usually {r_true, P, rho, gamma, tau = 0}
+  // (the hidden reward the problem never sees); it is validated in full. out.lower_level_gap
+  // certifies pi*(x) on M_tau(x) (optimality_gap_bound), out.converged = it <=
+  // ws.settings.tolerance, out.iterations = sweeps. On error out is unchanged (ws is scratch;
+  // optimum.value changes only on success). Work: at most settings.max_iterations sweeps of
+  // O(S*A*S), two S x S LU factorizations.
+  Status value_at_best_response(const Params& x, const MdpType& task, BilevelValueWorkspace& ws,
+                                BestResponseValue<Scalar>& out) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    if (Status st = validate(task); st != Status::ok) return st;
+    MdpType learner;
+    if (Status st = build(x, ws.model, learner); st != Status::ok) return st;
+    BestResponseValue<Scalar> lower;
+    if (Status st = regularized_best_response(learner, ws.settings, ws.optimum, lower); st != Status::ok) return st;
+    if (Status st = evaluate(task, ws.optimum.pi, ws.optimum.workspace, ws.task_evaluation); st != Status::ok)
+      return st;
+    out = lower;
+    out.value = ws.task_evaluation.value_rho;
     return Status::ok;
   }
 

@@ -42,6 +42,7 @@
 // S*A_f*S + 3*S*A_f + S*A_l scalars; no function frame holds more than a few rows of A_l or
 // A_f numbers.
 
+#include "pbrl/bilevel_value.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/oracle/soft_value_iteration.hpp"
 #include "pbrl/policy.hpp"
@@ -95,6 +96,18 @@ class Stackelberg {
     StateVector<Scalar, S> next = StateVector<Scalar, S>::Zero();     // scratch
     Matrix q = Matrix::Zero(), log_pi = Matrix::Zero(), pi = Matrix::Zero();
     SoftValueIterationResult<Scalar> result{};
+  };
+
+  // Caller storage of value_at_best_response (bilevel_value.hpp): about S*AF*S + S*S + 8*S*AF +
+  // S*AL scalars, mostly M(x); a member, a static or the heap at the paper's size, not a local.
+  struct BilevelValueWorkspace {
+    BestResponseSettings<Scalar> settings{};
+    Model model;                                  // M(x), then r'_x (the leader's reward)
+    EvaluationWorkspace<Scalar, S, EvaluationMethod::direct> evaluation_workspace;
+    Evaluation<Scalar, S, AF> evaluation{};       // after a success: V_l of (pi_x, pi*(x)), joint occupancy
+    // Soft value iteration on M(x); after a success optimum.pi = pi*(x) and optimum.value = V*
+    // (the next call's warm start). Its max_iterations and tolerance are set from settings.
+    FollowerOptimum optimum{};
   };
 
   // Validates all data; on error the problem stays as it was.
@@ -282,6 +295,37 @@ class Stackelberg {
     if (Status st = optimal_value(mdp, opt, optimal); st != Status::ok) return st;
     if (Status st = evaluate(mdp, pi_y, ws, eval); st != Status::ok) return st;
     gap = optimal - eval.value_rho;
+    return Status::ok;
+  }
+
+  // The bilevel answer: the leader's value V_l^{pi_x,pi*(x)}(rho) = -f(x, pi*(x)) when the
+  // follower plays its exact regularized best response pi*(x) on M(x) (the soft-greedy policy of
+  // the converged soft Q, by optimal_value), not the solver's current y. out.lower_level_gap
+  // certifies pi*(x): max_s V*(s) - V^{pi*}(s) on M(x) is at most it (optimality_gap_bound);
+  // out.converged = it <= ws.settings.tolerance; out.iterations = soft value-iteration sweeps.
+  // On error out is unchanged (ws is scratch; optimum.value changes only on success).
+  // Work: at most settings.max_iterations sweeps of O(S*AF*S), building M(x) (O(S*AL*AF*S)), two
+  // S x S LU factorizations.
+  Status value_at_best_response(const Params& x, BilevelValueWorkspace& ws, BestResponseValue<Scalar>& out) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    if (Status st = validate(ws.settings); st != Status::ok) return st;
+    if (!ws.optimum.value.allFinite()) return Status::not_finite;
+    MdpType mdp;
+    if (Status st = build(x, ws.model, mdp); st != Status::ok) return st;
+    ws.optimum.max_iterations = static_cast<int>(ws.settings.max_iterations);
+    ws.optimum.tolerance = detail::soft_sweep_tolerance(mdp, ws.settings.tolerance);
+    Scalar optimal(0), gap(0);
+    if (Status st = optimal_value(mdp, ws.optimum, optimal); st != Status::ok) return st;
+    if (Status st = detail::evaluate_and_bound(mdp, ws.optimum.pi, ws.evaluation_workspace, ws.evaluation, gap);
+        st != Status::ok)
+      return st;
+    if (Status st = evaluate_leader(x, ws.optimum.pi, ws.model, ws.evaluation_workspace, ws.evaluation);
+        st != Status::ok)
+      return st;
+    out.value = ws.evaluation.value_rho;
+    out.lower_level_gap = gap;
+    out.iterations = ws.optimum.result.iterations;
+    out.converged = gap <= ws.settings.tolerance;
     return Status::ok;
   }
 
