@@ -4,14 +4,21 @@
 // PNG. The experiments' numbers (sizes, learning rates, lambda, ...) live in
 // experiment_settings.hpp.
 
+#include "pbrl/solver/settings.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <atomic>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -101,6 +108,25 @@ class Options {
     return fallback;
   }
 
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+
+  // The value if given: an integer >= min (at most kMaxInnerSteps-sized counts are the caller's).
+  std::optional<long> optional_integer(const std::string& name, long min) {
+    if (!has(name)) {
+      used_[name] = true;
+      return std::nullopt;
+    }
+    return integer(name, min, min);
+  }
+  // The value if given: a number >= min (> min when `inclusive` is false).
+  std::optional<double> optional_real(const std::string& name, double min, bool inclusive = true) {
+    used_[name] = true;
+    if (!has(name)) return std::nullopt;
+    const double v = real(name, min);
+    if (inclusive ? v < min : !(v > min)) error_ = "--" + name + " needs a number " + (inclusive ? ">= " : "> ") + std::to_string(min);
+    return v;
+  }
+
   bool flag(const std::string& name) {
     used_[name] = true;
     return values_.count(name) > 0;
@@ -140,44 +166,181 @@ struct Curve {
 };
 
 // Progress on stderr, at most one line a second plus the last one: long runs show they move.
+// add() may be called from several threads (--jobs).
 class Progress {
  public:
   Progress(std::string what, long total, bool quiet)
       : what_(std::move(what)), total_(total), quiet_(quiet), start_(Clock::now()), last_(start_) {}
-  void update(long done) {
+  void add(long n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ += n;
     if (quiet_) return;
     const auto now = Clock::now();
-    if (done < total_ && now - last_ < std::chrono::seconds(1)) return;
+    if (done_ < total_ && now - last_ < std::chrono::seconds(1)) return;
     last_ = now;
     const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double eta = done > 0 ? elapsed * static_cast<double>(total_ - done) / static_cast<double>(done) : 0;
-    std::fprintf(stderr, "\r%s: %ld/%ld (%3.0f%%)  %.0f s elapsed, ~%.0f s left   ", what_.c_str(), done, total_,
-                 100.0 * static_cast<double>(done) / static_cast<double>(total_ > 0 ? total_ : 1), elapsed, eta);
-    if (done >= total_) std::fprintf(stderr, "\n");
+    const double eta = done_ > 0 ? elapsed * static_cast<double>(total_ - done_) / static_cast<double>(done_) : 0;
+    std::fprintf(stderr, "\r%s: %ld/%ld (%3.0f%%)  %.0f s elapsed, ~%.0f s left   ", what_.c_str(), done_, total_,
+                 100.0 * static_cast<double>(done_) / static_cast<double>(total_ > 0 ? total_ : 1), elapsed,
+                 eta > 0 ? eta : 0.0);
+    if (done_ >= total_) std::fprintf(stderr, "\n");
     std::fflush(stderr);
   }
+  // Single-threaded callers: `done` so far.
+  void update(long done) { add(done - done_); }
   double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
  private:
   using Clock = std::chrono::steady_clock;
   std::string what_;
   long total_;
+  long done_ = 0;
   bool quiet_;
   Clock::time_point start_, last_;
+  std::mutex mutex_;
 };
 
-// Iteration counts at the checkpoints of a run with an environment-step budget: the first
-// iterate at or past budget * j / (points - 1) steps (duplicates dropped), for a method that
-// takes `per_iteration` steps an iteration; the last one has used at least the budget.
+// Runs work(i) for i = 0..count-1 on `jobs` threads; false if any call returned false (the others
+// still finish). Each call must touch only its own data: the results are merged in index order
+// afterwards, so they do not depend on the number of jobs.
+inline bool parallel_for(long count, long jobs, const std::function<bool(long)>& work) {
+  std::atomic<long> next{0};
+  std::atomic<bool> ok{true};
+  auto worker = [&] {
+    for (long i; (i = next.fetch_add(1)) < count;)
+      if (!work(i)) ok = false;
+  };
+  std::vector<std::thread> threads;
+  for (long t = 1; t < std::min(jobs, count); ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  return ok;
+}
+
+// The hyperparameters of the penalty methods, set at run time; an option not given keeps each
+// method's default (the paper's settings, examples/experiment_settings.hpp). apply() writes the
+// given ones into a solver's PenaltySolverSettings; describe() prints what a method used.
+struct Hyperparameters {
+  std::optional<double> lambda, lambda_final, oracle_step, step, gap_tolerance, lambda_max;
+  std::optional<double> lambda_stall;
+  std::optional<long> lambda_ramp, inner_steps, inner_steps_max, iterations, lambda_patience;
+  std::optional<std::string> oracle;  // "pg" or "pmd"
+
+  static const char* usage() {
+    return "  --lambda L                penalty constant of the PBRL methods (each method's paper value)\n"
+           "  --lambda-final L          fixed mode: lambda ramps linearly from --lambda to L ...\n"
+           "  --lambda-ramp K           ... over K iterations (default 0: lambda is --lambda throughout)\n"
+           "  --inner-steps T           oracle steps per iteration (tolerance mode: the least number)\n"
+           "  --oracle pg|pmd           PBRL's oracle: policy gradient (paper) or policy mirror descent\n"
+           "                            (exact mode only)\n"
+           "  --oracle-step ETA         the oracle's step size\n"
+           "  --step ALPHA              learning rate of x and y, every method\n"
+           "  --iterations N            every method runs N outer iterations (instead of --budget)\n"
+           "  --gap-tolerance EPS       tolerance mode: lambda grows and the oracle runs longer until the\n"
+           "                            lower-level gap is below EPS (solver/settings.hpp)\n"
+           "  --lambda-max L            tolerance mode: cap of lambda (default 1000)\n"
+           "  --inner-steps-max T       tolerance mode: cap of the oracle steps per iteration (default 100)\n";
+  }
+
+  // Reads the options; the caller's Options::finish() reports a bad value.
+  void read(Options& opt) {
+    lambda = opt.optional_real("lambda", 0);
+    lambda_final = opt.optional_real("lambda-final", 0);
+    lambda_ramp = opt.optional_integer("lambda-ramp", 0);
+    inner_steps = opt.optional_integer("inner-steps", 0);
+    oracle_step = opt.optional_real("oracle-step", 0, false);
+    step = opt.optional_real("step", 0, false);
+    iterations = opt.optional_integer("iterations", 1);
+    gap_tolerance = opt.optional_real("gap-tolerance", 0, false);
+    lambda_max = opt.optional_real("lambda-max", 0, false);
+    inner_steps_max = opt.optional_integer("inner-steps-max", 1);
+    lambda_patience = opt.optional_integer("lambda-patience", 1);
+    lambda_stall = opt.optional_real("lambda-stall", 0);
+    if (opt.has("oracle")) oracle = opt.choice("oracle", "pg", {"pg", "pmd"});
+  }
+
+  bool tolerance() const { return gap_tolerance.has_value() && *gap_tolerance > 0; }
+
+  // The given options, written into `s` (PenaltySolverSettings); the y step is the caller's.
+  template <class Settings, class Scalar = decltype(Settings{}.step_x)>
+  void apply(Settings& s) const {
+    if (lambda) s.penalty_start = s.penalty_final = Scalar(*lambda);
+    if (lambda_final) s.penalty_final = Scalar(*lambda_final);
+    if (lambda_ramp) s.penalty_ramp = static_cast<int>(*lambda_ramp);
+    if (inner_steps) s.inner_steps = static_cast<int>(*inner_steps);
+    if (oracle) s.oracle = *oracle == "pmd" ? pbrl::OracleKind::policy_mirror_descent : pbrl::OracleKind::policy_gradient;
+    if (oracle_step) s.oracle_step = Scalar(*oracle_step);
+    if (step) s.step_x = Scalar(*step);
+    if (gap_tolerance) s.gap_tolerance = Scalar(*gap_tolerance);
+    if (lambda_max) s.penalty_max = Scalar(*lambda_max);
+    if (inner_steps_max) s.inner_steps_max = static_cast<int>(*inner_steps_max);
+    if (lambda_patience) s.penalty_patience = static_cast<int>(*lambda_patience);
+    if (lambda_stall) s.penalty_stall = Scalar(*lambda_stall);
+    if (s.tolerance_mode() && s.inner_steps_max < s.inner_steps) s.inner_steps_max = s.inner_steps;
+  }
+};
+
+// One line with every value of a penalty solver's settings that a run used.
+template <class Settings>
+std::string describe(const Settings& s) {
+  char b[768];
+  const char* oracle = s.oracle == pbrl::OracleKind::policy_mirror_descent ? "policy mirror descent"
+                       : s.oracle == pbrl::OracleKind::policy_gradient      ? "policy gradient"
+                                                                            : "soft value iteration";
+  if (s.tolerance_mode())
+    std::snprintf(b, sizeof b,
+                  "tolerance mode: gap tolerance %g; lambda from %g, x%g after %d steps above it, at most %g; "
+                  "oracle %s, step %g, %d to %d steps, to %g of the tolerance; step_x %g scaled by "
+                  "1/(1 + step_x lambda L_p), L_p %g",
+                  double(s.gap_tolerance), double(s.penalty_start), double(s.penalty_growth), s.penalty_patience,
+                  double(s.penalty_max), oracle, double(s.oracle_step), s.inner_steps, s.inner_steps_max,
+                  double(s.oracle_gap_fraction), double(s.step_x), double(s.penalty_smoothness));
+  else if (s.penalty_ramp > 0)
+    std::snprintf(b, sizeof b, "lambda %g -> %g over %d iterations, T %d; oracle %s, step %g; step_x %g",
+                  double(s.penalty_start), double(s.penalty_final), s.penalty_ramp, s.inner_steps, oracle,
+                  double(s.oracle_step), double(s.step_x));
+  else
+    std::snprintf(b, sizeof b, "lambda %g, T %d; oracle %s, step %g; step_x %g", double(s.penalty_final),
+                  s.inner_steps, oracle, double(s.oracle_step), double(s.step_x));
+  return b;
+}
+
+// Checkpoint positions on a run's cost axis (environment steps, or iterations with --iterations):
+// total * j / (points - 1), j = 0..points-1. A method records its metrics at the first iterate whose
+// cost reaches a position, so with a varying cost per iteration (tolerance mode) every game still
+// has the same checkpoints.
+inline std::vector<long> checkpoint_targets(long total, long points) {
+  std::vector<long> t;
+  for (long j = 0; j < points; ++j)
+    t.push_back(points > 1 ? static_cast<long>((static_cast<long double>(total) * j) / (points - 1)) : total);
+  return t;
+}
+
+// Iteration counts at the checkpoints of a run with an environment-step budget, for a method that
+// takes `per_iteration` steps an iteration (duplicates dropped).
 inline std::vector<long> checkpoint_iterations(long budget, long points, long per_iteration) {
   std::vector<long> ks;
-  for (long j = 0; j < points; ++j) {
-    const long target =
-        points > 1 ? static_cast<long>((static_cast<long double>(budget) * j) / (points - 1)) : budget;
+  for (long target : checkpoint_targets(budget, points)) {
     const long k = (target + per_iteration - 1) / per_iteration;
     if (ks.empty() || k > ks.back()) ks.push_back(k);
   }
   return ks;
+}
+
+// "2,5,10" -> {2, 5, 10}; empty on a malformed list or a value <= 0.
+inline std::vector<double> parse_positive_list(const std::string& text) {
+  std::vector<double> v;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    char* stop = nullptr;
+    const double x = std::strtod(item.c_str(), &stop);
+    if (item.empty() || *stop != '\0' || !std::isfinite(x) || !(x > 0)) return {};
+    v.push_back(x);
+    start = end + 1;
+  }
+  return v;
 }
 
 // text with `prefix` in front of every line (the settings block as CSV comments or indented).
@@ -204,15 +367,80 @@ inline bool make_directories(const std::string& dir) {
   return true;
 }
 
+// ---- Figures: one style for all of them ----------------------------------------------------------
+// gnuplot's enhanced text (V_{l}, {/Symbol}-free UTF-8 symbols: λ, π, ε), one palette, one line width,
+// the key below the panels. Labels are written for enhanced text: '_' and '^' start sub- and
+// superscripts, so method names from the CSV never appear in labels.
+
+inline const char* color(int i) {
+  static const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+  return palette[i % 6];
+}
+
+// `text` as a gnuplot single-quoted string ('' stands for ').
+inline std::string quoted(const std::string& text) {
+  std::string q = "'";
+  for (char ch : text) q += ch == '\'' ? std::string("''") : std::string(1, ch);
+  return q + "'";
+}
+
+// A CSV row set (rows whose first column is `name`) and its legend.
+struct Series {
+  std::string name;
+  std::string label;
+};
+
+// The head of a figure of `cols` panels side by side.
+inline std::string figure_head(const std::string& title, int cols) {
+  return "set datafile separator ','\nset grid\nset autoscale xfix\nset key below horizontal maxcols 3 samplen 2 reverse Left width -1\n"
+         "set multiplot layout 1," + std::to_string(cols) + " title " + quoted(title) + "\n";
+}
+
+// One panel: each series' mean (column mean_col) as a line and mean +- one standard error (column
+// mean_col + 1) as a band, against column x_col / x_scale. yrange "" lets gnuplot choose; two
+// panels that show the same quantity get the same range so they compare by eye.
+inline std::string band_panel(const std::string& csv, const std::vector<Series>& series, int x_col, double x_scale,
+                              int mean_col, const std::string& xlabel, const std::string& ylabel,
+                              const std::string& title, const std::string& yrange = "") {
+  char xs[64];
+  std::snprintf(xs, sizeof xs, "($%d/%.17g)", x_col, x_scale);
+  std::string s = "set title " + quoted(title) + "\nset xlabel " + quoted(xlabel) + "\nset ylabel " + quoted(ylabel) + "\n";
+  s += yrange.empty() ? "set autoscale y\n" : "set yrange [" + yrange + "]\n";
+  s += "plot ";
+  const std::string m = "$" + std::to_string(mean_col), se = "$" + std::to_string(mean_col + 1);
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const std::string sel = "(strcol(1) eq '" + series[i].name + "' ? ";
+    const std::string c = color(static_cast<int>(i));
+    s += "'" + csv + "' using " + xs + ":" + sel + m + "-" + se + " : 1/0):" + sel + m + "+" + se +
+         " : 1/0) with filledcurves fc rgb '" + c + "' fs transparent solid 0.2 noborder notitle, \\\n     ";
+    s += "'" + csv + "' using " + xs + ":" + sel + m + " : 1/0) with lines lw 2 lc rgb '" + c + "' title " +
+         quoted(series[i].label);
+    s += i + 1 < series.size() ? ", \\\n     " : "\n";
+  }
+  return s;
+}
+
+// "lo:hi" covering every value of `v` with 5% margin each side (the shared y range of two panels).
+inline std::string common_range(const std::vector<double>& v) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (double x : v)
+    if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+  if (!(lo <= hi)) return "";
+  const double pad = hi > lo ? 0.05 * (hi - lo) : 0.5;
+  char b[96];
+  std::snprintf(b, sizeof b, "%.6g:%.6g", lo - pad, hi + pad);
+  return b;
+}
+
 // Writes `script` to <png>.gp and runs gnuplot on it. Returns false (and says why) when gnuplot
 // is missing or fails; the CSV is the result, the PNG a view of it. `width` in pixels: 1200 suits
 // two panels side by side.
-inline bool plot(const std::string& png, const std::string& script, int width = 1200) {
+inline bool plot(const std::string& png, const std::string& script, int width = 1200, int height = 450) {
   const std::string gp = png + ".gp";
   FILE* f = std::fopen(gp.c_str(), "w");
   if (f == nullptr) return false;
-  std::fprintf(f, "set terminal pngcairo size %d,450 noenhanced\nset output '%s'\n%s", width, png.c_str(),
-               script.c_str());
+  std::fprintf(f, "set encoding utf8\nset terminal pngcairo size %d,%d enhanced font 'sans,10'\nset output '%s'\n%s",
+               width, height, png.c_str(), script.c_str());
   std::fclose(f);
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
     std::fprintf(stderr, "gnuplot not found: wrote %s, no PNG\n", gp.c_str());
@@ -223,6 +451,99 @@ inline bool plot(const std::string& png, const std::string& script, int width = 
     std::fprintf(stderr, "gnuplot failed on %s\n", gp.c_str());
     return false;
   }
+  return true;
+}
+
+// ---- The lambda sweep (--sweep-lambda) ------------------------------------------------------------
+// Each penalty method run to the end of its budget at a fixed lambda, for every lambda of the list
+// and both gradient modes, and once in tolerance mode; one row per run, averaged over instances.
+
+struct SweepRow {
+  std::string method;    // the program's method name (CSV)
+  std::string label;     // legend (enhanced text)
+  bool sampled = false;  // gradient mode
+  bool tolerance = false;  // the tolerance-mode run (lambda adapted; `lambda` is its mean final value)
+  double lambda = 0;
+  double paper_lambda = 0;
+  double gap = 0, gap_se = 0;                     // final lower-level gap (exact), mean and standard error
+  double value = 0, value_se = 0;                 // final upper value at the exact lower-level solution
+  double value_current = 0, value_current_se = 0;  // final upper value with the solver's current y
+  double seconds = 0;                             // wall time of the run (all instances)
+};
+
+// Least-squares slope of log(gap) against log(lambda) over the fixed-lambda rows of (method,
+// gradient mode): gap ~ lambda^slope. NAN with fewer than two usable rows.
+inline double gap_slope(const std::vector<SweepRow>& rows, const std::string& method, bool sampled) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  int n = 0;
+  for (const auto& r : rows)
+    if (r.method == method && r.sampled == sampled && !r.tolerance && r.gap > 0 && r.lambda > 0) {
+      const double x = std::log(r.lambda), y = std::log(r.gap);
+      sx += x, sy += y, sxx += x * x, sxy += x * y, ++n;
+    }
+  if (n < 2 || sxx * n - sx * sx <= 0) return NAN;
+  return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+
+// Writes DIR/<base>.csv (settings as comments, one row per run) and DIR/<base>.png: the final gap
+// (log-log) and the upper value at the exact lower-level solution against lambda; solid exact,
+// dashed sampled; the tolerance runs as large dots at their final lambda; each method's paper
+// lambda as a dotted vertical line. Returns false when the CSV cannot be written.
+inline bool write_sweep(const std::string& dir, const std::string& base, const std::string& settings,
+                        const std::vector<SweepRow>& rows, const std::string& title, const std::string& gap_label,
+                        const std::string& value_label, bool& plotted) {
+  const std::string csv = dir + "/" + base + ".csv", png = dir + "/" + base + ".png";
+  FILE* f = std::fopen(csv.c_str(), "w");
+  if (f == nullptr) return false;
+  std::fprintf(f, "%s", prefixed(settings, "# ").c_str());
+  std::fprintf(f, "method,gradient,mode,lambda,paper_lambda,gap_mean,gap_se,value_exact_lower_level_mean,"
+                  "value_exact_lower_level_se,value_current_y_mean,value_current_y_se,seconds\n");
+  for (const auto& r : rows)
+    std::fprintf(f, "%s,%s,%s,%.8g,%.8g,%.10g,%.6g,%.10g,%.6g,%.10g,%.6g,%.2f\n", r.method.c_str(),
+                 r.sampled ? "sampled" : "exact", r.tolerance ? "tolerance" : "fixed", r.lambda, r.paper_lambda, r.gap,
+                 r.gap_se, r.value, r.value_se, r.value_current, r.value_current_se, r.seconds);
+  if (std::fclose(f) != 0) return false;
+
+  // The methods in order of first appearance, each with its colour and paper lambda.
+  std::vector<const SweepRow*> methods;
+  for (const auto& r : rows) {
+    bool seen = false;
+    for (const auto* m : methods) seen = seen || m->method == r.method;
+    if (!seen) methods.push_back(&r);
+  }
+  std::string marks;
+  for (std::size_t i = 0; i < methods.size(); ++i) {
+    char b[256];
+    std::snprintf(b, sizeof b, "set arrow from %.8g, graph 0 to %.8g, graph 1 nohead dt 3 lw 1.5 lc rgb '%s'\n",
+                  methods[i]->paper_lambda, methods[i]->paper_lambda, color(static_cast<int>(i)));
+    marks += b;
+  }
+  auto panel = [&](int col, const std::string& ylabel, const std::string& panel_title, bool log_y) {
+    std::string s = "set title " + quoted(panel_title) + "\nset xlabel 'penalty constant λ'\nset ylabel " +
+                    quoted(ylabel) + "\nset logscale x\n" + (log_y ? "set logscale y\n" : "unset logscale y\n") + marks + "plot ";
+    bool first = true;
+    for (std::size_t i = 0; i < methods.size(); ++i)
+      for (int sampled = 0; sampled < 2; ++sampled) {
+        const std::string mode = sampled ? "sampled" : "exact";
+        bool any = false;
+        for (const auto& r : rows) any = any || (r.method == methods[i]->method && r.sampled == bool(sampled));
+        if (!any) continue;
+        const std::string sel = "(strcol(1) eq '" + methods[i]->method + "' && strcol(2) eq '" + mode + "' && strcol(3) eq '";
+        const std::string c = color(static_cast<int>(i)), y = "$" + std::to_string(col);
+        if (!first) s += ", \\\n     ";
+        first = false;
+        s += "'" + csv + "' using 4:" + sel + "fixed' ? " + y + " : 1/0):" + std::to_string(col + 1) + " with yerrorlines lw 2 pt 7 ps 0.8 dt " +
+             (sampled ? "2" : "1") + " lc rgb '" + c + "' title " + quoted(methods[i]->label + ", " + mode) + ", \\\n     ";
+        s += "'" + csv + "' using 4:" + sel + "tolerance' ? " + y + " : 1/0) with points pt " + (sampled ? "6" : "7") +
+             " ps 2.2 lc rgb '" + c + "' title " + quoted(methods[i]->label + ", " + mode + ", tolerance mode");
+      }
+    return s + "\nunset arrow\n";
+  };
+  std::string script = figure_head(title + " (dotted: the paper's λ)", 2);
+  script += panel(6, gap_label, "final lower-level gap against λ", true);
+  script += panel(8, value_label, "final upper value at the exact lower-level solution", false);
+  script += "unset multiplot\n";
+  plotted = plot(png, script, 1400, 560);
   return true;
 }
 

@@ -19,25 +19,31 @@
 // (T + 2)*B*H per PBRL step, B*H per independent-PG step (its follower gradient is sampled, its
 // leader gradient exact, as PBRL's upper level). --gradient exact: every gradient is model-based
 // and the axis counts the environment steps the same iterations would take in sampled mode.
-// Each method runs until it has used the budget, so the methods compare at equal samples.
+// Each method runs until it has used the budget, so the methods compare at equal samples. In
+// tolerance mode (--gap-tolerance) PBRL's oracle takes T_k steps at iteration k and the count is
+// (T_k + 2)*B*H.
+//
+// The hyperparameters are options (--lambda, --inner-steps, ..., --gap-tolerance); their defaults
+// are the paper's. --sweep-lambda L1,L2,... runs the PBRL methods at each lambda in both gradient
+// modes and once in tolerance mode, and writes the final gap and values against lambda.
 //
 // Output: DIR/figure1_stackelberg.csv and DIR/figure1_stackelberg.png (gnuplot), a table and
-// `summary,figure1,<method>,<metric>,<value>` lines on stdout, progress on stderr.
+// `summary,figure1,<method>,<metric>,<value>` lines on stdout, progress on stderr; with
+// --sweep-lambda DIR/figure1_lambda_sweep.csv and .png instead.
 
 #include "pbrl/pbrl.hpp"
 
 #include "experiment.hpp"
 #include "experiment_settings.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -47,21 +53,25 @@ constexpr int AL = cfg::kLeaderActions;
 constexpr int AF = cfg::kFollowerActions;
 using Real = double;
 
+enum class Method { pbrl_value, pbrl_bellman, independent_pg };
+constexpr Method kMethods[] = {Method::pbrl_value, Method::pbrl_bellman, Method::independent_pg};
+constexpr int kMethodCount = 3;
+
 struct Config {
   int states = cfg::kStates;
   long games = cfg::kGames;
   long seed = 1;
   long budget = cfg::kBudget;
   long points = cfg::kPoints;
+  long jobs = 1;
   std::string out = "results";
   bool quiet = false;
   bool quick = false;
   bool sampled = true;
+  experiment::Hyperparameters hp;
+  bool run[kMethodCount] = {true, true, true};  // which methods run (a sweep runs the PBRL ones)
+  std::vector<double> sweep;                    // --sweep-lambda
 };
-
-enum class Method { pbrl_value, pbrl_bellman, independent_pg };
-constexpr Method kMethods[] = {Method::pbrl_value, Method::pbrl_bellman, Method::independent_pg};
-constexpr int kMethodCount = 3;
 
 const char* name(Method m) {
   switch (m) {
@@ -71,33 +81,66 @@ const char* name(Method m) {
   }
   return "?";
 }
-const char* label(Method m) {
-  switch (m) {
-    case Method::pbrl_value: return "PBRL-value (lambda 2, T 1)";
-    case Method::pbrl_bellman: return "PBRL-Bellman (lambda 7, T 10)";
-    case Method::independent_pg: return "independent PG";
-  }
-  return "?";
+
+bool is_pbrl(Method m) { return m != Method::independent_pg; }
+
+// The settings of a PBRL method: the paper's, then the command line's hyperparameters.
+pbrl::PbrlSettings<Real> pbrl_settings(const Config& c, Method m, std::uint32_t seed) {
+  const bool value = m == Method::pbrl_value;
+  pbrl::PbrlSettings<Real> s;
+  s.penalty = value ? pbrl::PenaltyKind::value : pbrl::PenaltyKind::bellman;
+  s.policy.parameterization = pbrl::Parameterization::softmax;
+  s.policy.logit_bound = Real(cfg::kLogitBound);
+  s.oracle = pbrl::OracleKind::policy_gradient;  // paper: T policy-gradient steps per iteration
+  s.oracle_policy.parameterization = pbrl::Parameterization::softmax;
+  s.oracle_policy.logit_bound = Real(cfg::kLogitBound);
+  s.inner_steps = value ? cfg::kValueInner : cfg::kBellmanInner;
+  s.oracle_step = Real(cfg::kOracleStep);
+  s.step_x = s.step_y = Real(cfg::kStep);
+  s.penalty_start = s.penalty_final = Real(value ? cfg::kValueLambda : cfg::kBellmanLambda);
+  c.hp.apply(s);
+  if (c.hp.step) s.step_y = Real(*c.hp.step);
+  s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
+  s.sampling.horizon = settings::kHorizon;
+  s.sampling.batch = cfg::kBatch;
+  s.seed = seed;
+  return s;
 }
 
-const char* short_label(Method m) {
-  switch (m) {
-    case Method::pbrl_value: return "PBRL-value";
-    case Method::pbrl_bellman: return "PBRL-Bellman";
-    case Method::independent_pg: return "independent PG";
-  }
-  return "?";
+pbrl::IndependentPgSettings<Real> baseline_settings(const Config& c, std::uint32_t seed) {
+  pbrl::IndependentPgSettings<Real> s;
+  s.step_leader = s.step_follower = Real(c.hp.step ? *c.hp.step : cfg::kStep);
+  s.follower_logit_bound = Real(cfg::kLogitBound);
+  s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
+  s.sampling.horizon = settings::kHorizon;
+  s.sampling.batch = cfg::kBatch;
+  s.seed = seed;
+  return s;
 }
 
-// Environment steps of one iteration in sampled mode (and on the exact mode's axis).
-long steps_per_iteration(Method m) {
-  const long bh = static_cast<long>(cfg::kBatch) * settings::kHorizon;
-  switch (m) {
-    case Method::pbrl_value: return (cfg::kValueInner + 2) * bh;
-    case Method::pbrl_bellman: return (cfg::kBellmanInner + 2) * bh;
-    case Method::independent_pg: return bh;
-  }
-  return bh;
+// Legend: the method with the lambda and T it used.
+std::string label(const Config& c, Method m) {
+  if (!is_pbrl(m)) return "independent PG";
+  const auto s = pbrl_settings(c, m, 1);
+  char b[160];
+  const char* what = m == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman";
+  if (s.tolerance_mode())
+    std::snprintf(b, sizeof b, "%s (tolerance ε %g, T %d-%d)", what, double(s.gap_tolerance), s.inner_steps,
+                  s.inner_steps_max);
+  else if (s.penalty_ramp > 0)
+    std::snprintf(b, sizeof b, "%s (λ %g→%g, T %d)", what, double(s.penalty_start), double(s.penalty_final),
+                  s.inner_steps);
+  else
+    std::snprintf(b, sizeof b, "%s (λ %g, T %d)", what, double(s.penalty_final), s.inner_steps);
+  return b;
+}
+
+const long kBH = static_cast<long>(cfg::kBatch) * settings::kHorizon;
+
+// Environment steps of one iteration in sampled mode (and on the exact mode's axis): PBRL's oracle
+// took `inner` steps.
+long steps_of_iteration(Method m, std::int64_t inner) {
+  return is_pbrl(m) ? (static_cast<long>(inner) + 2) * kBH : kBH;
 }
 
 // The game's arrays (on a device: flash). Heap here: 100 states are 2 MB of transitions.
@@ -121,22 +164,55 @@ std::uint32_t game_seed(const Config& c, long g) {
   return static_cast<std::uint32_t>(c.seed) * 1000u + static_cast<std::uint32_t>(g);
 }
 
-// Iteration counts at the checkpoints: the first iterate at or past budget * j / (points - 1)
-// environment steps (duplicates dropped); the last one has used at least the budget.
-std::vector<long> checkpoints(const Config& c, Method m) {
-  return experiment::checkpoint_iterations(c.budget, c.points, steps_per_iteration(m));
-}
+// One checkpoint of one run.
+struct Point {
+  long iteration = 0;
+  long env_steps = 0;
+  double leader = 0, leader_best_response = 0, gap = 0, lambda = 0;
+};
 
-struct Results {
-  std::vector<long> iterations[kMethodCount];   // checkpoint iteration counts
-  std::vector<long> env_steps[kMethodCount];    // environment steps at the checkpoints
-  // Leader's value with the current follower y, and at the follower's exact best response pi*(x).
-  experiment::Curve leader[kMethodCount], leader_best_response[kMethodCount], gap[kMethodCount];
+// One game: every method's checkpoints, wall times, the best responses' certificates.
+struct GameResult {
+  std::vector<Point> points[kMethodCount];
   double seconds[kMethodCount] = {};
-  // Certificates of pi*(x): the largest certified follower gap, and checkpoints above tolerance.
   double worst_certificate = 0;
   long not_converged = 0;
+  long tolerance_met[kMethodCount] = {};  // PBRL in tolerance mode: the last report's tolerance_met
 };
+
+// Averaged over games (merged in game order, so --jobs does not change them).
+struct Results {
+  experiment::Curve iterations[kMethodCount], env_steps[kMethodCount], leader[kMethodCount],
+      leader_best_response[kMethodCount], gap[kMethodCount], lambda[kMethodCount];
+  std::vector<double> final_gap[kMethodCount];  // per game
+  double seconds[kMethodCount] = {};
+  double worst_certificate = 0;
+  long not_converged = 0;
+  long tolerance_met[kMethodCount] = {};
+
+  void merge(const GameResult& g) {
+    for (int mi = 0; mi < kMethodCount; ++mi) {
+      for (std::size_t j = 0; j < g.points[mi].size(); ++j) {
+        const Point& p = g.points[mi][j];
+        iterations[mi].add(j, double(p.iteration));
+        env_steps[mi].add(j, double(p.env_steps));
+        leader[mi].add(j, p.leader);
+        leader_best_response[mi].add(j, p.leader_best_response);
+        gap[mi].add(j, p.gap);
+        lambda[mi].add(j, p.lambda);
+      }
+      if (!g.points[mi].empty()) final_gap[mi].push_back(g.points[mi].back().gap);
+      seconds[mi] += g.seconds[mi];
+      tolerance_met[mi] += g.tolerance_met[mi];
+    }
+    worst_certificate = std::max(worst_certificate, g.worst_certificate);
+    not_converged += g.not_converged;
+  }
+  std::size_t last(int mi) const { return leader[mi].values.empty() ? 0 : leader[mi].values.size() - 1; }
+};
+
+// The cost axis: environment steps against the budget, or iterations (--iterations).
+long total_cost(const Config& c) { return c.hp.iterations ? *c.hp.iterations : c.budget; }
 
 template <int S>
 class Runner {
@@ -147,10 +223,10 @@ class Runner {
   using Solver = pbrl::Pbrl<Game>;
   using Baseline = pbrl::IndependentPolicyGradient<Game>;
 
-  Runner(const Config& c, Results& results) : c_(c), results_(results) {}
+  explicit Runner(const Config& c) : c_(c) {}
 
-  // Runs every method on game g; false (after a message) on a library error.
-  bool run_game(long g, experiment::Progress& progress, long& done) {
+  // Runs every selected method on game g; false (after a message) on a library error.
+  bool run_game(long g, experiment::Progress& progress, GameResult& result) {
     arrays_ = std::make_unique<GameArrays<S>>(game_seed(c_, g));
     typename Game::Data data;
     data.leader_reward = arrays_->leader_reward;
@@ -163,13 +239,13 @@ class Runner {
     data.logit_bound = Real(cfg::kLogitBound);
     if (!check(game_->init(data), "game init")) return false;
     for (int mi = 0; mi < kMethodCount; ++mi) {
+      if (!c_.run[mi]) continue;
       const Method m = kMethods[mi];
       const auto start = std::chrono::steady_clock::now();
       const std::uint32_t seed = game_seed(c_, g) * 4u + static_cast<std::uint32_t>(mi);
-      const bool ok = m == Method::independent_pg ? run_baseline(mi, seed, progress, done)
-                                                  : run_pbrl(mi, m, seed, progress, done);
+      const bool ok = is_pbrl(m) ? run_pbrl(mi, m, seed, progress, result) : run_baseline(mi, seed, progress, result);
       if (!ok) return false;
-      results_.seconds[mi] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      result.seconds[mi] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     return true;
   }
@@ -181,106 +257,77 @@ class Runner {
     return false;
   }
 
-  // Exact metrics of (x, pi_y) at checkpoint j of method mi.
-  bool record(int mi, std::size_t j, long k, std::int64_t steps, const Params& x, const Matrix& pi_y,
-              typename Game::FollowerOptimum& optimum) {
+  // Exact metrics of (x, pi_y).
+  bool measure(const Params& x, const Matrix& pi_y, Point& p, GameResult& result) {
     Real leader(0), gap(0);
     if (!check(game_->leader_value(x, pi_y, *model_, *ws_, *eval_, leader), "leader value")) return false;
-    if (!check(game_->follower_gap(x, pi_y, *model_, *ws_, *eval_, optimum, gap), "follower gap")) return false;
+    if (!check(game_->follower_gap(x, pi_y, *model_, *ws_, *eval_, *optimum_, gap), "follower gap")) return false;
     pbrl::BestResponseValue<Real> honest;
     if (!check(game_->value_at_best_response(x, *best_response_, honest), "leader value at the best response"))
       return false;
-    results_.worst_certificate = std::max(results_.worst_certificate, static_cast<double>(honest.lower_level_gap));
-    if (!honest.converged) ++results_.not_converged;
-    auto& its = results_.iterations[mi];
-    auto& env = results_.env_steps[mi];
-    if (its.size() <= j) {
-      its.push_back(k);
-      env.push_back(static_cast<long>(steps));
-    } else if (env[j] != static_cast<long>(steps)) {
-      std::fprintf(stderr, "\n%s: environment steps differ between games at checkpoint %zu\n", name(kMethods[mi]), j);
+    result.worst_certificate = std::max(result.worst_certificate, static_cast<double>(honest.lower_level_gap));
+    if (!honest.converged) ++result.not_converged;
+    p.leader = leader;
+    p.leader_best_response = honest.value;
+    p.gap = gap;
+    return true;
+  }
+
+  // Steps `solver` (Pbrl or IndependentPolicyGradient) through the checkpoints: at each target of
+  // the cost axis, the first iterate whose cost reaches it is measured.
+  template <class Run, class Report>
+  bool run_checkpoints(int mi, Run& solver, Report& report, experiment::Progress& progress, GameResult& result) {
+    const Method m = kMethods[mi];
+    optimum_->value.setZero();
+    best_response_->optimum.value.setZero();
+    long k = 0, steps = 0;
+    double lambda = 0;
+    const bool by_iterations = c_.hp.iterations.has_value();
+    for (long target : experiment::checkpoint_targets(total_cost(c_), c_.points)) {
+      while ((by_iterations ? k : steps) < target) {
+        if (!check(solver.step(&report), "step")) return false;
+        long cost = kBH;
+        if constexpr (std::is_base_of_v<pbrl::ScheduleReport<Real>, Report>) {
+          cost = steps_of_iteration(m, report.inner_steps);
+          lambda = double(report.penalty_constant);
+          result.tolerance_met[mi] = report.tolerance_met ? 1 : 0;
+        }
+        ++k;
+        steps += cost;
+        progress.add(by_iterations ? 1 : cost);
+      }
+      if (c_.sampled && solver.environment_steps() != steps) {
+        std::fprintf(stderr, "\n%s counted %" PRId64 " environment steps after %ld iterations, expected %ld\n",
+                     name(m), solver.environment_steps(), k, steps);
+        return false;
+      }
+      solver.policy(*pi_);
+      Point p;
+      p.iteration = k;
+      p.env_steps = steps;
+      p.lambda = lambda;
+      if (!measure(solver.x(), *pi_, p, result)) return false;
+      result.points[mi].push_back(p);
+    }
+    return true;
+  }
+
+  bool run_pbrl(int mi, Method m, std::uint32_t seed, experiment::Progress& progress, GameResult& result) {
+    if (!check(solver_->init(*game_, pbrl_settings(c_, m, seed), Params::Zero(), Matrix::Zero()), "PBRL init"))
       return false;
-    }
-    results_.leader[mi].add(j, leader);
-    results_.leader_best_response[mi].add(j, honest.value);
-    results_.gap[mi].add(j, gap);
-    return true;
+    typename Solver::Report report;
+    return run_checkpoints(mi, *solver_, report, progress, result);
   }
 
-  bool run_pbrl(int mi, Method m, std::uint32_t seed, experiment::Progress& progress, long& done) {
-    const bool value = m == Method::pbrl_value;
-    pbrl::PbrlSettings<Real> s;
-    s.penalty = value ? pbrl::PenaltyKind::value : pbrl::PenaltyKind::bellman;
-    s.policy.parameterization = pbrl::Parameterization::softmax;
-    s.policy.logit_bound = Real(cfg::kLogitBound);
-    s.oracle = pbrl::OracleKind::policy_gradient;  // paper: T policy-gradient steps per iteration
-    s.oracle_policy.parameterization = pbrl::Parameterization::softmax;
-    s.oracle_policy.logit_bound = Real(cfg::kLogitBound);
-    s.inner_steps = value ? cfg::kValueInner : cfg::kBellmanInner;
-    s.oracle_step = Real(cfg::kOracleStep);
-    s.step_x = s.step_y = Real(cfg::kStep);
-    s.penalty_start = s.penalty_final = Real(value ? cfg::kValueLambda : cfg::kBellmanLambda);
-    s.gradient = c_.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
-    s.sampling.horizon = settings::kHorizon;
-    s.sampling.batch = cfg::kBatch;
-    s.seed = seed;
-    if (!check(solver_->init(*game_, s, Params::Zero(), Matrix::Zero()), "PBRL init")) return false;
-    optimum_->value.setZero();
-    best_response_->optimum.value.setZero();
-    const long per = steps_per_iteration(m);
-    const std::vector<long> ks = checkpoints(c_, m);
-    long k = 0;
-    for (std::size_t j = 0; j < ks.size(); ++j) {
-      for (; k < ks[j]; ++k) {
-        if (!check(solver_->step(), "PBRL step")) return false;
-        done += per;
-        progress.update(done);
-      }
-      const std::int64_t steps = c_.sampled ? solver_->environment_steps() : std::int64_t(k) * per;
-      if (steps != std::int64_t(k) * per) {
-        std::fprintf(stderr, "\nPBRL counted %" PRId64 " environment steps after %ld iterations, expected %ld\n",
-                     steps, k, k * per);
-        return false;
-      }
-      solver_->policy(*pi_);
-      if (!record(mi, j, k, steps, solver_->x(), *pi_, *optimum_)) return false;
-    }
-    return true;
-  }
-
-  bool run_baseline(int mi, std::uint32_t seed, experiment::Progress& progress, long& done) {
-    pbrl::IndependentPgSettings<Real> s;
-    s.step_leader = s.step_follower = Real(cfg::kStep);
-    s.follower_logit_bound = Real(cfg::kLogitBound);
-    s.gradient = c_.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
-    s.sampling.horizon = settings::kHorizon;
-    s.sampling.batch = cfg::kBatch;
-    s.seed = seed;
-    if (!check(baseline_->init(*game_, s, Params::Zero(), Matrix::Zero()), "independent PG init")) return false;
-    optimum_->value.setZero();
-    best_response_->optimum.value.setZero();
-    const long per = steps_per_iteration(Method::independent_pg);
-    const std::vector<long> ks = checkpoints(c_, Method::independent_pg);
-    long k = 0;
-    for (std::size_t j = 0; j < ks.size(); ++j) {
-      for (; k < ks[j]; ++k) {
-        if (!check(baseline_->step(), "independent PG step")) return false;
-        done += per;
-        progress.update(done);
-      }
-      const std::int64_t steps = c_.sampled ? baseline_->environment_steps() : std::int64_t(k) * per;
-      if (steps != std::int64_t(k) * per) {
-        std::fprintf(stderr, "\nindependent PG counted %" PRId64 " environment steps after %ld iterations\n", steps, k);
-        return false;
-      }
-      baseline_->policy(*pi_);
-      if (!record(mi, j, k, steps, baseline_->x(), *pi_, *optimum_)) return false;
-    }
-    return true;
+  bool run_baseline(int mi, std::uint32_t seed, experiment::Progress& progress, GameResult& result) {
+    if (!check(baseline_->init(*game_, baseline_settings(c_, seed), Params::Zero(), Matrix::Zero()),
+               "independent PG init"))
+      return false;
+    typename Baseline::Report report;
+    return run_checkpoints(mi, *baseline_, report, progress, result);
   }
 
   const Config& c_;
-  Results& results_;
   std::unique_ptr<GameArrays<S>> arrays_;
   std::unique_ptr<Game> game_ = std::make_unique<Game>();
   std::unique_ptr<Solver> solver_ = std::make_unique<Solver>();
@@ -296,10 +343,47 @@ class Runner {
   std::unique_ptr<Matrix> pi_ = std::make_unique<Matrix>();
 };
 
-// The settings block, written as the CSV's comment header and printed with the results.
+// Every game on c.jobs threads (one Runner each), merged in game order.
+template <int S>
+bool run_games(const Config& c, Results& results, double& seconds) {
+  long total = 0;
+  for (int mi = 0; mi < kMethodCount; ++mi)
+    if (c.run[mi]) total += c.games * total_cost(c);
+  experiment::Progress progress(c.hp.iterations ? "figure 1 (iterations, all games and methods)"
+                                                : "figure 1 (environment steps, all games and methods)",
+                                total, c.quiet);
+  std::vector<GameResult> games(static_cast<std::size_t>(c.games));
+  std::vector<std::unique_ptr<Runner<S>>> runners(static_cast<std::size_t>(std::min(c.jobs, c.games)));
+  std::mutex take;
+  std::vector<bool> busy(runners.size(), false);
+  const bool ok = experiment::parallel_for(c.games, c.jobs, [&](long g) {
+    std::size_t r = 0;
+    {
+      std::lock_guard<std::mutex> lock(take);
+      while (busy[r]) ++r;
+      busy[r] = true;
+      if (!runners[r]) runners[r] = std::make_unique<Runner<S>>(c);
+    }
+    const bool done = runners[r]->run_game(g, progress, games[static_cast<std::size_t>(g)]);
+    std::lock_guard<std::mutex> lock(take);
+    busy[r] = false;
+    return done;
+  });
+  seconds = progress.seconds();
+  if (!ok) return false;
+  for (const auto& g : games) results.merge(g);
+  return true;
+}
+
+// The settings block, written as the CSV's comment header and printed with the results: every value
+// the run used.
 std::string settings_text(const Config& c) {
+  std::string methods;
+  for (int mi = 0; mi < kMethodCount; ++mi)
+    if (c.run[mi] && is_pbrl(kMethods[mi]))
+      methods += std::string(name(kMethods[mi])) + ": " + experiment::describe(pbrl_settings(c, kMethods[mi], 1)) +
+                 ", step_y " + std::to_string(pbrl_settings(c, kMethods[mi], 1).step_y) + "\n";
   char b[6144];
-  const long bh = static_cast<long>(cfg::kBatch) * settings::kHorizon;
   std::snprintf(
       b, sizeof b,
       "Figure 1, Stackelberg Markov game (paper: Section \"Simulation / Stackelberg Markov game\")\n"
@@ -309,36 +393,42 @@ std::string settings_text(const Config& c) {
       "discount gamma = %.2f (choice); rho uniform (choice)\n"
       "follower entropy tau_f = %.3g (choice); leader tau_l = %.3g (choice: scored unregularized)\n"
       "softmax policies for both players, logits in [-%.3g, %.3g] (choice); start x = 0, y = 0 (uniform policies)\n"
-      "learning rate %.3g for x and y of every method (paper)\n"
-      "PBRL-value: lambda %.3g, T %d (paper); PBRL-Bellman: lambda %.3g, T %d (paper)\n"
-      "PBRL oracle: T policy-gradient steps (paper) of step %.3g (choice), softmax\n"
-      "independent PG: simultaneous ascent, each player on its own value (paper)\n"
+      "paper settings: learning rate %.3g for x and y of every method; PBRL-value lambda %.3g, T %d; PBRL-Bellman "
+      "lambda %.3g, T %d; oracle: T policy-gradient steps (paper) of step %.3g (choice), softmax\n"
+      "%s"
+      "independent PG: simultaneous ascent, each player on its own value (paper), learning rate %.3g; the follower's "
+      "gradient sampled in sampled mode, the leader's exact (as PBRL's upper level)\n"
       "gradient mode: %s\n"
       "Monte Carlo: trajectory length H = %d, batch B = %d (paper)\n"
-      "environment steps per iteration: PBRL (T+2)*B*H (value %ld, Bellman %ld), independent PG B*H = %ld\n"
+      "environment steps per iteration: PBRL (T_k+2)*B*H with T_k the oracle steps of iteration k, independent PG "
+      "B*H = %ld\n"
       "%s"
-      "budget: %ld environment steps per run (%s); %ld checkpoints\n"
-      "metrics (exact, model-based): leader value V_l^{pi_x,pi_y}(rho); follower gap "
-      "V_f^{pi_x,pi*(x)}(rho) - V_f^{pi_x,pi_y}(rho) (soft value iteration)\n"
+      "%s; %ld checkpoints\n"
+      "metrics (exact, model-based): follower gap V_f^{pi_x,pi*(x)}(rho) - V_f^{pi_x,pi_y}(rho) (soft value "
+      "iteration)\n"
       "leader value, two of them: leader_value_current_follower = V_l^{pi_x,pi_y}(rho) with the solver's current "
       "follower y (the paper's Figure 1 plots this one); leader_value_best_response = V_l^{pi_x,pi*(x)}(rho) with "
       "the follower's exact regularized best response on M(x) (soft value iteration, certified follower gap "
       "<= %.1e), what the leader gets against a follower that really best-responds\n"
+      "lambda: PBRL's penalty constant at the checkpoint (tolerance mode: as adapted)\n"
       "mean and standard error of the mean over games\n",
       c.games, c.quick ? "--quick" : "paper: 10", c.seed, c.games - 1, c.states,
       c.states == cfg::kStates ? "paper" : "--quick, choice", AL, AF, cfg::kRewardSparsity, settings::kDiscount,
       cfg::kFollowerTau, cfg::kLeaderTau, cfg::kLogitBound, cfg::kLogitBound, cfg::kStep, cfg::kValueLambda,
-      cfg::kValueInner, cfg::kBellmanLambda, cfg::kBellmanInner, cfg::kOracleStep,
+      cfg::kValueInner, cfg::kBellmanLambda, cfg::kBellmanInner, cfg::kOracleStep, methods.c_str(),
+      c.hp.step ? *c.hp.step : cfg::kStep,
       c.sampled ? "sampled (lower level from rollouts; PBRL's upper level and independent PG's leader gradient exact)"
                 : "exact (every gradient model-based)",
-      settings::kHorizon, cfg::kBatch, (cfg::kValueInner + 2) * bh, (cfg::kBellmanInner + 2) * bh, bh,
+      settings::kHorizon, cfg::kBatch, kBH,
       c.sampled ? "x axis: environment steps counted by the solvers\n"
                 : "x axis: environment steps the same iterations would take in sampled mode (none are taken)\n",
-      c.budget, c.quick ? "--quick, choice" : "choice", c.points,
-      static_cast<double>(pbrl::BestResponseSettings<Real>{}.tolerance));
+      (c.hp.iterations ? "run length: " + std::to_string(*c.hp.iterations) + " iterations per method (--iterations)"
+                       : "budget: " + std::to_string(c.budget) + " environment steps per run (" +
+                             (c.quick ? "--quick, choice" : "choice") + ")")
+          .c_str(),
+      c.points, static_cast<double>(pbrl::BestResponseSettings<Real>{}.tolerance));
   return b;
 }
-
 
 bool write_csv(const std::string& path, const Config& c, const Results& r) {
   FILE* f = std::fopen(path.c_str(), "w");
@@ -346,88 +436,164 @@ bool write_csv(const std::string& path, const Config& c, const Results& r) {
   std::fprintf(f, "%s", experiment::prefixed(settings_text(c), "# ").c_str());
   std::fprintf(f,
                "method,env_steps,leader_value_current_follower_mean,leader_value_current_follower_se,"
-               "leader_value_best_response_mean,leader_value_best_response_se,follower_gap_mean,follower_gap_se\n");
+               "leader_value_best_response_mean,leader_value_best_response_se,follower_gap_mean,follower_gap_se,"
+               "iterations_mean,lambda_mean\n");
   for (int mi = 0; mi < kMethodCount; ++mi)
-    for (std::size_t j = 0; j < r.env_steps[mi].size(); ++j)
-      std::fprintf(f, "%s,%ld,%.10g,%.6g,%.10g,%.6g,%.10g,%.6g\n", name(kMethods[mi]), r.env_steps[mi][j],
-                   r.leader[mi].mean(j), r.leader[mi].stderr_of_mean(j), r.leader_best_response[mi].mean(j),
-                   r.leader_best_response[mi].stderr_of_mean(j), r.gap[mi].mean(j), r.gap[mi].stderr_of_mean(j));
+    for (std::size_t j = 0; j < r.leader[mi].values.size(); ++j)
+      std::fprintf(f, "%s,%.10g,%.10g,%.6g,%.10g,%.6g,%.10g,%.6g,%.10g,%.6g\n", name(kMethods[mi]),
+                   r.env_steps[mi].mean(j), r.leader[mi].mean(j), r.leader[mi].stderr_of_mean(j),
+                   r.leader_best_response[mi].mean(j), r.leader_best_response[mi].stderr_of_mean(j), r.gap[mi].mean(j),
+                   r.gap[mi].stderr_of_mean(j), r.iterations[mi].mean(j), r.lambda[mi].mean(j));
   return std::fclose(f) == 0;
 }
 
-bool write_plot(const std::string& png, const std::string& csv, const Config& c) {
-  const char* colors[kMethodCount] = {"#1f77b4", "#d62728", "#2ca02c"};
-  auto panel = [&](int mean_col, const char* ylabel, const char* title) {
-    std::string s = "set title '" + std::string(title) + "'\nset xlabel 'environment steps (millions)'\nset ylabel '" +
-                    ylabel + "'\nplot ";
-    for (int mi = 0; mi < kMethodCount; ++mi) {
-      const std::string sel = "(strcol(1) eq '" + std::string(name(kMethods[mi])) + "' ? ";
-      const std::string m = "$" + std::to_string(mean_col), se = "$" + std::to_string(mean_col + 1);
-      s += "'" + csv + "' using ($2/1e6):" + sel + m + "-" + se + " : 1/0):" + sel + m + "+" + se +
-           " : 1/0) with filledcurves fc rgb '" + colors[mi] + "' fs transparent solid 0.2 noborder notitle, \\\n     ";
-      s += "'" + csv + "' using ($2/1e6):" + sel + m + " : 1/0) with lines lw 2 lc rgb '" + colors[mi] + "' title '" +
-           short_label(kMethods[mi]) + "'";
-      s += mi + 1 < kMethodCount ? ", \\\n     " : "\n";
-    }
-    return s;
-  };
-  char head[512];
-  std::snprintf(head, sizeof head,
-                "set datafile separator ','\nset grid\nset key below horizontal maxcols 3 samplen 2 reverse Left width -1\n"
-                "set multiplot layout 1,3 title 'Stackelberg Markov game, %d states, %ld games, %s gradients "
-                "(mean +- standard error)'\n",
+bool write_plot(const std::string& png, const std::string& csv, const Config& c, const Results& r) {
+  std::vector<experiment::Series> series;
+  std::vector<double> values;  // both value panels share one y range
+  for (int mi = 0; mi < kMethodCount; ++mi) {
+    if (!c.run[mi]) continue;
+    series.push_back({name(kMethods[mi]), label(c, kMethods[mi])});
+    for (const auto* curve : {&r.leader[mi], &r.leader_best_response[mi]})
+      for (std::size_t j = 0; j < curve->values.size(); ++j) {
+        values.push_back(curve->mean(j) - curve->stderr_of_mean(j));
+        values.push_back(curve->mean(j) + curve->stderr_of_mean(j));
+      }
+  }
+  const std::string range = experiment::common_range(values);
+  const bool by_iterations = c.hp.iterations.has_value();
+  const int x_col = by_iterations ? 9 : 2;
+  const double x_scale = by_iterations ? 1 : 1e6;
+  const std::string xlabel = by_iterations ? "iterations" : "environment steps (millions)";
+  char title[256];
+  std::snprintf(title, sizeof title, "Stackelberg Markov game, %d states, %ld games, %s gradients (mean ± standard error)",
                 c.states, c.games, c.sampled ? "sampled" : "exact");
-  std::string script = head;
-  script += panel(3, "V_l(rho)", "leader value, current follower y: V_l^{pi_x,pi_y}(rho) (paper)");
-  script += panel(5, "V_l(rho)", "leader value, follower best-responds: V_l^{pi_x,pi*(x)}(rho)");
-  script += panel(7, "gap", "follower gap V_f^{pi_x,pi*(x)}(rho) - V_f^{pi_x,pi_y}(rho)");
+  std::string script = experiment::figure_head(title, 3);
+  script += experiment::band_panel(csv, series, x_col, x_scale, 3, xlabel, "V_{l}(ρ)",
+                                   "leader value, current follower: V_{l}^{π_x,π_y}(ρ) (the paper's metric)", range);
+  script += experiment::band_panel(csv, series, x_col, x_scale, 5, xlabel, "V_{l}(ρ)",
+                                   "leader value, follower best-responds: V_{l}^{π_x,π^*(x)}(ρ)", range);
+  script += experiment::band_panel(csv, series, x_col, x_scale, 7, xlabel, "gap",
+                                   "follower gap V_{f}^{π_x,π^*(x)}(ρ) - V_{f}^{π_x,π_y}(ρ)");
   script += "unset multiplot\n";
-  return experiment::plot(png, script, 1800);
+  return experiment::plot(png, script, 1800, 500);
+}
+
+void print_table(const Config& c, const Results& r) {
+  std::printf("\n%-42s %9s %10s %8s %20s %20s %20s %20s\n", "method", "iters", "env steps", "wall s",
+              "V_l(y) start", "V_l(y) end", "V_l(pi*) end", "gap end");
+  for (int mi = 0; mi < kMethodCount; ++mi) {
+    if (!c.run[mi]) continue;
+    const std::size_t last = r.last(mi);
+    const auto& L = r.leader[mi];
+    const auto& B = r.leader_best_response[mi];
+    const auto& G = r.gap[mi];
+    std::printf("%-42s %9.0f %10.0f %8.1f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f\n",
+                label(c, kMethods[mi]).c_str(), r.iterations[mi].mean(last), r.env_steps[mi].mean(last), r.seconds[mi],
+                L.mean(0), L.stderr_of_mean(0), L.mean(last), L.stderr_of_mean(last), B.mean(last),
+                B.stderr_of_mean(last), G.mean(last), G.stderr_of_mean(last));
+  }
+  for (int mi = 0; mi < kMethodCount; ++mi) {
+    if (!c.run[mi]) continue;
+    std::printf("%s final follower gap per game:", name(kMethods[mi]));
+    for (double g : r.final_gap[mi]) std::printf(" %.4g", g);
+    if (is_pbrl(kMethods[mi]) && c.hp.tolerance())
+      std::printf("; final lambda %.4g (mean); tolerance met at the end in %ld of %ld games", r.lambda[mi].mean(r.last(mi)),
+                  r.tolerance_met[mi], c.games);
+    std::printf("\n");
+  }
+  const int first = c.run[0] ? 0 : c.run[1] ? 1 : 2;
+  std::printf("(V_l(y): leader value with the current follower y, the paper's metric; V_l(pi*): with the follower's\n"
+              " exact best response pi*(x), %.5f at the start; follower gap at the start: %.5f; +- is the standard\n"
+              " error over %ld games; wall s: CPU-bound wall time of the method summed over games)\n",
+              r.leader_best_response[first].mean(0), r.gap[first].mean(0), c.games);
+  std::printf("(best responses certified: largest certified follower gap %.2e; %ld checkpoint(s) above the tolerance)\n",
+              r.worst_certificate, r.not_converged);
 }
 
 template <int S>
 int run(Config c) {
   c.states = S;
-  Results results;
-  Runner<S> runner(c, results);
-  long total = 0;
-  for (Method m : kMethods) total += c.games * checkpoints(c, m).back() * steps_per_iteration(m);
-  experiment::Progress progress("figure 1 (environment steps, all games and methods)", total, c.quiet);
-  long done = 0;
-  for (long g = 0; g < c.games; ++g)
-    if (!runner.run_game(g, progress, done)) return 1;
-  const double seconds = progress.seconds();
-
   if (!experiment::make_directories(c.out)) return 1;
+  if (!c.sweep.empty()) {
+    // Fixed lambda for each value of the list, both gradient modes; then the tolerance mode.
+    std::vector<experiment::SweepRow> rows;
+    const double tolerance = c.hp.gap_tolerance ? *c.hp.gap_tolerance : 1e-2;
+    for (int mi = 0; mi < kMethodCount; ++mi) c.run[mi] = is_pbrl(kMethods[mi]);
+    for (int sampled = 0; sampled < 2; ++sampled)
+      for (std::size_t li = 0; li <= c.sweep.size(); ++li) {
+        Config run = c;
+        run.sampled = sampled != 0;
+        if (li < c.sweep.size()) {
+          run.hp.lambda = c.sweep[li];
+          run.hp.gap_tolerance.reset();
+        } else {
+          run.hp.gap_tolerance = tolerance;
+        }
+        Results r;
+        double seconds = 0;
+        if (!run_games<S>(run, r, seconds)) return 1;
+        for (int mi = 0; mi < kMethodCount; ++mi) {
+          if (!run.run[mi]) continue;
+          const std::size_t last = r.last(mi);
+          experiment::SweepRow row;
+          row.method = name(kMethods[mi]);
+          row.label = kMethods[mi] == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman";
+          row.sampled = run.sampled;
+          row.tolerance = li == c.sweep.size();
+          row.lambda = row.tolerance ? r.lambda[mi].mean(last) : c.sweep[li];
+          row.paper_lambda = kMethods[mi] == Method::pbrl_value ? cfg::kValueLambda : cfg::kBellmanLambda;
+          row.gap = r.gap[mi].mean(last), row.gap_se = r.gap[mi].stderr_of_mean(last);
+          row.value = r.leader_best_response[mi].mean(last);
+          row.value_se = r.leader_best_response[mi].stderr_of_mean(last);
+          row.value_current = r.leader[mi].mean(last), row.value_current_se = r.leader[mi].stderr_of_mean(last);
+          row.seconds = r.seconds[mi];
+          rows.push_back(row);
+          std::printf("sweep,figure1,%s,%s,%s,lambda=%.4g,gap=%.6g,leader_value_best_response=%.6f,"
+                      "leader_value_current_follower=%.6f,seconds=%.1f\n",
+                      row.method.c_str(), run.sampled ? "sampled" : "exact", row.tolerance ? "tolerance" : "fixed",
+                      row.lambda, row.gap, row.value, row.value_current, row.seconds);
+          std::fflush(stdout);
+        }
+      }
+    char title[160];
+    std::snprintf(title, sizeof title, "Stackelberg Markov game, %d states, %ld games: λ sweep, tolerance ε = %g", S,
+                  c.games, tolerance);
+    Config described = c;
+    described.hp.lambda.reset();
+    bool plotted = false;
+    if (!experiment::write_sweep(c.out, "figure1_lambda_sweep",
+                                 settings_text(described) + "sweep: lambda in {" + [&] {
+                                   std::string l;
+                                   for (double v : c.sweep) l += (l.empty() ? "" : ", ") + std::to_string(v);
+                                   return l;
+                                 }() + "}, exact and sampled; tolerance mode at epsilon " + std::to_string(tolerance) + "\n",
+                                 rows, title, "follower gap", "V_{l}^{π_x,π^*(x)}(ρ)", plotted)) {
+      std::fprintf(stderr, "cannot write %s/figure1_lambda_sweep.csv\n", c.out.c_str());
+      return 1;
+    }
+    for (int mi = 0; mi < 2; ++mi)
+      for (int sampled = 0; sampled < 2; ++sampled)
+        std::printf("summary,figure1_sweep,%s,gap_slope_%s,%.4f\n", name(kMethods[mi]), sampled ? "sampled" : "exact",
+                    experiment::gap_slope(rows, name(kMethods[mi]), sampled != 0));
+    std::printf("wrote %s/figure1_lambda_sweep.csv%s\n", c.out.c_str(), plotted ? " and .png" : "");
+    return 0;
+  }
+
+  Results results;
+  double seconds = 0;
+  if (!run_games<S>(c, results, seconds)) return 1;
   const std::string csv = c.out + "/figure1_stackelberg.csv", png = c.out + "/figure1_stackelberg.png";
   if (!write_csv(csv, c, results)) {
     std::fprintf(stderr, "cannot write %s\n", csv.c_str());
     return 1;
   }
-  const bool plotted = write_plot(png, csv, c);
-
+  const bool plotted = write_plot(png, csv, c, results);
   std::printf("%s", experiment::prefixed(settings_text(c), "  ").c_str());
-  std::printf("\n%-30s %9s %10s %9s %20s %20s %20s %20s\n", "method", "iters", "env steps", "wall s",
-              "V_l(y) start", "V_l(y) end", "V_l(pi*) end", "gap end");
-  for (int mi = 0; mi < kMethodCount; ++mi) {
-    const std::size_t last = results.env_steps[mi].size() - 1;
-    const auto& L = results.leader[mi];
-    const auto& B = results.leader_best_response[mi];
-    const auto& G = results.gap[mi];
-    std::printf("%-30s %9ld %10ld %9.1f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f\n",
-                label(kMethods[mi]), results.iterations[mi][last], results.env_steps[mi][last], results.seconds[mi],
-                L.mean(0), L.stderr_of_mean(0), L.mean(last), L.stderr_of_mean(last), B.mean(last),
-                B.stderr_of_mean(last), G.mean(last), G.stderr_of_mean(last));
-  }
-  std::printf("(V_l(y): leader value with the current follower y, the paper's metric; V_l(pi*): with the follower's\n"
-              " exact best response pi*(x), %.5f at the start; follower gap at the start: %.5f; +- is the standard\n"
-              " error over %ld games)\n",
-              results.leader_best_response[0].mean(0), results.gap[0].mean(0), c.games);
-  std::printf("(best responses certified: largest certified follower gap %.2e; %ld checkpoint(s) above the tolerance)\n",
-              results.worst_certificate, results.not_converged);
+  print_table(c, results);
   std::printf("wrote %s%s%s (%.1f s)\n", csv.c_str(), plotted ? " and " : "", plotted ? png.c_str() : "", seconds);
   for (int mi = 0; mi < kMethodCount; ++mi) {
-    const std::size_t last = results.env_steps[mi].size() - 1;
+    if (!c.run[mi]) continue;
+    const std::size_t last = results.last(mi);
     std::printf("summary,figure1,%s,leader_value_current_follower_start,%.6f\n", name(kMethods[mi]),
                 results.leader[mi].mean(0));
     std::printf("summary,figure1,%s,leader_value_current_follower_end,%.6f\n", name(kMethods[mi]),
@@ -442,8 +608,7 @@ int run(Config c) {
 }
 
 std::string usage() {
-  char b[4096];
-  const long bh = static_cast<long>(cfg::kBatch) * settings::kHorizon;
+  char b[6144];
   std::snprintf(
       b, sizeof b,
       "usage: stackelberg_experiment [options]\n"
@@ -455,22 +620,29 @@ std::string usage() {
       "  --gradient exact|sampled  sampled (default): the lower level learns from Monte-Carlo rollouts\n"
       "                            (B = %d, H = %d); the x axis is the solvers' own environment-step\n"
       "                            count. exact: model-based gradients; the x axis counts the steps the\n"
-      "                            same iterations would take in sampled mode: (T+2)*B*H = %ld (value)\n"
-      "                            and %ld (Bellman) per PBRL iteration, B*H = %ld per independent-PG one.\n"
+      "                            same iterations would take in sampled mode: (T_k+2)*B*H per PBRL\n"
+      "                            iteration, B*H = %ld per independent-PG one.\n"
       "                            In both modes the metrics are exact (model-based).\n"
       "  --games N                 random games (default %d)\n"
       "  --seed N                  game g uses seed N*1000 + g (default 1)\n"
       "  --budget STEPS            environment steps per run; every method runs until it used them\n"
       "                            (default %ld)\n"
       "  --points N                checkpoints on the environment-step axis (default %d)\n"
+      "  --methods LIST            comma-separated subset of pbrl_value,pbrl_bellman,independent_pg\n"
+      "Hyperparameters (PBRL-value and PBRL-Bellman alike; --step also independent PG's):\n"
+      "%s"
+      "  --sweep-lambda L1,L2,...  the PBRL methods at each fixed lambda, exact and sampled, and in\n"
+      "                            tolerance mode (--gap-tolerance, default 0.01): final gap and leader\n"
+      "                            values against lambda in DIR/figure1_lambda_sweep.csv and .png\n"
+      "  --jobs N                  games run on N threads (default 1; results do not depend on it)\n"
       "  --out DIR                 output directory, created if needed (default results):\n"
       "                            DIR/figure1_stackelberg.csv and DIR/figure1_stackelberg.png\n"
       "  --quick                   demo size: %d states, %d games, budget %ld (options above override)\n"
       "  --quiet                   no progress on stderr\n"
       "  --help                    this text\n",
       cfg::kValueLambda, cfg::kValueInner, cfg::kBellmanLambda, cfg::kBellmanInner, cfg::kBatch, settings::kHorizon,
-      (cfg::kValueInner + 2) * bh, (cfg::kBellmanInner + 2) * bh, bh, cfg::kGames, cfg::kBudget, cfg::kPoints,
-      cfg::kQuickStates, cfg::kQuickGames, cfg::kQuickBudget);
+      kBH, cfg::kGames, cfg::kBudget, cfg::kPoints, experiment::Hyperparameters::usage(), cfg::kQuickStates,
+      cfg::kQuickGames, cfg::kQuickBudget);
   return b;
 }
 
@@ -487,15 +659,39 @@ int main(int argc, char** argv) {
   c.seed = opt.integer("seed", 1, 0);
   c.budget = opt.integer("budget", c.quick ? cfg::kQuickBudget : cfg::kBudget, 1);
   c.points = opt.integer("points", cfg::kPoints, 2);
+  c.jobs = opt.integer("jobs", 1, 1);
   c.out = opt.text("out", "results");
+  c.hp.read(opt);
+  const std::string methods = opt.text("methods", "");
+  const std::string sweep = opt.text("sweep-lambda", "");
   if (const int code = opt.finish(); code >= 0) return code;
-  if (c.out.empty()) {
-    std::fprintf(stderr, "error: --out needs a directory\n");
+  auto fail = [](const char* message) {
+    std::fprintf(stderr, "error: %s\n", message);
     return 2;
+  };
+  if (c.out.empty()) return fail("--out needs a directory");
+  if (c.seed > 4000000L) return fail("--seed must be at most 4000000");
+  if (!methods.empty()) {
+    for (bool& r : c.run) r = false;
+    std::size_t start = 0;
+    while (start <= methods.size()) {
+      const std::size_t end = std::min(methods.find(',', start), methods.size());
+      const std::string m = methods.substr(start, end - start);
+      bool found = false;
+      for (int mi = 0; mi < kMethodCount; ++mi)
+        if (m == name(kMethods[mi])) c.run[mi] = found = true;
+      if (!found) return fail("--methods takes a list of pbrl_value, pbrl_bellman, independent_pg");
+      start = end + 1;
+    }
   }
-  if (c.seed > 4000000L) {
-    std::fprintf(stderr, "error: --seed must be at most 4000000\n");
-    return 2;
-  }
+  if (!sweep.empty() && (c.sweep = experiment::parse_positive_list(sweep)).empty())
+    return fail("--sweep-lambda takes a comma-separated list of positive numbers");
+  if (c.hp.oracle && *c.hp.oracle == "pmd" && c.sampled && c.sweep.empty())
+    return fail("--oracle pmd needs --gradient exact (sampled mode learns from rollouts by policy gradient)");
+  // Every PBRL setting the options make is checked by the library before anything runs.
+  for (Method m : {Method::pbrl_value, Method::pbrl_bellman})
+    if (pbrl::validate(static_cast<const pbrl::PenaltySolverSettings<Real>&>(pbrl_settings(c, m, 1))) !=
+        pbrl::Status::ok)
+      return fail("these hyperparameters are not valid PBRL settings (see --help and solver/settings.hpp)");
   return c.quick ? run<cfg::kQuickStates>(c) : run<cfg::kStates>(c);
 }

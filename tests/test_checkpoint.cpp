@@ -225,8 +225,9 @@ TEST_CASE("Rng::set_state continues a stream; refuses null and all zeros") {
 TEST_CASE("checkpoint sizes: header 40 + payload + commit 8; warm starts only with sweeps") {
   using Direct = PbrlSolver<pbrl::EvaluationMethod::direct>;
   using Sweeps = PbrlSolver<pbrl::EvaluationMethod::sweeps>;
-  // The counts, the Rng, the penalty schedule (lambda, two counts, the measured gap).
-  constexpr std::size_t counts_and_rng = 8 + 8 + 16 + 8 + 8 + 2 * sizeof(Real);
+  // The counts, the Rng, the penalty schedule (lambda, two counts, the measured gap and the gap at
+  // the start of the growth rule's window).
+  constexpr std::size_t counts_and_rng = 8 + 8 + 16 + 8 + 8 + 3 * sizeof(Real);
   // x, y, log pi-hat, pi-hat, the soft value iteration's V.
   constexpr std::size_t direct_scalars = K + 3 * S * A + S;
   static_assert(pbrl::checkpoint_size<Direct>() == 48 + counts_and_rng + direct_scalars * sizeof(Real), "Pbrl");

@@ -101,12 +101,14 @@ TEST_CASE("tolerance mode meets a lower-level gap that the paper's fixed lambda 
   const Real fixed_gap = exact_gap(game.problem, solver);
   CHECK(fixed_gap > Real(10) * epsilon);  // measured 0.18
 
+  // Tolerance mode with the default stall test: lambda grows only once the gap stops falling, so it
+  // takes longer than a rule that grows at every window above epsilon (measured: met after ~320 steps).
   settings.gap_tolerance = epsilon;
   settings.penalty_patience = 10;
   settings.inner_steps_max = 50;
   REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
   Solver::Report r;
-  for (int k = 0; k < kSteps; ++k) {
+  for (int k = 0; k < 2 * kSteps; ++k) {
     REQUIRE(solver.step(&r) == Status::ok);
     CHECK(r.penalty_constant >= settings.penalty_start);
     CHECK(r.penalty_constant <= settings.penalty_max);
@@ -132,12 +134,58 @@ TEST_CASE("tolerance mode meets a lower-level gap that the paper's fixed lambda 
   CHECK(next.gap_bound >= before - (kDouble ? Real(1e-9) : Real(1e-4)));
 }
 
+TEST_CASE("the growth rule: lambda grows after a window above epsilon only if the gap stopped falling") {
+  pbrl::PenaltySolverSettings<Real> s;
+  s.gap_tolerance = Real(0.01);
+  s.penalty_start = Real(2);
+  s.penalty_patience = 4;
+  REQUIRE(s.penalty_stall == Real(0.99));  // the documented default
+  pbrl::PenaltySchedule<Real> schedule;
+  std::int64_t k = 0;
+  auto feed = [&](Real gap, int steps, Real factor) {
+    for (int i = 0; i < steps; ++i, ++k, gap *= factor) schedule.observe(s, k, gap);
+  };
+  schedule.reset(s);
+  feed(Real(1), 40, Real(0.95));  // falls 5% a step, far above epsilon: ten windows, no growth
+  CHECK(schedule.growths() == 0);
+  CHECK(schedule.lambda(s, k) == Real(2));
+  feed(Real(0.5), 8, Real(1));  // flat: two windows, two growths
+  CHECK(schedule.growths() == 2);
+  CHECK(schedule.lambda(s, k) == Real(8));
+  feed(Real(0.5), 4, Real(1.01));  // rising: grows
+  CHECK(schedule.growths() == 3);
+  feed(Real(0.001), 12, Real(1));  // below epsilon: never grows
+  CHECK(schedule.growths() == 3);
+  // A window only counts steps above epsilon in a row: a step below starts it again.
+  feed(Real(0.5), 3, Real(1));
+  feed(Real(0.001), 1, Real(1));
+  feed(Real(0.5), 3, Real(1));
+  CHECK(schedule.growths() == 3);
+  feed(Real(0.5), 1, Real(1));
+  CHECK(schedule.growths() == 4);
+  // penalty_stall = 0: every window above epsilon grows lambda, falling or not.
+  s.penalty_stall = Real(0);
+  schedule.reset(s);
+  k = 0;
+  feed(Real(1), 40, Real(0.95));
+  CHECK(schedule.growths() == 9);  // 2 -> 4 -> ... -> 512 -> 1000, the cap, in ten windows
+  CHECK(schedule.lambda(s, k) == s.penalty_max);
+  // And the setting is validated: a factor outside [0, 1] is refused.
+  s.penalty_stall = Real(1.5);
+  CHECK(pbrl::validate(s) == Status::bad_setting);
+  s.penalty_stall = -Real(0.1);
+  CHECK(pbrl::validate(s) == Status::bad_setting);
+  s.penalty_stall = std::numeric_limits<Real>::quiet_NaN();
+  CHECK(pbrl::validate(s) == Status::bad_setting);
+}
+
 TEST_CASE("tolerance mode: lambda and the inner steps stop at their caps when epsilon is out of reach") {
   static Game game;
   static Solver solver;
   auto settings = paper_settings();
   settings.gap_tolerance = std::numeric_limits<Real>::min();  // unreachable
   settings.penalty_patience = 2;
+  settings.penalty_stall = Real(0);  // grow after every window above epsilon, falling or not
   settings.penalty_max = Real(8);
   settings.inner_steps = 2;
   settings.inner_steps_max = 5;
@@ -221,7 +269,7 @@ TEST_CASE("PbrlZeroSum in tolerance mode: the certified bound holds and the NE g
   s.inner_steps = 1;
   s.penalty_start = s.penalty_final = Real(1);
   s.gap_tolerance = Real(0.005);
-  s.penalty_patience = 5;
+  s.penalty_patience = 5;  // the default stall test: measured, psi below epsilon after ~400 steps
   static ZeroSum solver;
   REQUIRE(solver.init(problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(), ZeroSum::Matrix2::Zero()) ==
           Status::ok);
@@ -245,7 +293,7 @@ TEST_CASE("PbrlZeroSum in tolerance mode: the certified bound holds and the NE g
   };
   ZeroSum::Report r;
   Real psi(0);
-  for (int k = 0; k < 150; ++k) {
+  for (int k = 0; k < 450; ++k) {
     if (k % 10 == 0) psi = exact_psi();
     REQUIRE(solver.step(&r) == Status::ok);
     // The report describes (x_k, pi_k): its bound is never below their exact NE gap.
@@ -265,6 +313,7 @@ TEST_CASE("a checkpoint taken mid-schedule continues bit for bit") {
   auto settings = paper_settings();
   settings.gap_tolerance = Real(0.01);
   settings.penalty_patience = 3;
+  settings.penalty_stall = Real(0);  // lambda grows within the first 25 steps
   REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
   REQUIRE(solver.run(25) == Status::ok);
   REQUIRE(solver.schedule().growths() > 0);
@@ -360,6 +409,7 @@ TEST_CASE("tolerance settings are validated; a refused init() leaves the solver 
   { auto s = tolerance(); s.penalty_growth = Real(1); bad.push_back(s); }
   { auto s = tolerance(); s.penalty_growth = nan; bad.push_back(s); }
   { auto s = tolerance(); s.penalty_patience = 0; bad.push_back(s); }
+  { auto s = tolerance(); s.penalty_stall = Real(2); bad.push_back(s); }
   { auto s = tolerance(); s.penalty_max = Real(1); bad.push_back(s); }  // below penalty_start = 2
   { auto s = tolerance(); s.penalty_start = Real(0); bad.push_back(s); }  // lambda could never grow
   { auto s = tolerance(); s.penalty_smoothness = Real(-1); bad.push_back(s); }

@@ -75,7 +75,7 @@ namespace pbrl {
 // counts as no bytes.
 std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t crc = 0u);
 
-constexpr std::uint16_t kCheckpointVersion = 2;  // 2: the penalty schedule's state
+constexpr std::uint16_t kCheckpointVersion = 3;  // 2: the penalty schedule's state; 3: its window
 constexpr std::size_t kCheckpointHeaderSize = 40;
 constexpr std::size_t kCheckpointCommitSize = 8;
 

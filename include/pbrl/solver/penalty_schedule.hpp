@@ -9,10 +9,15 @@
 // order 1/lambda at a stationary point of f + lambda p (value penalty: lambda >= C/delta gives gap
 // <= delta; NI: lambda >= 1/delta), so lambda of order 1/epsilon reaches the tolerance, and the
 // convergence theorem needs alpha <= 1/(L_f + lambda L_p). The rule:
-//   - after every successful step the measured gap g_k is compared with epsilon; after
-//     penalty_patience consecutive steps above it, lambda <- min(penalty_growth * lambda,
-//     penalty_max) (at most ceil(log(penalty_max/penalty_start)/log(penalty_growth)) growths);
-//     lambda never decreases;
+//   - after every successful step the measured gap g_k is compared with epsilon. A run of
+//     penalty_patience consecutive steps above it closes a window; if the gap fell by less than
+//     the factor penalty_stall over the window (g_end > penalty_stall * g_start), lambda <-
+//     min(penalty_growth * lambda, penalty_max) (at most
+//     ceil(log(penalty_max/penalty_start)/log(penalty_growth)) growths); lambda never decreases.
+//     Why the stall test: the lemmas bound the gap at a stationary point of f + lambda p, which
+//     the iterates reach when the gap stops falling; while it still falls, a larger lambda would
+//     only shrink the steps (below) and slow the upper level. penalty_stall = 0 grows lambda
+//     after every window above epsilon;
 //   - the steps follow lambda: alpha_k = alpha / (1 + alpha * lambda_k * penalty_smoothness), so
 //     lambda_k * alpha_k < 1/penalty_smoothness at every lambda;
 //   - exact mode: the oracle takes at least inner_steps and at most inner_steps_max steps, and
@@ -56,6 +61,7 @@ class PenaltySchedule {
     above_ = 0;
     growths_ = 0;
     estimate_ = Scalar(0);
+    window_start_ = Scalar(0);
   }
 
   // lambda_k.
@@ -98,10 +104,13 @@ class PenaltySchedule {
       above_ = 0;
       return estimate_;
     }
-    if (++above_ >= s.penalty_patience && lambda_ < s.penalty_max) {
-      const Scalar grown = lambda_ * s.penalty_growth;
-      lambda_ = grown < s.penalty_max ? grown : s.penalty_max;
-      ++growths_;
+    if (above_ == 0) window_start_ = estimate_;
+    if (++above_ >= s.penalty_patience) {
+      if (estimate_ > s.penalty_stall * window_start_ && lambda_ < s.penalty_max) {
+        const Scalar grown = lambda_ * s.penalty_growth;
+        lambda_ = grown < s.penalty_max ? grown : s.penalty_max;
+        ++growths_;
+      }
       above_ = 0;
     }
     return estimate_;
@@ -126,7 +135,7 @@ class PenaltySchedule {
   // The state a checkpoint carries (CheckpointField below), in image order.
   template <class Self, class Visitor>
   static void visit_state(Self& self, Visitor&& v) {
-    v(self.lambda_, self.above_, self.growths_, self.estimate_);
+    v(self.lambda_, self.above_, self.growths_, self.estimate_, self.window_start_);
   }
 
  private:
@@ -134,23 +143,26 @@ class PenaltySchedule {
   std::int64_t above_ = 0;           // consecutive steps with the gap above epsilon since the last growth
   std::int64_t growths_ = 0;         // growths of lambda since init()
   Scalar estimate_ = Scalar(0);      // the measured gap after the last step (sampled: averaged)
+  Scalar window_start_ = Scalar(0);  // the measured gap at the first step of the current window
 };
 
 namespace detail {
 
-// A checkpoint carries the schedule's state: lambda, the counts, the measured gap.
+// A checkpoint carries the schedule's state: lambda, the counts, the measured gaps.
 template <typename Scalar>
 struct CheckpointField<PenaltySchedule<Scalar>> {
   using Real = CheckpointField<Scalar>;
   using Count = CheckpointField<std::int64_t>;
-  static constexpr std::size_t size = 2 * Real::size + 2 * Count::size;
+  static constexpr std::size_t size = 3 * Real::size + 2 * Count::size;
   static void write(unsigned char*& p, const PenaltySchedule<Scalar>& s) {
     PenaltySchedule<Scalar>::visit_state(s, [&](const Scalar& lambda, const std::int64_t& above,
-                                                 const std::int64_t& growths, const Scalar& estimate) {
+                                                 const std::int64_t& growths, const Scalar& estimate,
+                                                 const Scalar& window_start) {
       Real::write(p, lambda);
       Count::write(p, above);
       Count::write(p, growths);
       Real::write(p, estimate);
+      Real::write(p, window_start);
     });
   }
   static Status check(const unsigned char*& p) {
@@ -158,15 +170,17 @@ struct CheckpointField<PenaltySchedule<Scalar>> {
     if (st == Status::ok) st = Count::check(p);
     if (st == Status::ok) st = Count::check(p);
     if (st == Status::ok) st = Real::check(p);
+    if (st == Status::ok) st = Real::check(p);
     return st;
   }
   static void read(const unsigned char*& p, PenaltySchedule<Scalar>& s) {
     PenaltySchedule<Scalar>::visit_state(s, [&](Scalar& lambda, std::int64_t& above, std::int64_t& growths,
-                                                 Scalar& estimate) {
+                                                 Scalar& estimate, Scalar& window_start) {
       Real::read(p, lambda);
       Count::read(p, above);
       Count::read(p, growths);
       Real::read(p, estimate);
+      Real::read(p, window_start);
     });
   }
 };

@@ -54,7 +54,8 @@ inline Status validate(const GradientSettings& s) {
 //   fixed (gap_tolerance = 0): a linear ramp from penalty_start to penalty_final over
 //     penalty_ramp iterations, then penalty_final; the steps and T are as given.
 //   tolerance (gap_tolerance = epsilon > 0): lambda starts at penalty_start and grows by
-//     penalty_growth, up to penalty_max, while the measured lower-level gap stays above epsilon;
+//     penalty_growth, up to penalty_max, while the measured lower-level gap stays above epsilon and
+//     has stopped falling (over penalty_patience steps, by less than the factor penalty_stall);
 //     the steps shrink as lambda grows, alpha_k = 1 / (1/alpha + lambda_k * penalty_smoothness)
 //     (the paper's alpha <= 1/(L_f + lambda L_p), with L_f read as 1/alpha); the oracle runs at
 //     least inner_steps and at most inner_steps_max steps, until its own gap is below
@@ -74,6 +75,8 @@ struct PenaltySolverSettings : GradientSettings {
   Scalar penalty_max = Scalar(1000);   // tolerance mode: lambda_max
   Scalar penalty_growth = Scalar(2);   // tolerance mode: lambda <- growth * lambda (> 1)
   int penalty_patience = 20;           // tolerance mode: steps above epsilon before lambda grows (>= 1)
+  Scalar penalty_stall = Scalar(0.99);  // tolerance mode: ... and only if the gap fell by less than this
+                                        // factor over them, in [0, 1] (0: whenever above epsilon)
   Scalar penalty_smoothness = Scalar(1);  // tolerance mode: L_p in the step scaling (>= 0)
   int inner_steps_max = 100;           // tolerance mode: T_max >= inner_steps
   Scalar oracle_gap_fraction = Scalar(0.1);  // tolerance mode: the oracle's target, in (0, 1]
@@ -85,7 +88,7 @@ struct PenaltySolverSettings : GradientSettings {
     GradientSettings::visit(v);
     v(policy.parameterization, policy.floor, policy.logit_bound, oracle, oracle_policy.parameterization,
       oracle_policy.floor, oracle_policy.logit_bound, inner_steps, oracle_step, step_x, penalty_start,
-      penalty_final, penalty_ramp, gap_tolerance, penalty_max, penalty_growth, penalty_patience,
+      penalty_final, penalty_ramp, gap_tolerance, penalty_max, penalty_growth, penalty_patience, penalty_stall,
       penalty_smoothness, inner_steps_max, oracle_gap_fraction);
   }
 };
@@ -106,6 +109,7 @@ Status validate(const PenaltySolverSettings<Scalar>& s) {
       return Status::bad_setting;
     if (!std::isfinite(s.penalty_growth) || !(s.penalty_growth > Scalar(1))) return Status::bad_setting;
     if (s.penalty_patience < 1) return Status::bad_setting;
+    if (!(s.penalty_stall >= Scalar(0)) || !(s.penalty_stall <= Scalar(1))) return Status::bad_setting;
     if (!std::isfinite(s.penalty_smoothness) || s.penalty_smoothness < Scalar(0)) return Status::bad_setting;
     if (s.inner_steps_max < s.inner_steps || s.inner_steps_max < 1 || s.inner_steps_max > kMaxInnerSteps)
       return Status::bad_setting;
