@@ -6,6 +6,8 @@
 
 #include "pbrl/solver/settings.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,8 +15,8 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -186,8 +188,6 @@ class Progress {
     if (done_ >= total_) std::fprintf(stderr, "\n");
     std::fflush(stderr);
   }
-  // Single-threaded callers: `done` so far.
-  void update(long done) { add(done - done_); }
   double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
  private:
@@ -200,15 +200,20 @@ class Progress {
   std::mutex mutex_;
 };
 
-// Runs work(i) for i = 0..count-1 on `jobs` threads; false if any call returned false (the others
-// still finish). Each call must touch only its own data: the results are merged in index order
-// afterwards, so they do not depend on the number of jobs.
-inline bool parallel_for(long count, long jobs, const std::function<bool(long)>& work) {
+// Runs the instances i = 0..count-1 on `jobs` threads, each thread with a Runner of its own (made
+// by make(), once, and reused: it holds one instance's solvers and workspaces); run(runner, i) does
+// instance i. False if any call returned false (the others still finish). Each call must write
+// only instance i's result: the caller merges them in index order, so they do not depend on jobs.
+template <class Runner, class Make, class Run>
+bool run_instances(long count, long jobs, Make make, Run run) {
   std::atomic<long> next{0};
   std::atomic<bool> ok{true};
   auto worker = [&] {
-    for (long i; (i = next.fetch_add(1)) < count;)
-      if (!work(i)) ok = false;
+    std::unique_ptr<Runner> runner;
+    for (long i; (i = next.fetch_add(1)) < count;) {
+      if (!runner) runner = make();
+      if (!run(*runner, i)) ok = false;
+    }
   };
   std::vector<std::thread> threads;
   for (long t = 1; t < std::min(jobs, count); ++t) threads.emplace_back(worker);
@@ -234,12 +239,15 @@ struct Hyperparameters {
            "  --oracle pg|pmd           PBRL's oracle: policy gradient (paper) or policy mirror descent\n"
            "                            (exact mode only)\n"
            "  --oracle-step ETA         the oracle's step size\n"
-           "  --step ALPHA              learning rate of x and y, every method\n"
-           "  --iterations N            every method runs N outer iterations (instead of --budget)\n"
+           "  --step ALPHA              learning rate of x (and of y where a method has one)\n"
+           "  --iterations N            every method runs N outer iterations (instead of the default run length)\n"
            "  --gap-tolerance EPS       tolerance mode: lambda grows and the oracle runs longer until the\n"
            "                            lower-level gap is below EPS (solver/settings.hpp)\n"
            "  --lambda-max L            tolerance mode: cap of lambda (default 1000)\n"
-           "  --inner-steps-max T       tolerance mode: cap of the oracle steps per iteration (default 100)\n";
+           "  --inner-steps-max T       tolerance mode: cap of the oracle steps per iteration (default 100)\n"
+           "  --lambda-patience K       tolerance mode: steps in a row above EPS that make a window (default 20)\n"
+           "  --lambda-stall F          tolerance mode: lambda grows after a window in which the gap fell by\n"
+           "                            less than the factor F, in [0, 1] (default 0.99; 0: after every window)\n";
   }
 
   // Reads the options; the caller's Options::finish() reports a bad value.
@@ -314,17 +322,6 @@ inline std::vector<long> checkpoint_targets(long total, long points) {
   for (long j = 0; j < points; ++j)
     t.push_back(points > 1 ? static_cast<long>((static_cast<long double>(total) * j) / (points - 1)) : total);
   return t;
-}
-
-// Iteration counts at the checkpoints of a run with an environment-step budget, for a method that
-// takes `per_iteration` steps an iteration (duplicates dropped).
-inline std::vector<long> checkpoint_iterations(long budget, long points, long per_iteration) {
-  std::vector<long> ks;
-  for (long target : checkpoint_targets(budget, points)) {
-    const long k = (target + per_iteration - 1) / per_iteration;
-    if (ks.empty() || k > ks.back()) ks.push_back(k);
-  }
-  return ks;
 }
 
 // "2,5,10" -> {2, 5, 10}; empty on a malformed list or a value <= 0.
@@ -490,9 +487,23 @@ inline double gap_slope(const std::vector<SweepRow>& rows, const std::string& me
 // dashed sampled; the tolerance runs as large dots at their final lambda; each method's paper
 // lambda as a dotted vertical line. Returns false when the CSV cannot be written.
 inline bool write_sweep(const std::string& dir, const std::string& base, const std::string& settings,
-                        const std::vector<SweepRow>& rows, const std::string& title, const std::string& gap_label,
+                        const std::vector<SweepRow>& in, const std::string& title, const std::string& gap_label,
                         const std::string& value_label, bool& plotted) {
   const std::string csv = dir + "/" + base + ".csv", png = dir + "/" + base + ".png";
+  // Each curve's rows adjacent and in lambda order (a filtered-out row between two would break the
+  // plotted line): methods in order of first appearance, then exact before sampled, fixed before
+  // tolerance.
+  std::vector<std::string> order;
+  for (const auto& r : in)
+    if (std::find(order.begin(), order.end(), r.method) == order.end()) order.push_back(r.method);
+  std::vector<SweepRow> rows = in;
+  auto rank = [&](const SweepRow& r) { return std::find(order.begin(), order.end(), r.method) - order.begin(); };
+  std::stable_sort(rows.begin(), rows.end(), [&](const SweepRow& a, const SweepRow& b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    if (a.sampled != b.sampled) return !a.sampled;
+    if (a.tolerance != b.tolerance) return !a.tolerance;
+    return a.lambda < b.lambda;
+  });
   FILE* f = std::fopen(csv.c_str(), "w");
   if (f == nullptr) return false;
   std::fprintf(f, "%s", prefixed(settings, "# ").c_str());

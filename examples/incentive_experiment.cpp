@@ -23,25 +23,30 @@
 // (the designer's own gradient is model-based in every method). --gradient exact: every gradient
 // is model-based and the axis counts the environment steps the same iterations would take in
 // sampled mode. Each method runs until it has used the budget, so the methods compare at equal
-// samples.
+// samples. In tolerance mode (--gap-tolerance) PBRL-NI's oracle takes T_k steps per player at
+// iteration k and the count is (2T_k + 2)*B*H.
+//
+// The hyperparameters are options (--lambda, --inner-steps, --step, ..., --gap-tolerance); their
+// defaults are the paper's. --sweep-lambda L1,L2,... runs PBRL-NI at each lambda in both gradient
+// modes and once in tolerance mode, and writes the final NE gap and designer rewards against lambda.
 //
 // Output: DIR/figure3_incentive.csv and DIR/figure3_incentive.png (gnuplot), a table and
-// `summary,figure3,<method>,<metric>,<value>` lines on stdout, progress on stderr.
+// `summary,figure3,<method>,<metric>,<value>` lines on stdout, progress on stderr; with
+// --sweep-lambda DIR/figure3_lambda_sweep.csv and .png instead.
 
 #include "pbrl/pbrl.hpp"
 
 #include "experiment.hpp"
 #include "experiment_settings.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -57,20 +62,24 @@ using Real = double;
 constexpr int kGapSweeps = 2000;
 constexpr Real kGapTolerance = 1e-10;
 
+enum class Method { pbrl_ni, meta_gradient, start_line };
+constexpr Method kMethods[] = {Method::pbrl_ni, Method::meta_gradient, Method::start_line};
+constexpr int kMethodCount = 3;
+
 struct Config {
   long games = cfg::kGames;
   long seed = 1;
   long budget = cfg::kBudget;
   long points = cfg::kPoints;
+  long jobs = 1;
   std::string out = "results";
   bool quiet = false;
   bool quick = false;
   bool sampled = true;
+  experiment::Hyperparameters hp;
+  bool run[kMethodCount] = {true, true, true};  // which methods run (a sweep runs PBRL-NI only)
+  std::vector<double> sweep;                    // --sweep-lambda
 };
-
-enum class Method { pbrl_ni, meta_gradient, start_line };
-constexpr Method kMethods[] = {Method::pbrl_ni, Method::meta_gradient, Method::start_line};
-constexpr int kMethodCount = 3;
 
 const char* name(Method m) {
   switch (m) {
@@ -80,32 +89,83 @@ const char* name(Method m) {
   }
   return "?";
 }
-const char* label(Method m) {
-  switch (m) {
-    case Method::pbrl_ni: return "PBRL-NI (lambda 4, T 1)";
-    case Method::meta_gradient: return "meta-gradient (T 1)";
-    case Method::start_line: return "start line (x held at 0)";
-  }
-  return "?";
-}
-const char* short_label(Method m) {
-  switch (m) {
-    case Method::pbrl_ni: return "PBRL-NI";
-    case Method::meta_gradient: return "meta-gradient";
-    case Method::start_line: return "start line";
-  }
-  return "?";
+
+bool is_pbrl(Method m) { return m == Method::pbrl_ni; }
+
+// The learning rate of every method (x, y1, y2; the meta-gradient's agents and designer).
+Real step_of(const Config& c) { return Real(c.hp.step ? *c.hp.step : cfg::kStep); }
+// T: PBRL-NI's oracle steps per player (tolerance mode: the least number); the meta-gradient's and
+// the start line's agents' steps per iteration.
+int inner_of(const Config& c) { return c.hp.inner_steps ? static_cast<int>(*c.hp.inner_steps) : cfg::kInner; }
+
+// PBRL-NI's settings: the paper's, then the command line's hyperparameters.
+pbrl::PbrlZeroSumSettings<Real> pbrl_settings(const Config& c, std::uint32_t seed) {
+  pbrl::PbrlZeroSumSettings<Real> s;
+  s.policy.parameterization = pbrl::Parameterization::softmax;
+  s.policy.logit_bound = Real(cfg::kLogitBound);
+  s.oracle = pbrl::OracleKind::policy_gradient;  // paper: T policy-gradient steps per player
+  s.oracle_policy.parameterization = pbrl::Parameterization::softmax;
+  s.oracle_policy.logit_bound = Real(cfg::kLogitBound);
+  s.inner_steps = cfg::kInner;
+  s.oracle_step = Real(cfg::kOracleStep);
+  s.step_x = s.step_pi = Real(cfg::kStep);
+  s.penalty_start = s.penalty_final = Real(cfg::kLambda);
+  c.hp.apply(s);
+  if (c.hp.step) s.step_pi = Real(*c.hp.step);
+  s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
+  s.sampling.horizon = settings::kHorizon;
+  s.sampling.batch = cfg::kBatch;
+  s.seed = seed;
+  return s;
 }
 
-// Environment steps of one iteration in sampled mode (and on the exact mode's axis).
-long steps_per_iteration(Method m) {
-  const long bh = static_cast<long>(cfg::kBatch) * settings::kHorizon;
-  switch (m) {
-    case Method::pbrl_ni: return (2 * cfg::kInner + 2) * bh;
-    case Method::meta_gradient: return (cfg::kInner + 1) * bh;
-    case Method::start_line: return cfg::kInner * bh;
+// The meta-gradient's settings (the start line: the same agents with x held at 0).
+pbrl::MetaGradientSettings<Real> meta_settings(const Config& c, Method m, std::uint32_t seed) {
+  pbrl::MetaGradientSettings<Real> s;
+  s.policy.parameterization = pbrl::Parameterization::softmax;
+  s.policy.logit_bound = Real(cfg::kLogitBound);
+  s.agent_steps = inner_of(c);
+  s.agent_step = step_of(c);
+  s.designer_step = step_of(c);
+  s.learn_incentive = m == Method::meta_gradient;  // start line: x held at 0
+  s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
+  s.sampling.horizon = settings::kHorizon;
+  s.sampling.batch = cfg::kBatch;
+  s.seed = seed;
+  return s;
+}
+
+// Legend and table: the method with the lambda and T it used.
+std::string label(const Config& c, Method m) {
+  char b[160];
+  if (m == Method::meta_gradient) {
+    std::snprintf(b, sizeof b, "meta-gradient (T %d)", inner_of(c));
+    return b;
   }
-  return bh;
+  if (m == Method::start_line) return "start line (x held at 0)";
+  const auto s = pbrl_settings(c, 1);
+  if (s.tolerance_mode())
+    std::snprintf(b, sizeof b, "PBRL-NI (tolerance ε %g, T %d-%d)", double(s.gap_tolerance), s.inner_steps,
+                  s.inner_steps_max);
+  else if (s.penalty_ramp > 0)
+    std::snprintf(b, sizeof b, "PBRL-NI (λ %g→%g, T %d)", double(s.penalty_start), double(s.penalty_final),
+                  s.inner_steps);
+  else
+    std::snprintf(b, sizeof b, "PBRL-NI (λ %g, T %d)", double(s.penalty_final), s.inner_steps);
+  return b;
+}
+
+const long kBH = static_cast<long>(cfg::kBatch) * settings::kHorizon;
+
+// Environment steps of one iteration in sampled mode (and on the exact mode's axis): PBRL-NI's
+// oracle took `inner` steps per player; the meta-gradient and the start line take T agents' steps.
+long steps_of_iteration(const Config& c, Method m, std::int64_t inner) {
+  switch (m) {
+    case Method::pbrl_ni: return (2 * static_cast<long>(inner) + 2) * kBH;
+    case Method::meta_gradient: return (inner_of(c) + 1L) * kBH;
+    case Method::start_line: return inner_of(c) * kBH;
+  }
+  return kBH;
 }
 
 // One environment's arrays (on a device: flash).
@@ -130,22 +190,57 @@ std::uint32_t environment_seed(const Config& c, long g) {
   return static_cast<std::uint32_t>(c.seed) * 1000u + static_cast<std::uint32_t>(g);
 }
 
-// Iteration counts at the checkpoints: the first iterate at or past budget * j / (points - 1)
-// environment steps (duplicates dropped); the last one has used at least the budget.
-std::vector<long> checkpoints(const Config& c, Method m) {
-  return experiment::checkpoint_iterations(c.budget, c.points, steps_per_iteration(m));
-}
+// One checkpoint of one run.
+struct Point {
+  long iteration = 0;
+  long env_steps = 0;
+  double designer = 0, designer_equilibrium = 0, gap = 0, lambda = 0;
+};
 
+// One environment: every method's checkpoints, wall times, the equilibria's certificates.
+struct GameResult {
+  std::vector<Point> points[kMethodCount];
+  double seconds[kMethodCount] = {};
+  double worst_certificate = 0;
+  long not_converged = 0;
+  long tolerance_met[kMethodCount] = {};  // PBRL-NI in tolerance mode: the last report's tolerance_met
+};
+
+// Averaged over environments (merged in environment order, so --jobs does not change them).
 struct Results {
-  std::vector<long> iterations[kMethodCount];  // checkpoint iteration counts
-  std::vector<long> env_steps[kMethodCount];   // environment steps at the checkpoints
   // Designer's reward at the agents' current policies, and at the exact regularized NE of M(x).
-  experiment::Curve designer[kMethodCount], designer_equilibrium[kMethodCount], gap[kMethodCount];
+  experiment::Curve iterations[kMethodCount], env_steps[kMethodCount], designer[kMethodCount],
+      designer_equilibrium[kMethodCount], gap[kMethodCount], lambda[kMethodCount];
+  std::vector<double> final_gap[kMethodCount];  // per environment
   double seconds[kMethodCount] = {};
   // Certificates of the equilibria: the largest certified psi, and checkpoints above tolerance.
   double worst_certificate = 0;
   long not_converged = 0;
+  long tolerance_met[kMethodCount] = {};
+
+  void merge(const GameResult& g) {
+    for (int mi = 0; mi < kMethodCount; ++mi) {
+      for (std::size_t j = 0; j < g.points[mi].size(); ++j) {
+        const Point& p = g.points[mi][j];
+        iterations[mi].add(j, double(p.iteration));
+        env_steps[mi].add(j, double(p.env_steps));
+        designer[mi].add(j, p.designer);
+        designer_equilibrium[mi].add(j, p.designer_equilibrium);
+        gap[mi].add(j, p.gap);
+        lambda[mi].add(j, p.lambda);
+      }
+      if (!g.points[mi].empty()) final_gap[mi].push_back(g.points[mi].back().gap);
+      seconds[mi] += g.seconds[mi];
+      tolerance_met[mi] += g.tolerance_met[mi];
+    }
+    worst_certificate = std::max(worst_certificate, g.worst_certificate);
+    not_converged += g.not_converged;
+  }
+  std::size_t last(int mi) const { return designer[mi].values.empty() ? 0 : designer[mi].values.size() - 1; }
 };
+
+// The cost axis: environment steps against the budget, or iterations (--iterations).
+long total_cost(const Config& c) { return c.hp.iterations ? *c.hp.iterations : c.budget; }
 
 class Runner {
  public:
@@ -156,10 +251,10 @@ class Runner {
   using Solver = pbrl::PbrlZeroSum<Problem>;
   using Baseline = pbrl::MetaGradient<Problem>;
 
-  Runner(const Config& c, Results& results) : c_(c), results_(results) {}
+  explicit Runner(const Config& c) : c_(c) {}
 
-  // Runs every method on environment g; false (after a message) on a library error.
-  bool run_environment(long g, experiment::Progress& progress, long& done) {
+  // Runs every selected method on environment g; false (after a message) on a library error.
+  bool run_environment(long g, experiment::Progress& progress, GameResult& result) {
     arrays_ = std::make_unique<EnvironmentArrays>(environment_seed(c_, g));
     Problem::Data data;
     data.reward = arrays_->reward;
@@ -175,13 +270,14 @@ class Runner {
     data.incentive = {Real(-cfg::kIncentiveBound), Real(cfg::kIncentiveBound)};
     if (!check(problem_->init(data), "problem init")) return false;
     for (int mi = 0; mi < kMethodCount; ++mi) {
+      if (!c_.run[mi]) continue;
       const Method m = kMethods[mi];
       const auto start = std::chrono::steady_clock::now();
       const std::uint32_t seed = environment_seed(c_, g) * 4u + static_cast<std::uint32_t>(mi);
-      const bool ok = m == Method::pbrl_ni ? run_pbrl(mi, seed, progress, done)
-                                           : run_meta_gradient(mi, m, seed, progress, done);
+      const bool ok = is_pbrl(m) ? run_pbrl(mi, seed, progress, result)
+                                 : run_meta_gradient(mi, m, seed, progress, result);
       if (!ok) return false;
-      results_.seconds[mi] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      result.seconds[mi] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     return true;
   }
@@ -193,9 +289,9 @@ class Runner {
     return false;
   }
 
-  // Exact metrics of (x, pi1, pi2) at checkpoint j of method mi: V_id^{pi}(rho) = -f(pi) and
-  // psi(x, pi) on M(x) (best responses warm-started from the run's previous checkpoint).
-  bool record(int mi, std::size_t j, long k, std::int64_t steps, const Params& x) {
+  // Exact metrics of (x, pi1, pi2): V_id^{pi}(rho) = -f(pi), psi(x, pi) on M(x) (best responses
+  // warm-started from the run's previous checkpoint) and V_id at the exact regularized NE of M(x).
+  bool measure(const Params& x, Point& p, GameResult& result) {
     typename Problem::GameType game;
     if (!check(problem_->build(x, *model_, game), "build M(x)")) return false;
     Real f(0), gap(0);
@@ -206,21 +302,11 @@ class Runner {
       return false;
     pbrl::BestResponseValue<Real> honest;
     if (!check(problem_->value_at_best_response(x, *equilibrium_, honest), "designer reward at the NE")) return false;
-    results_.worst_certificate = std::max(results_.worst_certificate, static_cast<double>(honest.lower_level_gap));
-    if (!honest.converged) ++results_.not_converged;
-    auto& its = results_.iterations[mi];
-    auto& env = results_.env_steps[mi];
-    if (its.size() <= j) {
-      its.push_back(k);
-      env.push_back(static_cast<long>(steps));
-    } else if (env[j] != static_cast<long>(steps)) {
-      std::fprintf(stderr, "\n%s: environment steps differ between environments at checkpoint %zu\n",
-                   name(kMethods[mi]), j);
-      return false;
-    }
-    results_.designer[mi].add(j, -f);
-    results_.designer_equilibrium[mi].add(j, honest.value);
-    results_.gap[mi].add(j, gap);
+    result.worst_certificate = std::max(result.worst_certificate, static_cast<double>(honest.lower_level_gap));
+    if (!honest.converged) ++result.not_converged;
+    p.designer = -f;
+    p.designer_equilibrium = honest.value;
+    p.gap = gap;
     return true;
   }
 
@@ -235,85 +321,65 @@ class Runner {
     equilibrium_->nash.best.value2.setZero();
   }
 
-  bool run_pbrl(int mi, std::uint32_t seed, experiment::Progress& progress, long& done) {
-    pbrl::PbrlZeroSumSettings<Real> s;
-    s.policy.parameterization = pbrl::Parameterization::softmax;
-    s.policy.logit_bound = Real(cfg::kLogitBound);
-    s.oracle = pbrl::OracleKind::policy_gradient;  // paper: T policy-gradient steps per player
-    s.oracle_policy.parameterization = pbrl::Parameterization::softmax;
-    s.oracle_policy.logit_bound = Real(cfg::kLogitBound);
-    s.inner_steps = cfg::kInner;
-    s.oracle_step = Real(cfg::kOracleStep);
-    s.step_x = s.step_pi = Real(cfg::kStep);
-    s.penalty_start = s.penalty_final = Real(cfg::kLambda);
-    s.gradient = c_.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
-    s.sampling.horizon = settings::kHorizon;
-    s.sampling.batch = cfg::kBatch;
-    s.seed = seed;
-    if (!check(solver_->init(*problem_, s, Params::Zero(), Matrix1::Zero(), Matrix2::Zero()), "PBRL-NI init"))
-      return false;
+  // Steps `solver` (PbrlZeroSum or MetaGradient) through the checkpoints: at each target of the
+  // cost axis, the first iterate whose cost reaches it is measured.
+  template <class Run, class Report>
+  bool run_checkpoints(int mi, Run& solver, Report& report, const char* what, experiment::Progress& progress,
+                       GameResult& result) {
+    const Method m = kMethods[mi];
     reset_gap_warm_start();
-    const long per = steps_per_iteration(Method::pbrl_ni);
-    const std::vector<long> ks = checkpoints(c_, Method::pbrl_ni);
-    long k = 0;
-    for (std::size_t j = 0; j < ks.size(); ++j) {
-      for (; k < ks[j]; ++k) {
-        if (!check(solver_->step(), "PBRL-NI step")) return false;
-        done += per;
-        progress.update(done);
+    long k = 0, steps = 0;
+    double lambda = 0;
+    const bool by_iterations = c_.hp.iterations.has_value();
+    for (long target : experiment::checkpoint_targets(total_cost(c_), c_.points)) {
+      while ((by_iterations ? k : steps) < target) {
+        if (!check(solver.step(&report), what)) return false;
+        long cost = steps_of_iteration(c_, m, 0);
+        if constexpr (std::is_base_of_v<pbrl::ScheduleReport<Real>, Report>) {
+          cost = steps_of_iteration(c_, m, report.inner_steps);
+          lambda = double(report.penalty_constant);
+          result.tolerance_met[mi] = report.tolerance_met ? 1 : 0;
+        }
+        ++k;
+        steps += cost;
+        progress.add(by_iterations ? 1 : cost);
       }
-      const std::int64_t steps = c_.sampled ? solver_->environment_steps() : std::int64_t(k) * per;
-      if (steps != std::int64_t(k) * per) {
-        std::fprintf(stderr, "\nPBRL-NI counted %" PRId64 " environment steps after %ld iterations, expected %ld\n",
-                     steps, k, k * per);
+      if (c_.sampled && solver.environment_steps() != steps) {
+        std::fprintf(stderr, "\n%s counted %" PRId64 " environment steps after %ld iterations, expected %ld\n", what,
+                     solver.environment_steps(), k, steps);
         return false;
       }
-      solver_->policy1(*pi1_);
-      solver_->policy2(*pi2_);
-      if (!record(mi, j, k, steps, solver_->x())) return false;
+      solver.policy1(*pi1_);
+      solver.policy2(*pi2_);
+      Point p;
+      p.iteration = k;
+      p.env_steps = steps;
+      p.lambda = lambda;
+      if (!measure(solver.x(), p, result)) return false;
+      result.points[mi].push_back(p);
     }
     return true;
   }
 
-  bool run_meta_gradient(int mi, Method m, std::uint32_t seed, experiment::Progress& progress, long& done) {
-    pbrl::MetaGradientSettings<Real> s;
-    s.policy.parameterization = pbrl::Parameterization::softmax;
-    s.policy.logit_bound = Real(cfg::kLogitBound);
-    s.agent_steps = cfg::kInner;
-    s.agent_step = Real(cfg::kStep);
-    s.designer_step = Real(cfg::kStep);
-    s.learn_incentive = m == Method::meta_gradient;  // start line: x held at 0
-    s.gradient = c_.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
-    s.sampling.horizon = settings::kHorizon;
-    s.sampling.batch = cfg::kBatch;
-    s.seed = seed;
+  bool run_pbrl(int mi, std::uint32_t seed, experiment::Progress& progress, GameResult& result) {
+    if (!check(solver_->init(*problem_, pbrl_settings(c_, seed), Params::Zero(), Matrix1::Zero(), Matrix2::Zero()),
+               "PBRL-NI init"))
+      return false;
+    typename Solver::Report report;
+    return run_checkpoints(mi, *solver_, report, "PBRL-NI", progress, result);
+  }
+
+  bool run_meta_gradient(int mi, Method m, std::uint32_t seed, experiment::Progress& progress, GameResult& result) {
     const char* what = m == Method::meta_gradient ? "meta-gradient" : "start line";
-    if (!check(baseline_->init(*problem_, s, Params::Zero(), Matrix1::Zero(), Matrix2::Zero()), what)) return false;
-    reset_gap_warm_start();
-    const long per = steps_per_iteration(m);
-    const std::vector<long> ks = checkpoints(c_, m);
-    long k = 0;
-    for (std::size_t j = 0; j < ks.size(); ++j) {
-      for (; k < ks[j]; ++k) {
-        if (!check(baseline_->step(), what)) return false;
-        done += per;
-        progress.update(done);
-      }
-      const std::int64_t steps = c_.sampled ? baseline_->environment_steps() : std::int64_t(k) * per;
-      if (steps != std::int64_t(k) * per) {
-        std::fprintf(stderr, "\n%s counted %" PRId64 " environment steps after %ld iterations, expected %ld\n", what,
-                     steps, k, k * per);
-        return false;
-      }
-      baseline_->policy1(*pi1_);
-      baseline_->policy2(*pi2_);
-      if (!record(mi, j, k, steps, baseline_->x())) return false;
-    }
-    return true;
+    if (!check(baseline_->init(*problem_, meta_settings(c_, m, seed), Params::Zero(), Matrix1::Zero(),
+                               Matrix2::Zero()),
+               what))
+      return false;
+    typename Baseline::Report report;
+    return run_checkpoints(mi, *baseline_, report, what, progress, result);
   }
 
   const Config& c_;
-  Results& results_;
   std::unique_ptr<EnvironmentArrays> arrays_;
   std::unique_ptr<Problem> problem_ = std::make_unique<Problem>();
   std::unique_ptr<Solver> solver_ = std::make_unique<Solver>();
@@ -331,10 +397,52 @@ class Runner {
   std::unique_ptr<Problem::BilevelValueWorkspace> equilibrium_ = std::make_unique<Problem::BilevelValueWorkspace>();
 };
 
-// The settings block, written as the CSV's comment header and printed with the results.
+// Every environment on c.jobs threads (one Runner each), merged in environment order.
+bool run_games(const Config& c, Results& results, double& seconds) {
+  long total = 0;
+  for (int mi = 0; mi < kMethodCount; ++mi)
+    if (c.run[mi]) total += c.games * total_cost(c);
+  experiment::Progress progress(c.hp.iterations ? "figure 3 (iterations, all environments and methods)"
+                                                : "figure 3 (environment steps, all environments and methods)",
+                                total, c.quiet);
+  std::vector<GameResult> games(static_cast<std::size_t>(c.games));
+  const bool ok = experiment::run_instances<Runner>(
+      c.games, c.jobs, [&] { return std::make_unique<Runner>(c); },
+      [&](Runner& runner, long g) { return runner.run_environment(g, progress, games[static_cast<std::size_t>(g)]); });
+  seconds = progress.seconds();
+  if (!ok) return false;
+  for (const auto& g : games) results.merge(g);
+  return true;
+}
+
+// The settings block, written as the CSV's comment header and printed with the results: every value
+// the run used.
 std::string settings_text(const Config& c) {
-  char b[6144];
-  const long bh = static_cast<long>(cfg::kBatch) * settings::kHorizon;
+  std::string methods;
+  if (c.run[0]) {
+    const auto s = pbrl_settings(c, 1);
+    char b[128];
+    std::snprintf(b, sizeof b, ", step_pi %g", double(s.step_pi));
+    methods += "pbrl_ni: " + experiment::describe(s) + b + "\n";
+  }
+  for (int mi = 1; mi < kMethodCount; ++mi) {
+    if (!c.run[mi]) continue;
+    const auto s = meta_settings(c, kMethods[mi], 1);
+    char b[256];
+    if (s.learn_incentive)
+      std::snprintf(b, sizeof b, "meta_gradient: T = %d agents' step(s) of %g, designer step %g\n", s.agent_steps,
+                    double(s.agent_step), double(s.designer_step));
+    else
+      std::snprintf(b, sizeof b, "start_line: T = %d agents' step(s) of %g, x held at 0\n", s.agent_steps,
+                    double(s.agent_step));
+    methods += b;
+  }
+  const std::string run_length =
+      c.hp.iterations ? "run length: " + std::to_string(*c.hp.iterations) + " iterations per method (--iterations)"
+                      : "budget: " + std::to_string(c.budget) + " environment steps per run (" +
+                            (c.quick ? "--quick, choice" : "choice") + ")";
+  const int T = inner_of(c);
+  char b[8192];
   std::snprintf(
       b, sizeof b,
       "Figure 3, incentive design (paper: Section \"Simulation / Incentive design\")\n"
@@ -346,37 +454,37 @@ std::string settings_text(const Config& c) {
       "agents: zero-sum on r_x = r + %.2g sigmoid(x) (paper), entropy tau = %.3g for both (choice)\n"
       "x in [-%.3g, %.3g]^(S*A1*A2) (choice); softmax agents (paper), logits in [-%.3g, %.3g] (choice); "
       "start x = 0, y1 = y2 = 0 (uniform policies)\n"
-      "learning rate %.3g for x, y1, y2 of every method (paper)\n"
-      "PBRL-NI: lambda %.3g (paper, constant); oracle: T = %d policy-gradient step(s) per player of step %.3g "
-      "(paper), softmax\n"
-      "meta-gradient: T = %d agents' step(s) of %.3g, designer step %.3g (paper); start line: the same agents "
-      "with x held at 0\n"
+      "paper settings: learning rate %.3g for x, y1, y2 of every method; PBRL-NI lambda %.3g (constant); oracle: "
+      "T = %d policy-gradient step(s) per player of step %.3g, softmax; meta-gradient: T = %d agents' step(s), "
+      "designer step %.3g; start line: the same agents with x held at 0\n"
+      "%s"
       "gradient mode: %s\n"
       "Monte Carlo: trajectory length H = %d, batch B = %d (paper)\n"
-      "environment steps per iteration: PBRL-NI (2T+2)*B*H = %ld, meta-gradient (T+1)*B*H = %ld, "
-      "start line T*B*H = %ld\n"
+      "environment steps per iteration: PBRL-NI (2T_k+2)*B*H with T_k the oracle steps per player of iteration k "
+      "(fixed mode T_k = T), meta-gradient (T+1)*B*H = %ld, start line T*B*H = %ld\n"
       "%s"
-      "budget: %ld environment steps per run (%s); %ld checkpoints\n"
+      "%s; %ld checkpoints\n"
       "metrics (exact, model-based): designer reward V_id^{pi}(rho) = -f(pi) on (P_id, r_id); NE gap psi(x, pi) "
       "on M(x) (soft value iteration, <= %d sweeps, tolerance %.0e)\n"
       "designer reward, two of them: designer_reward_current_agents = V_id^{pi}(rho) at the agents' current "
       "policies (the paper's Figure 3 plots this one); designer_reward_equilibrium = V_id^{pi_NE(x)}(rho) at the "
       "exact regularized Nash equilibrium of M(x) (Shapley iteration with Newton on each state's matrix game, "
       "certified psi <= %.1e), what the designer gets from agents that really play the equilibrium\n"
+      "lambda: PBRL-NI's penalty constant at the checkpoint (tolerance mode: as adapted)\n"
       "mean and standard error of the mean over environments\n",
       c.games, c.quick ? "--quick" : "paper: 5", c.seed, c.games - 1, S, A1, A2, settings::kDiscount,
       cfg::kIncentiveScale, cfg::kTau, cfg::kIncentiveBound, cfg::kIncentiveBound, cfg::kLogitBound,
-      cfg::kLogitBound, cfg::kStep, cfg::kLambda, cfg::kInner, cfg::kOracleStep, cfg::kInner, cfg::kStep, cfg::kStep,
+      cfg::kLogitBound, cfg::kStep, cfg::kLambda, cfg::kInner, cfg::kOracleStep, cfg::kInner, cfg::kStep,
+      methods.c_str(),
       c.sampled ? "sampled (agents' and penalty gradients from rollouts; the designer's gradients exact)"
                 : "exact (every gradient model-based)",
-      settings::kHorizon, cfg::kBatch, (2 * cfg::kInner + 2) * bh, (cfg::kInner + 1) * bh, cfg::kInner * bh,
+      settings::kHorizon, cfg::kBatch, (T + 1L) * kBH, T * kBH,
       c.sampled ? "x axis: environment steps counted by the solvers\n"
                 : "x axis: environment steps the same iterations would take in sampled mode (none are taken)\n",
-      c.budget, c.quick ? "--quick, choice" : "choice", c.points, kGapSweeps, kGapTolerance,
+      run_length.c_str(), c.points, kGapSweeps, kGapTolerance,
       static_cast<double>(pbrl::BestResponseSettings<Real>{}.tolerance));
   return b;
 }
-
 
 bool write_csv(const std::string& path, const Config& c, const Results& r) {
   FILE* f = std::fopen(path.c_str(), "w");
@@ -384,90 +492,196 @@ bool write_csv(const std::string& path, const Config& c, const Results& r) {
   std::fprintf(f, "%s", experiment::prefixed(settings_text(c), "# ").c_str());
   std::fprintf(f,
                "method,env_steps,designer_reward_current_agents_mean,designer_reward_current_agents_se,"
-               "designer_reward_equilibrium_mean,designer_reward_equilibrium_se,ne_gap_mean,ne_gap_se\n");
+               "designer_reward_equilibrium_mean,designer_reward_equilibrium_se,ne_gap_mean,ne_gap_se,"
+               "iterations_mean,lambda_mean\n");
   for (int mi = 0; mi < kMethodCount; ++mi)
-    for (std::size_t j = 0; j < r.env_steps[mi].size(); ++j)
-      std::fprintf(f, "%s,%ld,%.10g,%.6g,%.10g,%.6g,%.10g,%.6g\n", name(kMethods[mi]), r.env_steps[mi][j],
-                   r.designer[mi].mean(j), r.designer[mi].stderr_of_mean(j), r.designer_equilibrium[mi].mean(j),
-                   r.designer_equilibrium[mi].stderr_of_mean(j), r.gap[mi].mean(j), r.gap[mi].stderr_of_mean(j));
+    for (std::size_t j = 0; j < r.designer[mi].values.size(); ++j)
+      std::fprintf(f, "%s,%.10g,%.10g,%.6g,%.10g,%.6g,%.10g,%.6g,%.10g,%.6g\n", name(kMethods[mi]),
+                   r.env_steps[mi].mean(j), r.designer[mi].mean(j), r.designer[mi].stderr_of_mean(j),
+                   r.designer_equilibrium[mi].mean(j), r.designer_equilibrium[mi].stderr_of_mean(j), r.gap[mi].mean(j),
+                   r.gap[mi].stderr_of_mean(j), r.iterations[mi].mean(j), r.lambda[mi].mean(j));
   return std::fclose(f) == 0;
 }
 
-bool write_plot(const std::string& png, const std::string& csv, const Config& c) {
-  const char* colors[kMethodCount] = {"#1f77b4", "#d62728", "#2ca02c"};  // start line green, as the paper's
+bool write_plot(const std::string& png, const std::string& csv, const Config& c, const Results& r) {
+  std::vector<experiment::Series> series;
+  std::vector<double> values;  // both designer-reward panels share one y range
+  for (int mi = 0; mi < kMethodCount; ++mi) {
+    if (!c.run[mi]) continue;
+    series.push_back({name(kMethods[mi]), label(c, kMethods[mi])});
+    for (const auto* curve : {&r.designer[mi], &r.designer_equilibrium[mi]})
+      for (std::size_t j = 0; j < curve->values.size(); ++j) {
+        values.push_back(curve->mean(j) - curve->stderr_of_mean(j));
+        values.push_back(curve->mean(j) + curve->stderr_of_mean(j));
+      }
+  }
+  const std::string range = experiment::common_range(values);
+  const bool by_iterations = c.hp.iterations.has_value();
   const bool millions = c.budget >= 1000000;
-  const std::string scale = millions ? "1e6" : "1e3";
-  const std::string unit = millions ? "millions" : "thousands";
-  auto panel = [&](int mean_col, const char* ylabel, const char* title) {
-    std::string s = "set title '" + std::string(title) + "'\nset xlabel 'environment steps (" + unit +
-                    ")'\nset ylabel '" + ylabel + "'\nplot ";
-    for (int mi = 0; mi < kMethodCount; ++mi) {
-      const std::string sel = "(strcol(1) eq '" + std::string(name(kMethods[mi])) + "' ? ";
-      const std::string m = "$" + std::to_string(mean_col), se = "$" + std::to_string(mean_col + 1);
-      const std::string x = "($2/" + scale + ")";
-      s += "'" + csv + "' using " + x + ":" + sel + m + "-" + se + " : 1/0):" + sel + m + "+" + se +
-           " : 1/0) with filledcurves fc rgb '" + colors[mi] + "' fs transparent solid 0.2 noborder notitle, \\\n     ";
-      s += "'" + csv + "' using " + x + ":" + sel + m + " : 1/0) with lines lw 2 lc rgb '" + colors[mi] +
-           "' title '" + short_label(kMethods[mi]) + "'";
-      s += mi + 1 < kMethodCount ? ", \\\n     " : "\n";
-    }
-    return s;
-  };
-  char head[512];
-  std::snprintf(head, sizeof head,
-                "set datafile separator ','\nset grid\nset key below horizontal maxcols 3 samplen 2 reverse Left width -1\n"
-                "set multiplot layout 1,3 title 'Incentive design, %d states, %ld environments, %s gradients "
-                "(mean +- standard error)'\n",
+  const int x_col = by_iterations ? 9 : 2;
+  const double x_scale = by_iterations ? 1 : millions ? 1e6 : 1e3;
+  const std::string xlabel = by_iterations ? "iterations"
+                             : millions    ? "environment steps (millions)"
+                                           : "environment steps (thousands)";
+  char title[256];
+  std::snprintf(title, sizeof title, "Incentive design, %d states, %ld environments, %s gradients (mean ± standard error)",
                 S, c.games, c.sampled ? "sampled" : "exact");
-  std::string script = head;
-  script += panel(3, "V_id(rho)", "designer reward, current agents: V_id^{pi}(rho) = -f(pi) (paper)");
-  script += panel(5, "V_id(rho)", "designer reward at the exact NE of M(x): V_id^{pi_NE(x)}(rho)");
-  script += panel(7, "psi", "NE gap psi(x, pi) on M(x)");
+  std::string script = experiment::figure_head(title, 3);
+  script += experiment::band_panel(csv, series, x_col, x_scale, 3, xlabel, "V_{id}(ρ)",
+                                   "designer reward, current agents: V_{id}^{π}(ρ) = -f(π) (the paper's metric)", range);
+  script += experiment::band_panel(csv, series, x_col, x_scale, 5, xlabel, "V_{id}(ρ)",
+                                   "designer reward at the exact regularized NE: V_{id}^{π_{NE}(x)}(ρ)", range);
+  script += experiment::band_panel(csv, series, x_col, x_scale, 7, xlabel, "ψ", "NE gap ψ(x, π) on M(x)");
   script += "unset multiplot\n";
-  return experiment::plot(png, script, 1800);
+  return experiment::plot(png, script, 1800, 500);
+}
+
+// `text` padded with spaces to `width` characters (UTF-8: λ, ε, → count as one each).
+std::string padded(const std::string& text, std::size_t width) {
+  std::size_t n = 0;
+  for (unsigned char ch : text) n += (ch & 0xC0) != 0x80;
+  return text + std::string(n < width ? width - n : 0, ' ');
+}
+
+void print_table(const Config& c, const Results& r) {
+  std::printf("\n%-38s %9s %10s %9s %20s %20s %20s %20s\n", "method", "iters", "env steps", "wall s",
+              "V_id(pi) start", "V_id(pi) end", "V_id(NE) end", "NE gap end");
+  for (int mi = 0; mi < kMethodCount; ++mi) {
+    if (!c.run[mi]) continue;
+    const std::size_t last = r.last(mi);
+    const auto& D = r.designer[mi];
+    const auto& E = r.designer_equilibrium[mi];
+    const auto& G = r.gap[mi];
+    std::printf("%s %9.0f %10.0f %9.1f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f\n",
+                padded(label(c, kMethods[mi]), 38).c_str(), r.iterations[mi].mean(last), r.env_steps[mi].mean(last), r.seconds[mi],
+                D.mean(0), D.stderr_of_mean(0), D.mean(last), D.stderr_of_mean(last), E.mean(last),
+                E.stderr_of_mean(last), G.mean(last), G.stderr_of_mean(last));
+  }
+  for (int mi = 0; mi < kMethodCount; ++mi) {
+    if (!c.run[mi]) continue;
+    std::printf("%s final NE gap per environment:", name(kMethods[mi]));
+    for (double g : r.final_gap[mi]) std::printf(" %.4g", g);
+    if (is_pbrl(kMethods[mi])) {
+      std::printf("; final lambda %.4g (mean)", r.lambda[mi].mean(r.last(mi)));
+      if (c.hp.tolerance())
+        std::printf("; tolerance met at the end in %ld of %ld environments", r.tolerance_met[mi], c.games);
+    }
+    std::printf("\n");
+  }
+  const int first = c.run[0] ? 0 : c.run[1] ? 1 : 2;
+  std::printf("(V_id(pi): designer reward at the agents' current policies, the paper's metric; V_id(NE): at the exact\n"
+              " regularized NE of M(x), %.5f at the start; NE gap at the start: %.5f; +- is the standard error over\n"
+              " %ld environments; wall s: CPU-bound wall time of the method summed over environments)\n",
+              r.designer_equilibrium[first].mean(0), r.gap[first].mean(0), c.games);
+  std::printf("(equilibria certified: largest certified psi %.2e; %ld checkpoint(s) above the tolerance)\n",
+              r.worst_certificate, r.not_converged);
+}
+
+// The runs of --sweep-lambda: PBRL-NI alone at each fixed lambda, exact and sampled, then once in
+// tolerance mode per gradient mode (epsilon = --gap-tolerance, default 0.01).
+struct SweepRun {
+  Config config;
+  bool tolerance = false;
+  double lambda = 0;
+};
+
+double sweep_tolerance(const Config& c) { return c.hp.gap_tolerance ? *c.hp.gap_tolerance : 1e-2; }
+
+std::vector<SweepRun> sweep_runs(const Config& c) {
+  std::vector<SweepRun> runs;
+  for (int sampled = 0; sampled < 2; ++sampled)
+    for (std::size_t li = 0; li <= c.sweep.size(); ++li) {
+      SweepRun run{c, li == c.sweep.size(), 0};
+      run.config.sampled = sampled != 0;
+      for (int mi = 0; mi < kMethodCount; ++mi) run.config.run[mi] = is_pbrl(kMethods[mi]);
+      if (!run.tolerance) {
+        run.lambda = c.sweep[li];
+        run.config.hp.lambda = c.sweep[li];
+        run.config.hp.gap_tolerance.reset();
+      } else {
+        run.config.hp.gap_tolerance = sweep_tolerance(c);
+      }
+      runs.push_back(run);
+    }
+  return runs;
+}
+
+int run_sweep(Config c) {
+  std::vector<experiment::SweepRow> rows;
+  for (const SweepRun& sr : sweep_runs(c)) {
+    Results r;
+    double seconds = 0;
+    if (!run_games(sr.config, r, seconds)) return 1;
+    const int mi = 0;  // PBRL-NI
+    const std::size_t last = r.last(mi);
+    experiment::SweepRow row;
+    row.method = name(kMethods[mi]);
+    row.label = "PBRL-NI";
+    row.sampled = sr.config.sampled;
+    row.tolerance = sr.tolerance;
+    row.lambda = sr.tolerance ? r.lambda[mi].mean(last) : sr.lambda;
+    row.paper_lambda = cfg::kLambda;
+    row.gap = r.gap[mi].mean(last), row.gap_se = r.gap[mi].stderr_of_mean(last);
+    row.value = r.designer_equilibrium[mi].mean(last);
+    row.value_se = r.designer_equilibrium[mi].stderr_of_mean(last);
+    row.value_current = r.designer[mi].mean(last), row.value_current_se = r.designer[mi].stderr_of_mean(last);
+    row.seconds = r.seconds[mi];
+    rows.push_back(row);
+    std::printf("sweep,figure3,%s,%s,%s,lambda=%.4g,gap=%.6g,designer_reward_equilibrium=%.6f,"
+                "designer_reward_current_agents=%.6f,seconds=%.1f\n",
+                row.method.c_str(), row.sampled ? "sampled" : "exact", row.tolerance ? "tolerance" : "fixed", row.lambda,
+                row.gap, row.value, row.value_current, row.seconds);
+    std::fflush(stdout);
+  }
+  const double tolerance = sweep_tolerance(c);
+  char title[192];
+  std::snprintf(title, sizeof title, "Incentive design, %d states, %ld environments: λ sweep, tolerance ε = %g", S,
+                c.games, tolerance);
+  Config described = c;
+  described.hp.lambda.reset();
+  for (int mi = 0; mi < kMethodCount; ++mi) described.run[mi] = is_pbrl(kMethods[mi]);
+  std::string lambdas;
+  for (double v : c.sweep) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%s%g", lambdas.empty() ? "" : ", ", v);
+    lambdas += b;
+  }
+  char tail[256];
+  std::snprintf(tail, sizeof tail,
+                "sweep: PBRL-NI at lambda in {%s}, exact and sampled; tolerance mode at epsilon %g, exact and sampled\n",
+                lambdas.c_str(), tolerance);
+  bool plotted = false;
+  if (!experiment::write_sweep(c.out, "figure3_lambda_sweep", settings_text(described) + tail, rows, title, "NE gap ψ",
+                               "V_{id}^{π_{NE}(x)}(ρ)", plotted)) {
+    std::fprintf(stderr, "cannot write %s/figure3_lambda_sweep.csv\n", c.out.c_str());
+    return 1;
+  }
+  for (int sampled = 0; sampled < 2; ++sampled)
+    std::printf("summary,figure3_sweep,%s,gap_slope_%s,%.4f\n", name(Method::pbrl_ni), sampled ? "sampled" : "exact",
+                experiment::gap_slope(rows, name(Method::pbrl_ni), sampled != 0));
+  std::printf("wrote %s/figure3_lambda_sweep.csv%s\n", c.out.c_str(), plotted ? " and .png" : "");
+  return 0;
 }
 
 int run(const Config& c) {
-  Results results;
-  auto runner = std::make_unique<Runner>(c, results);
-  long total = 0;
-  for (Method m : kMethods) total += c.games * checkpoints(c, m).back() * steps_per_iteration(m);
-  experiment::Progress progress("figure 3 (environment steps, all environments and methods)", total, c.quiet);
-  long done = 0;
-  for (long g = 0; g < c.games; ++g)
-    if (!runner->run_environment(g, progress, done)) return 1;
-  const double seconds = progress.seconds();
-
   if (!experiment::make_directories(c.out)) return 1;
+  if (!c.sweep.empty()) return run_sweep(c);
+
+  Results results;
+  double seconds = 0;
+  if (!run_games(c, results, seconds)) return 1;
   const std::string csv = c.out + "/figure3_incentive.csv", png = c.out + "/figure3_incentive.png";
   if (!write_csv(csv, c, results)) {
     std::fprintf(stderr, "cannot write %s\n", csv.c_str());
     return 1;
   }
-  const bool plotted = write_plot(png, csv, c);
-
+  const bool plotted = write_plot(png, csv, c, results);
   std::printf("%s", experiment::prefixed(settings_text(c), "  ").c_str());
-  std::printf("\n%-26s %9s %10s %9s %20s %20s %20s %20s\n", "method", "iters", "env steps", "wall s",
-              "V_id(pi) start", "V_id(pi) end", "V_id(NE) end", "NE gap end");
-  for (int mi = 0; mi < kMethodCount; ++mi) {
-    const std::size_t last = results.env_steps[mi].size() - 1;
-    const auto& D = results.designer[mi];
-    const auto& E = results.designer_equilibrium[mi];
-    const auto& G = results.gap[mi];
-    std::printf("%-26s %9ld %10ld %9.1f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f\n",
-                label(kMethods[mi]), results.iterations[mi][last], results.env_steps[mi][last], results.seconds[mi],
-                D.mean(0), D.stderr_of_mean(0), D.mean(last), D.stderr_of_mean(last), E.mean(last),
-                E.stderr_of_mean(last), G.mean(last), G.stderr_of_mean(last));
-  }
-  std::printf("(V_id(pi): designer reward at the agents' current policies, the paper's metric; V_id(NE): at the exact\n"
-              " regularized NE of M(x), %.5f at the start; NE gap at the start: %.5f; +- is the standard error over\n"
-              " %ld environments)\n",
-              results.designer_equilibrium[0].mean(0), results.gap[0].mean(0), c.games);
-  std::printf("(equilibria certified: largest certified psi %.2e; %ld checkpoint(s) above the tolerance)\n",
-              results.worst_certificate, results.not_converged);
+  print_table(c, results);
   std::printf("wrote %s%s%s (%.1f s)\n", csv.c_str(), plotted ? " and " : "", plotted ? png.c_str() : "", seconds);
   for (int mi = 0; mi < kMethodCount; ++mi) {
-    const std::size_t last = results.env_steps[mi].size() - 1;
+    if (!c.run[mi]) continue;
+    const std::size_t last = results.last(mi);
     std::printf("summary,figure3,%s,designer_reward_current_agents_start,%.6f\n", name(kMethods[mi]),
                 results.designer[mi].mean(0));
     std::printf("summary,figure3,%s,designer_reward_current_agents_end,%.6f\n", name(kMethods[mi]),
@@ -482,8 +696,7 @@ int run(const Config& c) {
 }
 
 std::string usage() {
-  char b[4096];
-  const long bh = static_cast<long>(cfg::kBatch) * settings::kHorizon;
+  char b[6144];
   std::snprintf(
       b, sizeof b,
       "usage: incentive_experiment [options]\n"
@@ -496,22 +709,30 @@ std::string usage() {
       "  --gradient exact|sampled  sampled (default): the agents learn from Monte-Carlo rollouts\n"
       "                            (B = %d, H = %d); the x axis is the solvers' own environment-step\n"
       "                            count. exact: model-based gradients; the x axis counts the steps the\n"
-      "                            same iterations would take in sampled mode: (2T+2)*B*H = %ld per\n"
-      "                            PBRL-NI iteration, (T+1)*B*H = %ld per meta-gradient one and\n"
-      "                            T*B*H = %ld per start-line one.\n"
+      "                            same iterations would take in sampled mode: (2T_k+2)*B*H per PBRL-NI\n"
+      "                            iteration (T_k its oracle steps per player), (T+1)*B*H per\n"
+      "                            meta-gradient one and T*B*H per start-line one (B*H = %ld).\n"
       "                            In both modes the metrics are exact (model-based).\n"
       "  --games N                 random environments (default %d)\n"
       "  --seed N                  environment g uses seed N*1000 + g (default 1)\n"
       "  --budget STEPS            environment steps per run; every method runs until it used them\n"
       "                            (default %ld)\n"
       "  --points N                checkpoints on the environment-step axis (default %d)\n"
+      "  --methods LIST            comma-separated subset of pbrl_ni,meta_gradient,start_line\n"
+      "Hyperparameters (PBRL-NI's; --step also the meta-gradient's and the start line's learning\n"
+      "rates, --inner-steps also their agents' steps T per iteration, --iterations every method's):\n"
+      "%s"
+      "  --sweep-lambda L1,L2,...  PBRL-NI at each fixed lambda, exact and sampled, and in tolerance\n"
+      "                            mode (--gap-tolerance, default 0.01): final NE gap and designer\n"
+      "                            rewards against lambda in DIR/figure3_lambda_sweep.csv and .png\n"
+      "  --jobs N                  environments run on N threads (default 1; results do not depend on it)\n"
       "  --out DIR                 output directory, created if needed (default results):\n"
       "                            DIR/figure3_incentive.csv and DIR/figure3_incentive.png\n"
       "  --quick                   demo size: %d environments, budget %ld (options above override)\n"
       "  --quiet                   no progress on stderr\n"
       "  --help                    this text\n",
-      cfg::kLambda, cfg::kInner, cfg::kBatch, settings::kHorizon, (2 * cfg::kInner + 2) * bh, (cfg::kInner + 1) * bh,
-      cfg::kInner * bh, cfg::kGames, cfg::kBudget, cfg::kPoints, cfg::kQuickGames, cfg::kQuickBudget);
+      cfg::kLambda, cfg::kInner, cfg::kBatch, settings::kHorizon, kBH, cfg::kGames, cfg::kBudget, cfg::kPoints,
+      experiment::Hyperparameters::usage(), cfg::kQuickGames, cfg::kQuickBudget);
   return b;
 }
 
@@ -527,15 +748,47 @@ int main(int argc, char** argv) {
   c.seed = opt.integer("seed", 1, 0);
   c.budget = opt.integer("budget", c.quick ? cfg::kQuickBudget : cfg::kBudget, 1);
   c.points = opt.integer("points", cfg::kPoints, 2);
+  c.jobs = opt.integer("jobs", 1, 1);
   c.out = opt.text("out", "results");
+  c.hp.read(opt);
+  const std::string methods = opt.text("methods", "");
+  const std::string sweep = opt.text("sweep-lambda", "");
   if (const int code = opt.finish(); code >= 0) return code;
-  if (c.out.empty()) {
-    std::fprintf(stderr, "error: --out needs a directory\n");
+  auto fail = [](const char* message) {
+    std::fprintf(stderr, "error: %s\n", message);
     return 2;
+  };
+  if (c.out.empty()) return fail("--out needs a directory");
+  if (c.seed > 4000000L) return fail("--seed must be at most 4000000");
+  if (!methods.empty()) {
+    for (bool& r : c.run) r = false;
+    std::size_t start = 0;
+    while (start <= methods.size()) {
+      const std::size_t end = std::min(methods.find(',', start), methods.size());
+      const std::string m = methods.substr(start, end - start);
+      bool found = false;
+      for (int mi = 0; mi < kMethodCount; ++mi)
+        if (m == name(kMethods[mi])) c.run[mi] = found = true;
+      if (!found) return fail("--methods takes a list of pbrl_ni, meta_gradient, start_line");
+      start = end + 1;
+    }
   }
-  if (c.seed > 4000000L) {
-    std::fprintf(stderr, "error: --seed must be at most 4000000\n");
-    return 2;
+  if (!sweep.empty() && (c.sweep = experiment::parse_positive_list(sweep)).empty())
+    return fail("--sweep-lambda takes a comma-separated list of positive numbers");
+  if (c.hp.oracle && *c.hp.oracle == "pmd" && (c.sampled || !c.sweep.empty()))
+    return fail("--oracle pmd needs --gradient exact and no --sweep-lambda (sampled mode learns from rollouts by "
+                "policy gradient)");
+  // Every setting the options make is checked by the library before anything runs.
+  const char* invalid = "these hyperparameters are not valid PBRL-NI settings (see --help and solver/settings.hpp)";
+  if (!c.sweep.empty()) {
+    for (const SweepRun& sr : sweep_runs(c))
+      if (pbrl::validate(pbrl_settings(sr.config, 1)) != pbrl::Status::ok) return fail(invalid);
+  } else {
+    if (c.run[0] && pbrl::validate(pbrl_settings(c, 1)) != pbrl::Status::ok) return fail(invalid);
+    for (int mi = 1; mi < kMethodCount; ++mi)
+      if (c.run[mi] && pbrl::validate(meta_settings(c, kMethods[mi], 1)) != pbrl::Status::ok)
+        return fail("these hyperparameters are not valid meta-gradient / start-line settings (T = --inner-steps "
+                    "must be at least 1; --methods pbrl_ni runs PBRL-NI alone)");
   }
   return run(c);
 }

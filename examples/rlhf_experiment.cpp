@@ -19,20 +19,32 @@
 // V^pi_true(rho) of the learner's current policy (hidden reward, unregularized, exact model-based
 // evaluation; what the paper plots), the true return of the optimal regularized policy pi*(x) of
 // the learned reward's M_tau(x) (the bilevel answer: what the learned reward gives a learner that
-// optimizes it exactly; RlhfProblem::value_at_best_response) and the fraction of held-out pairs
-// (uniform policy, true labels) whose order the learned reward predicts. The line "true optimum"
-// is max_pi V^pi_true(rho).
-// Every number comes from examples/experiment_settings.hpp (namespace settings::rlhf).
+// optimizes it exactly; RlhfProblem::value_at_best_response), the learner's exact lower-level gap
+// V^{pi*(x)}(rho) - V^pi(rho) on M_tau(x), and the fraction of held-out pairs (uniform policy,
+// true labels) whose order the learned reward predicts. The line "true optimum" is
+// max_pi V^pi_true(rho); the regret of a policy is that optimum minus its true return.
+//
+// The hyperparameters are options (--lambda, --inner-steps, ..., --gap-tolerance, --iterations);
+// their defaults are the program's choices in examples/experiment_settings.hpp (namespace
+// settings::rlhf). In tolerance mode (--gap-tolerance) PBRL's oracle takes T_k steps at iteration
+// k; the work column counts (T_k + 2)*B*H environment steps per PBRL iteration (sampled mode: the
+// solver's own count), T*B*H per DRLHF or oracle iteration. --sweep-lambda L1,L2,... runs the PBRL
+// methods at each lambda in both gradient modes and once in tolerance mode.
+//
+// Output: DIR/rlhf_tabular.csv and DIR/rlhf_tabular.png (gnuplot), a table and
+// `summary,rlhf,<method>,<metric>,<value>` lines on stdout, progress on stderr; with
+// --sweep-lambda DIR/rlhf_lambda_sweep.csv and .png instead.
 
 #include "experiment.hpp"
 #include "experiment_settings.hpp"
 #include "pbrl/pbrl.hpp"
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdarg>
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <sys/stat.h>
 #include <vector>
 
 namespace {
@@ -48,12 +60,20 @@ using Params = Problem::Params;
 using Sampler = pbrl::SegmentSampler<Real, S, A>;
 using PbrlSolver = pbrl::Pbrl<Problem>;
 using DrlhfSolver = pbrl::Drlhf<Problem>;
+using Workspace = pbrl::EvaluationWorkspace<Real, S, pbrl::EvaluationMethod::direct>;
 using Status = pbrl::Status;
 
-constexpr int kPoints = 50;       // about this many checkpoints after the first rounds
+constexpr int kPoints = 50;        // about this many checkpoints after the first rounds
 constexpr long kDenseRounds = 10;  // checkpoints after each of the first rounds
+constexpr int kQuickInstances = 3;  // --quick
+constexpr long kQuickLabels = 400;  // --quick
+const long kBH = static_cast<long>(cfg::kBatch) * settings::kHorizon;
 
 enum class Method { pbrl_value, pbrl_bellman, drlhf, oracle };
+constexpr Method kMethods[] = {Method::pbrl_value, Method::pbrl_bellman, Method::drlhf, Method::oracle};
+constexpr int kMethodCount = 4;
+constexpr int kDrlhf = 2;  // index of drlhf in kMethods: the reference of the paired differences
+
 const char* name(Method m) {
   switch (m) {
     case Method::pbrl_value: return "pbrl_value";
@@ -64,28 +84,117 @@ const char* name(Method m) {
   return "?";
 }
 bool labeled(Method m) { return m != Method::oracle; }
+bool is_pbrl(Method m) { return m == Method::pbrl_value || m == Method::pbrl_bellman; }
 
-struct Options {
+struct Config {
   bool sampled = false;
   bool bradley_terry = false;
   double bt_scale = 1;
-  int instances = cfg::kInstances;
+  long instances = cfg::kInstances;
   unsigned seed = 1;
   long labels = cfg::kLabels;
+  long jobs = 1;
   std::string out = "results";
   bool quiet = false;
   bool quick = false;
-  std::vector<Method> methods;
-  long rounds = 0;  // derived: (labels - warm-up) / pairs per round
+  experiment::Hyperparameters hp;
+  bool run[kMethodCount] = {true, true, true, true};  // which methods run (a sweep runs the PBRL ones)
+  std::vector<double> sweep;                          // --sweep-lambda
+  long rounds = 0;      // derived: (labels - warm-up) / pairs per round, or ceil(--iterations / steps per round)
+  long iterations = 0;  // derived: outer iterations per method (rounds * steps per round, or --iterations)
 };
 
-[[noreturn]] void fail(const char* what, Status st) {
+// Outer iterations in label round r (1-based): kStepsPerRound, the last round of an --iterations run
+// takes what is left.
+long iterations_in_round(const Config& c, long round) {
+  return round < c.rounds ? cfg::kStepsPerRound : c.iterations - (c.rounds - 1) * cfg::kStepsPerRound;
+}
+
+bool check(const char* what, Status st) {
+  if (st == Status::ok) return true;
   std::fprintf(stderr, "\nerror: %s: %s\n", what, pbrl::to_string(st));
-  std::exit(1);
+  return false;
 }
-void check(const char* what, Status st) {
-  if (st != Status::ok) fail(what, st);
+
+// printf into a std::string.
+std::string format(const char* fmt, ...) {
+  va_list args, again;
+  va_start(args, fmt);
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, fmt, args);
+  va_end(args);
+  std::string b(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(&b[0], b.size() + 1, fmt, again);
+  va_end(again);
+  return b;
 }
+
+// ---- Settings: the program's defaults, then the command line's hyperparameters --------------------
+// One policy learner for every method (PBRL's oracle, DRLHF's and the oracle's RL steps): exact
+// mode PMD, sampled mode softmax policy gradient; --inner-steps, --oracle and --oracle-step set it.
+
+int inner_steps(const Config& c) { return c.hp.inner_steps ? static_cast<int>(*c.hp.inner_steps) : cfg::kInner; }
+pbrl::OracleKind policy_oracle(const Config& c) {
+  if (c.hp.oracle) return *c.hp.oracle == "pmd" ? pbrl::OracleKind::policy_mirror_descent : pbrl::OracleKind::policy_gradient;
+  return c.sampled ? pbrl::OracleKind::policy_gradient : pbrl::OracleKind::policy_mirror_descent;
+}
+// The policy learner's step: --oracle-step, else PMD's step (choice) or the paper's policy-gradient rate.
+Real policy_step(const Config& c) {
+  if (c.hp.oracle_step) return Real(*c.hp.oracle_step);
+  return Real(policy_oracle(c) == pbrl::OracleKind::policy_mirror_descent ? cfg::kOracleStep : cfg::kPgStep);
+}
+// alpha_x: PBRL's x step and DRLHF's reward step (the reward warm-up keeps cfg::kRewardStep).
+Real reward_step(const Config& c) { return Real(c.hp.step ? *c.hp.step : cfg::kRewardStep); }
+
+pbrl::PbrlSettings<Real> pbrl_settings(const Config& c, Method m, std::uint32_t seed) {
+  pbrl::PbrlSettings<Real> s;
+  s.penalty = m == Method::pbrl_value ? pbrl::PenaltyKind::value : pbrl::PenaltyKind::bellman;
+  s.policy.parameterization = pbrl::Parameterization::softmax;
+  s.oracle = policy_oracle(c);
+  s.oracle_policy.parameterization = pbrl::Parameterization::softmax;
+  s.inner_steps = cfg::kInner;
+  s.oracle_step = policy_step(c);
+  s.step_x = Real(cfg::kRewardStep);
+  s.step_y = Real(cfg::kStepY);
+  s.penalty_start = s.penalty_final = Real(cfg::kLambda);
+  s.penalty_ramp = 0;
+  c.hp.apply(s);  // the y step stays kStepY (y moves by the penalty only)
+  s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
+  s.sampling.horizon = settings::kHorizon;
+  s.sampling.batch = cfg::kBatch;
+  s.seed = seed;
+  return s;
+}
+
+pbrl::DrlhfSettings<Real> drlhf_settings(const Config& c, Method m, std::uint32_t seed) {
+  pbrl::DrlhfSettings<Real> s;
+  s.reward_steps = m == Method::oracle ? 0 : cfg::kRewardStepsPerIteration;
+  s.reward_step = reward_step(c);
+  s.policy_oracle = policy_oracle(c);
+  s.oracle_policy.parameterization = pbrl::Parameterization::softmax;
+  s.policy_steps = inner_steps(c);
+  s.policy_step = policy_step(c);
+  s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
+  s.sampling.horizon = settings::kHorizon;
+  s.sampling.batch = cfg::kBatch;
+  s.seed = seed;
+  return s;
+}
+
+// Legend (enhanced text): the method with the lambda and T it used.
+std::string label(const Config& c, Method m) {
+  if (m == Method::drlhf) return format("DRLHF (T %d)", inner_steps(c));
+  if (m == Method::oracle) return format("oracle, true reward (T %d)", inner_steps(c));
+  const auto s = pbrl_settings(c, m, 1);
+  const char* what = m == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman";
+  if (s.tolerance_mode())
+    return format("%s (tolerance ε %g, T %d-%d)", what, double(s.gap_tolerance), s.inner_steps, s.inner_steps_max);
+  if (s.penalty_ramp > 0)
+    return format("%s (λ %g→%g, T %d)", what, double(s.penalty_start), double(s.penalty_final), s.inner_steps);
+  return format("%s (λ %g, T %d)", what, double(s.penalty_final), s.inner_steps);
+}
+
+// ---- One instance ------------------------------------------------------------------------------
 
 // One random instance: the hidden true reward, P and rho (uniform, settings' shared choice).
 struct Instance {
@@ -110,7 +219,7 @@ struct Instance {
 // warm-up buffers are identical and later differences come from the methods alone.
 struct Seeds {
   std::uint32_t instance, sampler, labeler, held_out, solver;
-  Seeds(unsigned seed, int i) {
+  Seeds(unsigned seed, long i) {
     const std::uint32_t base = static_cast<std::uint32_t>(seed) * 1000003u + static_cast<std::uint32_t>(i) * 10u;
     instance = base + 1;
     sampler = base + 2;
@@ -129,7 +238,7 @@ struct Learner {
   pbrl::BradleyTerryLabeler<Real, S, A> bradley_terry;
   pbrl::Labeler<S, A, L> labeler;
 
-  void init(const Instance& inst, const Options& opt, const Seeds& seeds) {
+  bool init(const Instance& inst, const Config& c, const Seeds& seeds) {
     Problem::Data data;
     data.transition = inst.transition;
     data.initial = inst.initial;
@@ -137,27 +246,31 @@ struct Learner {
     data.lower = {pbrl::RegularizerKind::entropy, Real(cfg::kTau), nullptr};
     data.reward = {Real(-cfg::kRewardBound), Real(cfg::kRewardBound)};
     data.preferences = &buffer;
-    check("problem init", problem.init(data));
-    check("sampler init", sampler.init(inst.transition, inst.initial, seeds.sampler, cfg::kBurnIn));
+    if (!check("problem init", problem.init(data))) return false;
+    if (!check("sampler init", sampler.init(inst.transition, inst.initial, seeds.sampler, cfg::kBurnIn))) return false;
     higher.reward = inst.reward;
     bradley_terry.reward = inst.reward;
-    bradley_terry.scale = Real(opt.bt_scale);
+    bradley_terry.scale = Real(c.bt_scale);
     bradley_terry.rng.reseed(seeds.labeler);
-    labeler = opt.bradley_terry ? bradley_terry.labeler<L>() : higher.labeler<L>();
+    labeler = c.bradley_terry ? bradley_terry.labeler<L>() : higher.labeler<L>();
+    return true;
   }
-  void collect(const Matrix& pi, int pairs) {
-    for (int i = 0; i < pairs; ++i) check("collect_pair", sampler.collect_pair(pi, L, labeler, buffer));
+  bool collect(const Matrix& pi, int pairs) {
+    for (int i = 0; i < pairs; ++i)
+      if (!check("collect_pair", sampler.collect_pair(pi, L, labeler, buffer))) return false;
+    return true;
   }
   // The paper's reward warm-up: full-batch projected gradient steps on the Bradley-Terry loss.
-  Params warm_up_reward() const {
-    Params x = Params::Zero(), grad;
+  bool warm_up_reward(Params& x) const {
+    x = Params::Zero();
+    Params grad;
     Real f(0);
     for (int k = 0; k < cfg::kWarmupRewardSteps; ++k) {
-      check("warm-up loss", problem.loss(x, f, grad));
+      if (!check("warm-up loss", problem.loss(x, f, grad))) return false;
       x -= Real(cfg::kRewardStep) * grad;
       problem.project_parameters(x);
     }
-    return x;
+    return true;
   }
 };
 
@@ -166,21 +279,22 @@ struct HeldOut {
   std::vector<Segment> first, second;
   std::vector<float> label;  // 1: first preferred, 0: second preferred
 
-  void draw(const Instance& inst, std::uint32_t seed) {
+  bool draw(const Instance& inst, std::uint32_t seed) {
     Sampler sampler;
-    check("held-out sampler", sampler.init(inst.transition, inst.initial, seed, cfg::kBurnIn));
+    if (!check("held-out sampler", sampler.init(inst.transition, inst.initial, seed, cfg::kBurnIn))) return false;
     const Matrix uniform = Matrix::Constant(Real(1) / A);
     pbrl::ReturnLabeler<Real, S, A> truth{inst.reward};
     Segment d0, d1;
     for (int i = 0; i < cfg::kHeldOutPairs; ++i) {
-      check("held-out sample", sampler.sample(uniform, L, d0));
-      check("held-out sample", sampler.sample(uniform, L, d1));
+      if (!check("held-out sample", sampler.sample(uniform, L, d0))) return false;
+      if (!check("held-out sample", sampler.sample(uniform, L, d1))) return false;
       const float l = truth(d0, d1);
       if (l == 0.5f) continue;
       first.push_back(d0);
       second.push_back(d1);
       label.push_back(l);
     }
+    return true;
   }
   // Fraction whose order the reward x predicts (a predicted tie counts one half).
   double accuracy(const Params& x) const {
@@ -195,248 +309,311 @@ struct HeldOut {
   }
 };
 
-// The curves of one method, indexed by checkpoint, one value per instance.
-struct Curves {
-  // true_return: of the current policy; true_return_best_response: of pi*(x), the optimum of M_tau(x).
-  experiment::Curve true_return, true_return_best_response, accuracy, policy_steps, segment_steps;
-  // Certificates of pi*(x): the largest certified optimality gap, and checkpoints above tolerance.
-  double worst_certificate = 0;
-  long not_converged = 0;
-};
-
-pbrl::PbrlSettings<Real> pbrl_settings(const Options& opt, pbrl::PenaltyKind penalty, std::uint32_t seed) {
-  pbrl::PbrlSettings<Real> s;
-  s.penalty = penalty;
-  s.policy.parameterization = pbrl::Parameterization::softmax;
-  s.oracle = opt.sampled ? pbrl::OracleKind::policy_gradient : pbrl::OracleKind::policy_mirror_descent;
-  s.oracle_policy.parameterization = pbrl::Parameterization::softmax;
-  s.inner_steps = cfg::kInner;
-  s.oracle_step = Real(opt.sampled ? cfg::kPgStep : cfg::kOracleStep);
-  s.step_x = Real(cfg::kRewardStep);
-  s.step_y = Real(cfg::kStepY);
-  s.penalty_start = s.penalty_final = Real(cfg::kLambda);
-  s.penalty_ramp = 0;
-  s.gradient = opt.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
-  s.sampling.horizon = settings::kHorizon;
-  s.sampling.batch = cfg::kBatch;
-  s.seed = seed;
-  return s;
-}
-
-pbrl::DrlhfSettings<Real> drlhf_settings(const Options& opt, int reward_steps, std::uint32_t seed) {
-  pbrl::DrlhfSettings<Real> s;
-  s.reward_steps = reward_steps;
-  s.reward_step = Real(cfg::kRewardStep);
-  s.policy_oracle = opt.sampled ? pbrl::OracleKind::policy_gradient : pbrl::OracleKind::policy_mirror_descent;
-  s.oracle_policy.parameterization = pbrl::Parameterization::softmax;
-  s.policy_steps = cfg::kInner;
-  s.policy_step = Real(opt.sampled ? cfg::kPgStep : cfg::kOracleStep);
-  s.gradient = opt.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
-  s.sampling.horizon = settings::kHorizon;
-  s.sampling.batch = cfg::kBatch;
-  s.seed = seed;
-  return s;
-}
-
 // Every round of the first kDenseRounds (where the curves move most), then about kPoints more.
 bool checkpoint(long round, long rounds) {
   const long every = std::max(1L, rounds / kPoints);
   return round <= kDenseRounds || round % every == 0 || round == rounds;
 }
 
-// One method on one instance: fills one value per checkpoint into `curves`.
-void run_method(Method method, const Options& opt, const Instance& inst, const Seeds& seeds,
-                const HeldOut& held_out, Curves& curves, experiment::Progress& progress, long& done) {
-  const auto truth = inst.truth();
-  auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, pbrl::EvaluationMethod::direct>>();
-  pbrl::Evaluation<Real, S, A> eval;
-  auto best_response = std::make_unique<Problem::BilevelValueWorkspace>();  // default settings
-  auto learner = std::make_unique<Learner>();  // the oracle's buffer stays empty
-  learner->init(inst, opt, seeds);
-  const Matrix uniform = Matrix::Constant(Real(1) / A);
+// One checkpoint of one method on one instance.
+struct Point {
+  double true_return = 0, best_response = 0, accuracy = 0, policy_steps = 0, segment_steps = 0;
+  double iterations = 0, lambda = NAN, env_steps_equivalent = 0, lower_gap = 0;
+};
 
-  Params x0;
-  if (labeled(method)) {
-    learner->collect(uniform, cfg::kWarmupPairs);
-    x0 = learner->warm_up_reward();
-  } else {
-    x0 = Eigen::Map<const Params>(inst.reward);  // the true reward, inside the box
-  }
+// One instance: the true optimum, every method's checkpoints, wall times, certificates.
+struct InstanceResult {
+  double optimum = 0;
+  std::vector<Point> points[kMethodCount];
+  double seconds[kMethodCount] = {};
+  double worst_certificate = 0;
+  long not_converged = 0;
+  long tolerance_met[kMethodCount] = {};  // PBRL in tolerance mode: the last report's tolerance_met
+};
 
-  auto pbrl_solver = std::make_unique<PbrlSolver>();
-  auto drlhf_solver = std::make_unique<DrlhfSolver>();
-  const bool is_pbrl = method == Method::pbrl_value || method == Method::pbrl_bellman;
-  if (is_pbrl) {
-    const auto penalty = method == Method::pbrl_value ? pbrl::PenaltyKind::value : pbrl::PenaltyKind::bellman;
-    check("Pbrl init", pbrl_solver->init(learner->problem, pbrl_settings(opt, penalty, seeds.solver), x0,
-                                         Matrix::Zero()));
-  } else {
-    const int reward_steps = method == Method::oracle ? 0 : cfg::kRewardStepsPerIteration;
-    check("Drlhf init", drlhf_solver->init(learner->problem, drlhf_settings(opt, reward_steps, seeds.solver), x0,
-                                           uniform));
-  }
+// Curves over instances (merged in instance order, so --jobs does not change them).
+struct Results {
+  std::vector<double> optimum;  // per instance
+  experiment::Curve true_return[kMethodCount], best_response[kMethodCount], accuracy[kMethodCount],
+      policy_steps[kMethodCount], segment_steps[kMethodCount], iterations[kMethodCount], lambda[kMethodCount],
+      env_steps_equivalent[kMethodCount], lower_gap[kMethodCount], regret[kMethodCount],
+      regret_best_response[kMethodCount], paired[kMethodCount];  // paired: true return minus DRLHF's
+  double seconds[kMethodCount] = {};
+  double worst_certificate = 0;
+  long not_converged = 0;
+  long tolerance_met[kMethodCount] = {};
 
-  Matrix pi;
-  auto current_policy = [&]() -> const Matrix& {
-    if (is_pbrl) {
-      pbrl_solver->policy(pi);
-      return pi;
+  void merge(const InstanceResult& r) {
+    optimum.push_back(r.optimum);
+    for (int mi = 0; mi < kMethodCount; ++mi) {
+      const auto& pts = r.points[mi];
+      for (std::size_t j = 0; j < pts.size(); ++j) {
+        const Point& p = pts[j];
+        true_return[mi].add(j, p.true_return);
+        best_response[mi].add(j, p.best_response);
+        accuracy[mi].add(j, p.accuracy);
+        policy_steps[mi].add(j, p.policy_steps);
+        segment_steps[mi].add(j, p.segment_steps);
+        iterations[mi].add(j, p.iterations);
+        lambda[mi].add(j, p.lambda);
+        env_steps_equivalent[mi].add(j, p.env_steps_equivalent);
+        lower_gap[mi].add(j, p.lower_gap);
+        regret[mi].add(j, r.optimum - p.true_return);
+        regret_best_response[mi].add(j, r.optimum - p.best_response);
+        const auto& ref = r.points[kDrlhf];
+        paired[mi].add(j, j < ref.size() ? p.true_return - ref[j].true_return : NAN);
+      }
+      seconds[mi] += r.seconds[mi];
+      tolerance_met[mi] += r.tolerance_met[mi];
     }
-    return drlhf_solver->policy();
-  };
-  std::size_t point = 0;
-  auto record = [&] {
-    check("true return", pbrl::evaluate(truth, current_policy(), *ws, eval));
-    curves.true_return.add(point, eval.value_rho);
-    pbrl::BestResponseValue<Real> honest;
-    check("true return at the best response",
-          learner->problem.value_at_best_response(is_pbrl ? pbrl_solver->x() : drlhf_solver->x(), truth,
-                                                  *best_response, honest));
-    curves.true_return_best_response.add(point, honest.value);
-    curves.worst_certificate = std::max(curves.worst_certificate, static_cast<double>(honest.lower_level_gap));
-    if (!honest.converged) ++curves.not_converged;
-    curves.accuracy.add(point, labeled(method) ? held_out.accuracy(is_pbrl ? pbrl_solver->x() : drlhf_solver->x())
-                                               : NAN);
-    curves.policy_steps.add(point, static_cast<double>(is_pbrl ? pbrl_solver->environment_steps()
-                                                               : drlhf_solver->environment_steps()));
-    curves.segment_steps.add(point, static_cast<double>(learner->sampler.steps()));
-    ++point;
-  };
-
-  record();  // after the warm-up, before any policy learning
-  for (long round = 1; round <= opt.rounds; ++round) {
-    if (labeled(method)) learner->collect(current_policy(), cfg::kPairsPerRound);
-    for (int k = 0; k < cfg::kStepsPerRound; ++k)
-      check(name(method), is_pbrl ? pbrl_solver->step() : drlhf_solver->step());
-    if (checkpoint(round, opt.rounds)) record();
-    progress.update(++done);
+    worst_certificate = std::max(worst_certificate, r.worst_certificate);
+    not_converged += r.not_converged;
   }
-}
-
-std::string usage() {
-  return "usage: rlhf_experiment [options]\n"
-         "Tabular RLHF: true return against preference labels for PBRL (value and Bellman penalty),\n"
-         "the DRLHF-style baseline and an oracle trained on the true reward; the true return of the\n"
-         "learner's current policy (the paper's metric) and of the optimal regularized policy of the\n"
-         "learned reward (the bilevel answer).\n"
-         "  --gradient exact|sampled        model-based gradients (default), or every policy learner\n"
-         "                                  from sampled policy gradients (Pbrl GradientMode::sampled)\n"
-         "  --labeler return|bradley-terry  higher true return wins (default, the paper's), or\n"
-         "                                  stochastic Bradley-Terry labels\n"
-         "  --bt-scale X                    Bradley-Terry scale (default 1, the paper's model)\n"
-         "  --penalty value|bellman|both    PBRL penalties to run (default both)\n"
-         "  --instances N                   random instances (default " +
-         std::to_string(cfg::kInstances) +
-         ")\n"
-         "  --seed N                        base seed (default 1)\n"
-         "  --labels N                      total labels, warm-up included (default " +
-         std::to_string(cfg::kLabels) + ", at least " + std::to_string(cfg::kWarmupPairs + cfg::kPairsPerRound) +
-         ")\n"
-         "  --out DIR                       output directory (default results)\n"
-         "  --quick                         3 instances, 400 labels (a demo of a few seconds)\n"
-         "  --quiet                         no progress on stderr\n"
-         "  --help                          this text\n"
-         "Writes DIR/rlhf_tabular.csv and DIR/rlhf_tabular.png; prints a table and lines\n"
-         "summary,rlhf,<method>,<metric>,<value>.\n";
-}
-
-
-void write_settings(FILE* f, const Options& opt, const std::string& prefix) {
-  const char* p = prefix.c_str();
-  std::fprintf(f, "%stabular RLHF: %d states, %d actions, gamma %g (choice), rho uniform (choice)\n", p, S, A,
-               settings::kDiscount);
-  std::fprintf(f, "%shidden true reward: uniform [0,1), entries < %g set to 0 (choice); true return unregularized\n",
-               p, cfg::kRewardSparsity);
-  std::fprintf(f, "%slearners' M_tau(x): entropy tau %g (paper); reward model r_x = x in [-%g, %g]^{S*A} (choice)\n",
-               p, cfg::kTau, cfg::kRewardBound, cfg::kRewardBound);
-  std::fprintf(f, "%slabeler: %s\n", p,
-               opt.bradley_terry ? ("Bradley-Terry, scale " + std::to_string(opt.bt_scale)).c_str()
-                                 : "higher true return wins (paper), ties 0.5");
-  std::fprintf(f, "%ssegments: %d state-action pairs (choice; paper 25), burn-in %d (choice), from each learner's policy\n",
-               p, L, cfg::kBurnIn);
-  std::fprintf(f, "%slabels: warm-up %d pairs (choice; paper 576), then %d per round (choice; paper 16), buffer %d (choice; paper 3000), total %ld (%ld rounds)\n",
-               p, cfg::kWarmupPairs, cfg::kPairsPerRound, cfg::kBufferCapacity,
-               cfg::kWarmupPairs + opt.rounds * cfg::kPairsPerRound, opt.rounds);
-  std::fprintf(f, "%sreward warm-up: %d full-batch gradient steps of %g (paper: 500 epochs)\n", p,
-               cfg::kWarmupRewardSteps, cfg::kRewardStep);
-  std::fprintf(f, "%s%d outer iterations per round (choice), T = %d oracle steps per iteration (choice)\n", p,
-               cfg::kStepsPerRound, cfg::kInner);
-  if (opt.sampled)
-    std::fprintf(f, "%sgradient: sampled; policy learners: softmax policy gradient, step %g (paper), H %d (paper), B %d (paper)\n",
-                 p, cfg::kPgStep, settings::kHorizon, cfg::kBatch);
-  else
-    std::fprintf(f, "%sgradient: exact; policy learners: PMD, step %g (choice)\n", p, cfg::kOracleStep);
-  std::fprintf(f, "%sPBRL: softmax y, alpha_x %g, alpha_y %g, lambda %g (choices)\n", p, cfg::kRewardStep,
-               cfg::kStepY, cfg::kLambda);
-  std::fprintf(f, "%sDRLHF: %d reward step(s) of %g per iteration (choice), then the policy learner\n", p,
-               cfg::kRewardStepsPerIteration, cfg::kRewardStep);
-  std::fprintf(f, "%soracle: the policy learner on M_tau(r_true), same steps per round, no labels (plotted at the same x)\n", p);
-  std::fprintf(f, "%sheld-out accuracy: %d pairs from the uniform policy, true labels, ties dropped (choice)\n", p,
-               cfg::kHeldOutPairs);
-  std::fprintf(f, "%sinstances %d, seed %u\n", p, opt.instances, opt.seed);
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  experiment::Options args(argc, argv, usage());
-  Options opt;
-  opt.quick = args.flag("quick");
-  opt.sampled = args.choice("gradient", "exact", {"exact", "sampled"}) == "sampled";
-  opt.bradley_terry = args.choice("labeler", "return", {"return", "bradley-terry"}) == "bradley-terry";
-  opt.bt_scale = args.real("bt-scale", 1.0);
-  const std::string penalty = args.choice("penalty", "both", {"value", "bellman", "both"});
-  opt.instances = static_cast<int>(args.integer("instances", opt.quick ? 3 : cfg::kInstances, 1));
-  opt.seed = static_cast<unsigned>(args.integer("seed", 1, 0));
-  opt.labels = args.integer("labels", opt.quick ? 400 : cfg::kLabels, cfg::kWarmupPairs + cfg::kPairsPerRound);
-  opt.out = args.text("out", "results");
-  opt.quiet = args.flag("quiet");
-  if (const int code = args.finish(); code >= 0) return code;
-  if (!(opt.bt_scale > 0)) {
-    std::fprintf(stderr, "error: --bt-scale must be positive\n");
-    return 2;
+  std::size_t last(int mi) const { return true_return[mi].values.empty() ? 0 : true_return[mi].values.size() - 1; }
+  // The original program's mean of the optimum (same summation order, same digits).
+  double optimum_mean() const {
+    double m = 0;
+    for (double v : optimum) m += v / static_cast<double>(optimum.size());
+    return m;
   }
-  opt.rounds = (opt.labels - cfg::kWarmupPairs) / cfg::kPairsPerRound;
-  if (penalty != "bellman") opt.methods.push_back(Method::pbrl_value);
-  if (penalty != "value") opt.methods.push_back(Method::pbrl_bellman);
-  opt.methods.push_back(Method::drlhf);
-  opt.methods.push_back(Method::oracle);
-  if (!experiment::make_directories(opt.out)) return 1;
+};
 
-  // Checkpoint positions: labels collected when the point is recorded.
-  std::vector<long> labels_at;
-  for (long r = 0; r <= opt.rounds; ++r)
-    if (checkpoint(r, opt.rounds)) labels_at.push_back(cfg::kWarmupPairs + r * cfg::kPairsPerRound);
+// Runs the selected methods on instances; one Runner per thread.
+class Runner {
+ public:
+  explicit Runner(const Config& c) : c_(c) {}
 
-  const std::size_t M = opt.methods.size();
-  std::vector<Curves> curves(M);
-  std::vector<double> optimum, uniform_return;
-  experiment::Progress progress("rlhf", static_cast<long>(opt.instances) * static_cast<long>(M) * opt.rounds,
-                                opt.quiet);
-  long done = 0;
-  for (int i = 0; i < opt.instances; ++i) {
-    const Seeds seeds(opt.seed, i);
-    auto inst = std::make_unique<Instance>(seeds.instance);
+  bool run_instance(long i, experiment::Progress& progress, InstanceResult& result) {
+    const Seeds seeds(c_.seed, i);
+    inst_ = std::make_unique<Instance>(seeds.instance);
     auto best = std::make_unique<pbrl::RlhfOracle<Real, S, A>>();
-    check("optimum", best->solve(inst->truth(), 100000, Real(1e-12)));
-    optimum.push_back(best->value_rho());
-    HeldOut held_out;
-    held_out.draw(*inst, seeds.held_out);
-    for (std::size_t m = 0; m < M; ++m) run_method(opt.methods[m], opt, *inst, seeds, held_out, curves[m], progress, done);
+    if (!check("optimum", best->solve(inst_->truth(), 100000, Real(1e-12)))) return false;
+    result.optimum = best->value_rho();
+    held_out_ = std::make_unique<HeldOut>();
+    if (!held_out_->draw(*inst_, seeds.held_out)) return false;
+    for (int mi = 0; mi < kMethodCount; ++mi) {
+      if (!c_.run[mi]) continue;
+      const auto start = std::chrono::steady_clock::now();
+      if (!run_method(mi, seeds, progress, result)) return false;
+      result.seconds[mi] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    return true;
   }
-  const double seconds = progress.seconds();
-  double optimum_mean = 0;
-  for (double v : optimum) optimum_mean += v / static_cast<double>(optimum.size());
 
-  // CSV.
-  const std::string csv = opt.out + "/rlhf_tabular.csv";
-  FILE* f = std::fopen(csv.c_str(), "w");
-  if (f == nullptr) {
-    std::fprintf(stderr, "error: cannot write %s\n", csv.c_str());
-    return 1;
+ private:
+  // One method on the current instance: one Point per checkpoint. Every object starts fresh (the
+  // best-response warm start included), so a method's numbers do not depend on what ran before.
+  bool run_method(int mi, const Seeds& seeds, experiment::Progress& progress, InstanceResult& result) {
+    const Method method = kMethods[mi];
+    const bool pbrl_method = is_pbrl(method);
+    const auto truth = inst_->truth();
+    ws_ = std::make_unique<Workspace>();
+    gap_ws_ = std::make_unique<Workspace>();
+    best_response_ = std::make_unique<Problem::BilevelValueWorkspace>();  // default settings
+    learner_ = std::make_unique<Learner>();  // the oracle's buffer stays empty
+    pbrl_ = std::make_unique<PbrlSolver>();
+    drlhf_ = std::make_unique<DrlhfSolver>();
+    pbrl::Evaluation<Real, S, A> eval, gap_eval;
+    if (!learner_->init(*inst_, c_, seeds)) return false;
+    const Matrix uniform = Matrix::Constant(Real(1) / A);
+
+    Params x0;
+    if (labeled(method)) {
+      if (!learner_->collect(uniform, cfg::kWarmupPairs) || !learner_->warm_up_reward(x0)) return false;
+    } else {
+      x0 = Eigen::Map<const Params>(inst_->reward);  // the true reward, inside the box
+    }
+    const auto drlhf_s = drlhf_settings(c_, method, seeds.solver);
+    if (pbrl_method) {
+      if (!check("Pbrl init", pbrl_->init(learner_->problem, pbrl_settings(c_, method, seeds.solver), x0, Matrix::Zero())))
+        return false;
+    } else {
+      if (!check("Drlhf init", drlhf_->init(learner_->problem, drlhf_s, x0, uniform))) return false;
+    }
+
+    Matrix pi;
+    auto current_policy = [&]() -> const Matrix& {
+      if (pbrl_method) {
+        pbrl_->policy(pi);
+        return pi;
+      }
+      return drlhf_->policy();
+    };
+    long k = 0, env = 0;
+    double lambda = pbrl_method ? double(pbrl_->penalty_constant(0)) : NAN;
+    auto record = [&]() -> bool {
+      const Matrix& policy = current_policy();
+      const Params& x = pbrl_method ? pbrl_->x() : drlhf_->x();
+      Point p;
+      if (!check("true return", pbrl::evaluate(truth, policy, *ws_, eval))) return false;
+      p.true_return = eval.value_rho;
+      pbrl::BestResponseValue<Real> honest;
+      if (!check("true return at the best response",
+                 learner_->problem.value_at_best_response(x, truth, *best_response_, honest)))
+        return false;
+      p.best_response = honest.value;
+      result.worst_certificate = std::max(result.worst_certificate, static_cast<double>(honest.lower_level_gap));
+      if (!honest.converged) ++result.not_converged;
+      // The learner's lower-level gap on M_tau(x): V^{pi*(x)}(rho) - V^{pi}(rho) (pi*(x) certified above).
+      Problem::Model model;
+      pbrl::Mdp<Real, S, A> mdp;
+      if (!check("M_tau(x)", learner_->problem.build(x, model, mdp))) return false;
+      if (!check("lower-level gap", pbrl::evaluate(mdp, policy, *gap_ws_, gap_eval))) return false;
+      p.lower_gap = best_response_->optimum.evaluation.value_rho - gap_eval.value_rho;
+      p.accuracy = labeled(method) ? held_out_->accuracy(x) : NAN;
+      p.policy_steps = static_cast<double>(pbrl_method ? pbrl_->environment_steps() : drlhf_->environment_steps());
+      p.segment_steps = static_cast<double>(learner_->sampler.steps());
+      p.iterations = static_cast<double>(k);
+      p.lambda = lambda;
+      p.env_steps_equivalent = static_cast<double>(env);
+      result.points[mi].push_back(p);
+      return true;
+    };
+
+    if (!record()) return false;  // after the warm-up, before any policy learning
+    PbrlSolver::Report report;
+    for (long round = 1; round <= c_.rounds; ++round) {
+      if (labeled(method) && !learner_->collect(current_policy(), cfg::kPairsPerRound)) return false;
+      for (long j = iterations_in_round(c_, round); j > 0; --j) {
+        if (pbrl_method) {
+          if (!check(name(method), pbrl_->step(&report))) return false;
+          env += (static_cast<long>(report.inner_steps) + 2) * kBH;
+          lambda = double(report.penalty_constant);
+          result.tolerance_met[mi] = report.tolerance_met ? 1 : 0;
+        } else {
+          if (!check(name(method), drlhf_->step())) return false;
+          env += static_cast<long>(drlhf_s.policy_steps) * kBH;
+        }
+        ++k;
+      }
+      if (checkpoint(round, c_.rounds)) {
+        const std::int64_t counted = pbrl_method ? pbrl_->environment_steps() : drlhf_->environment_steps();
+        if (c_.sampled && counted != env) {
+          std::fprintf(stderr, "\n%s counted %" PRId64 " environment steps after %ld iterations, expected %ld\n",
+                       name(method), counted, k, env);
+          return false;
+        }
+        if (!record()) return false;
+      }
+      progress.add(1);
+    }
+    return true;
   }
-  write_settings(f, opt, "# ");
-  std::fprintf(f, "# true optimum V*_true(rho), mean over instances: %.6f\n", optimum_mean);
+
+  const Config& c_;
+  std::unique_ptr<Instance> inst_;
+  std::unique_ptr<HeldOut> held_out_;
+  std::unique_ptr<Workspace> ws_, gap_ws_;
+  std::unique_ptr<Problem::BilevelValueWorkspace> best_response_;
+  std::unique_ptr<Learner> learner_;
+  std::unique_ptr<PbrlSolver> pbrl_;
+  std::unique_ptr<DrlhfSolver> drlhf_;
+};
+
+// Checkpoint positions: labels collected when the point is recorded.
+std::vector<long> labels_at(const Config& c) {
+  std::vector<long> v;
+  for (long r = 0; r <= c.rounds; ++r)
+    if (checkpoint(r, c.rounds)) v.push_back(cfg::kWarmupPairs + r * cfg::kPairsPerRound);
+  return v;
+}
+
+// Every instance on c.jobs threads (one Runner each), merged in instance order.
+bool run_instances(const Config& c, Results& results, double& seconds) {
+  long methods = 0;
+  for (bool r : c.run) methods += r ? 1 : 0;
+  experiment::Progress progress("rlhf (label rounds, all instances and methods)", c.instances * methods * c.rounds,
+                                c.quiet);
+  std::vector<InstanceResult> instances(static_cast<std::size_t>(c.instances));
+  const bool ok = experiment::run_instances<Runner>(
+      c.instances, c.jobs, [&] { return std::make_unique<Runner>(c); },
+      [&](Runner& runner, long i) { return runner.run_instance(i, progress, instances[static_cast<std::size_t>(i)]); });
+  seconds = progress.seconds();
+  if (!ok) return false;
+  for (const auto& r : instances) results.merge(r);
+  return true;
+}
+
+// ---- Output ------------------------------------------------------------------------------------
+
+// The part of the settings that depends on the gradient mode: the policy learners, the PBRL
+// methods' solver settings (experiment::describe), DRLHF and the oracle.
+std::string mode_text(const Config& c) {
+  std::string t;
+  const bool pmd = policy_oracle(c) == pbrl::OracleKind::policy_mirror_descent;
+  const bool default_learner = !c.hp.oracle && !c.hp.oracle_step;
+  if (c.sampled)
+    t += format("gradient: sampled; policy learners: softmax policy gradient, step %g (%s), H %d (paper), B %d (paper)\n",
+                double(policy_step(c)), c.hp.oracle_step ? "--oracle-step" : "paper", settings::kHorizon, cfg::kBatch);
+  else
+    t += format("gradient: exact; policy learners: %s, step %g (%s)\n", pmd ? "PMD" : "softmax policy gradient",
+                double(policy_step(c)), default_learner ? "choice" : "command line");
+  for (int mi = 0; mi < kMethodCount; ++mi)
+    if (c.run[mi] && is_pbrl(kMethods[mi])) {
+      const auto s = pbrl_settings(c, kMethods[mi], 1);
+      t += std::string(name(kMethods[mi])) + ": " + experiment::describe(s) + ", step_y " + format("%g", double(s.step_y)) +
+           "; softmax y\n";
+    }
+  if (c.run[kDrlhf])
+    t += format("drlhf: %d reward step(s) of %g per iteration, then %d policy-learner steps of %g\n",
+                cfg::kRewardStepsPerIteration, double(reward_step(c)), inner_steps(c), double(policy_step(c)));
+  if (c.run[3])
+    t += format("oracle: %d policy-learner steps of %g per iteration on M_tau(r_true), no labels (plotted at the same x)\n",
+                inner_steps(c), double(policy_step(c)));
+  t += format("work per iteration (env_steps_equivalent): PBRL (T_k+2)*B*H with T_k the oracle steps of iteration k, "
+              "DRLHF and oracle T*B*H; B*H = %ld; %s\n",
+              kBH, c.sampled ? "sampled mode: the solvers' own count" : "exact mode: the steps sampled mode would take");
+  return t;
+}
+
+// The settings block, written as the CSV's comment header and printed with the results: every value
+// the run used.
+std::string settings_text(const Config& c) {
+  std::string t;
+  t += format("tabular RLHF: %d states, %d actions, gamma %g (choice), rho uniform (choice)\n", S, A, settings::kDiscount);
+  t += format("hidden true reward: uniform [0,1), entries < %g set to 0 (choice); true return unregularized\n",
+              cfg::kRewardSparsity);
+  t += format("learners' M_tau(x): entropy tau %g (paper); reward model r_x = x in [-%g, %g]^{S*A} (choice)\n", cfg::kTau,
+              cfg::kRewardBound, cfg::kRewardBound);
+  t += c.bradley_terry ? format("labeler: Bradley-Terry, scale %g\n", c.bt_scale)
+                       : std::string("labeler: higher true return wins (paper), ties 0.5\n");
+  t += format("segments: %d state-action pairs (choice; paper 25), burn-in %d (choice), from each learner's policy\n", L,
+              cfg::kBurnIn);
+  t += format("labels: warm-up %d pairs (choice; paper 576), then %d per round (choice; paper 16), buffer %d (choice; "
+              "paper 3000), total %ld (%ld rounds)\n",
+              cfg::kWarmupPairs, cfg::kPairsPerRound, cfg::kBufferCapacity,
+              cfg::kWarmupPairs + c.rounds * cfg::kPairsPerRound, c.rounds);
+  t += format("reward warm-up: %d full-batch gradient steps of %g (paper: 500 epochs; not changed by --step)\n",
+              cfg::kWarmupRewardSteps, cfg::kRewardStep);
+  if (c.hp.iterations)
+    t += format("run length: %ld outer iterations per method (--iterations) = %ld label rounds of %d iterations, the "
+                "last one %ld\n",
+                c.iterations, c.rounds, cfg::kStepsPerRound, iterations_in_round(c, c.rounds));
+  else
+    t += format("run length: %d outer iterations per round (choice) = %ld outer iterations per method\n",
+                cfg::kStepsPerRound, c.iterations);
+  t += format("T = %d policy-learner steps per iteration for every method (%s; tolerance mode: PBRL's least number)\n",
+              inner_steps(c), c.hp.inner_steps ? "--inner-steps" : "choice");
+  t += format("alpha_x = %g: PBRL's x step and DRLHF's reward step (%s); PBRL's alpha_y %g (choice); lambda default %g "
+              "(choice)\n",
+              double(reward_step(c)), c.hp.step ? "--step" : "choice", cfg::kStepY, cfg::kLambda);
+  t += mode_text(c);
+  t += format("held-out accuracy: %d pairs from the uniform policy, true labels, ties dropped (choice)\n",
+              cfg::kHeldOutPairs);
+  t += format("instances %ld (%s), seed %u: instance i uses seeds %u*1000003 + 10 i + 1..5\n", c.instances,
+              c.quick ? "--quick" : "choice", c.seed, c.seed);
+  t += format("checkpoints: after every one of the first %ld rounds, then every max(1, rounds/%d) rounds and the last\n",
+              kDenseRounds, kPoints);
+  t += format("pi*(x): soft value iteration on M_tau(x), certified optimality gap <= %.1e\n",
+              static_cast<double>(pbrl::BestResponseSettings<Real>{}.tolerance));
+  return t;
+}
+
+bool write_csv(const std::string& path, const Config& c, const Results& r, const std::vector<long>& at) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return false;
+  std::fprintf(f, "%s", experiment::prefixed(settings_text(c), "# ").c_str());
+  std::fprintf(f, "# true optimum V*_true(rho), mean over instances: %.6f\n", r.optimum_mean());
   std::fprintf(f, "# columns: true_return_current_policy = V^pi_true(rho) of the learner's current policy (mean and\n"
                   "# standard error over instances; the paper plots this one); true_return_best_response =\n"
                   "# V^{pi*(x)}_true(rho) of the optimal regularized policy pi*(x) of the learned reward's M_tau(x)\n"
@@ -444,124 +621,396 @@ int main(int argc, char** argv) {
                   "# learner that optimizes it exactly);\n"
                   "# heldout_accuracy = fraction of held-out pairs ordered right by the learned reward (nan: oracle);\n"
                   "# policy_env_steps = environment steps of the policy learners (sampled mode), segment_env_steps =\n"
-                  "# steps taken to draw labeled segments; both means over instances\n",
+                  "# steps taken to draw labeled segments; both means over instances;\n"
+                  "# iterations = outer iterations so far; lambda = PBRL's penalty constant of the last step (tolerance\n"
+                  "# mode: as adapted; nan: DRLHF, oracle); env_steps_equivalent = (T_k+2)*B*H per PBRL iteration,\n"
+                  "# T*B*H per DRLHF or oracle iteration, summed (exact mode: what sampled mode would take);\n"
+                  "# lower_level_gap = V^{pi*(x)}(rho) - V^pi(rho) on the learner's M_tau(x), exact;\n"
+                  "# regret_current_policy = V*_true(rho) - V^pi_true(rho), regret_best_response = V*_true(rho) -\n"
+                  "# V^{pi*(x)}_true(rho), per instance; paired_diff_drlhf = V^pi_true(rho) of this method minus DRLHF's\n"
+                  "# on the same instance (nan when DRLHF did not run); each mean and standard error over instances\n",
                static_cast<double>(pbrl::BestResponseSettings<Real>{}.tolerance));
   std::fprintf(f, "method,labels,true_return_current_policy_mean,true_return_current_policy_se,"
                   "true_return_best_response_mean,true_return_best_response_se,heldout_accuracy_mean,"
-                  "heldout_accuracy_se,policy_env_steps_mean,segment_env_steps_mean\n");
-  for (std::size_t m = 0; m < M; ++m)
-    for (std::size_t p = 0; p < labels_at.size(); ++p) {
-      const Curves& c = curves[m];
-      std::fprintf(f, "%s,%ld,%.6f,%.6f,%.6f,%.6f,%.4f,%.4f,%.0f,%.0f\n", name(opt.methods[m]), labels_at[p],
-                   c.true_return.mean(p), c.true_return.stderr_of_mean(p), c.true_return_best_response.mean(p),
-                   c.true_return_best_response.stderr_of_mean(p), c.accuracy.mean(p), c.accuracy.stderr_of_mean(p),
-                   c.policy_steps.mean(p), c.segment_steps.mean(p));
-    }
-  std::fclose(f);
+                  "heldout_accuracy_se,policy_env_steps_mean,segment_env_steps_mean,iterations_mean,lambda_mean,"
+                  "env_steps_equivalent_mean,lower_level_gap_mean,lower_level_gap_se,regret_current_policy_mean,"
+                  "regret_current_policy_se,regret_best_response_mean,regret_best_response_se,paired_diff_drlhf_mean,"
+                  "paired_diff_drlhf_se\n");
+  for (int mi = 0; mi < kMethodCount; ++mi)
+    for (std::size_t p = 0; p < r.true_return[mi].values.size() && p < at.size(); ++p)
+      std::fprintf(f, "%s,%ld,%.6f,%.6f,%.6f,%.6f,%.4f,%.4f,%.0f,%.0f,%.0f,%.6g,%.0f,%.6e,%.3e,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
+                   name(kMethods[mi]), at[p], r.true_return[mi].mean(p), r.true_return[mi].stderr_of_mean(p),
+                   r.best_response[mi].mean(p), r.best_response[mi].stderr_of_mean(p), r.accuracy[mi].mean(p),
+                   r.accuracy[mi].stderr_of_mean(p), r.policy_steps[mi].mean(p), r.segment_steps[mi].mean(p),
+                   r.iterations[mi].mean(p), r.lambda[mi].mean(p), r.env_steps_equivalent[mi].mean(p),
+                   r.lower_gap[mi].mean(p), r.lower_gap[mi].stderr_of_mean(p), r.regret[mi].mean(p),
+                   r.regret[mi].stderr_of_mean(p), r.regret_best_response[mi].mean(p),
+                   r.regret_best_response[mi].stderr_of_mean(p), r.paired[mi].mean(p), r.paired[mi].stderr_of_mean(p));
+  return std::fclose(f) == 0;
+}
 
-  // Plot: true return of the current policy (left), of pi*(x) (middle) and held-out accuracy (right)
-  // against labels.
-  std::string script =
-      "set datafile separator ','\nset multiplot layout 1,3 title 'RLHF, " +
-      std::string(opt.sampled ? "sampled" : "exact") + ", " +
-      (opt.bradley_terry ? "Bradley-Terry" : "higher-return-wins") + " labels, " + std::to_string(opt.instances) +
-      " instances (mean, s.e.)'\nset grid\nset key bottom right\nset pointsize 0.6\n";
-  script += "set xrange [" + std::to_string(labels_at.front()) + ":" + std::to_string(labels_at.back()) + "]\n";
-  script += "set xlabel 'preference labels collected (oracle: none, same schedule)'\n";
-  script += "set ylabel 'true return V^pi_true(rho)'\nset title 'true return of the current policy (paper)'\n";
-  script += "optimum = " + std::to_string(optimum_mean) + "\n";
-  std::string lines = "plot optimum title 'true optimum' with lines dashtype 2 lc rgb 'black'";
-  std::string best_lines = lines;
-  std::string acc_lines;
-  for (std::size_t m = 0; m < M; ++m) {
-    const std::string n = name(opt.methods[m]);
-    lines += ", '" + csv + "' every ::1 using 2:(strcol(1) eq '" + n + "' ? $3 : 1/0):4 with yerrorlines lc " +
-             std::to_string(m + 1) + " title '" + n + "'";
-    best_lines += ", '" + csv + "' every ::1 using 2:(strcol(1) eq '" + n + "' ? $5 : 1/0):6 with yerrorlines lc " +
-                  std::to_string(m + 1) + " title '" + n + "'";
-    if (labeled(opt.methods[m]))
-      acc_lines += std::string(acc_lines.empty() ? "plot " : ", ") + "'" + csv + "' every ::1 using 2:(strcol(1) eq '" +
-                   n + "' ? $7 : 1/0):8 with yerrorlines lc " + std::to_string(m + 1) + " title '" + n + "'";
+// Regrets of the current policy (left), paired differences to DRLHF (middle), regret of pi*(x)
+// (right), against labels. The two regret panels share one y range, logarithmic when every band is
+// above zero.
+bool write_plot(const std::string& png, const std::string& csv, const Config& c, const Results& r) {
+  std::vector<experiment::Series> all, pbrl_only;
+  std::vector<double> values;
+  bool positive = true;
+  for (int mi = 0; mi < kMethodCount; ++mi) {
+    if (!c.run[mi]) continue;
+    all.push_back({name(kMethods[mi]), label(c, kMethods[mi])});
+    if (is_pbrl(kMethods[mi])) pbrl_only.push_back(all.back());
+    for (const auto* curve : {&r.regret[mi], &r.regret_best_response[mi]})
+      for (std::size_t j = 0; j < curve->values.size(); ++j) {
+        const double lo = curve->mean(j) - curve->stderr_of_mean(j), hi = curve->mean(j) + curve->stderr_of_mean(j);
+        positive = positive && lo > 0;
+        values.push_back(lo);
+        values.push_back(hi);
+      }
   }
-  script += lines + "\n";
-  script += "set ylabel 'true return V^{pi*(x)}_true(rho)'\n"
-            "set title 'true return of pi*(x), the optimum of M_tau(x)'\n";
-  script += best_lines + "\n";
-  script += "set ylabel 'held-out pairs ordered right'\nset title 'learned reward vs true preferences'\n"
-            "set key bottom right\n";
-  script += acc_lines + "\nunset multiplot\n";
-  const std::string png = opt.out + "/rlhf_tabular.png";
-  const bool plotted = experiment::plot(png, script, 1800);
+  std::string range;
+  if (positive) {
+    double lo = INFINITY, hi = 0;
+    for (double v : values) lo = std::min(lo, v), hi = std::max(hi, v);
+    range = format("%.6g:%.6g", lo / 1.5, hi * 1.5);
+  } else {
+    range = experiment::common_range(values);
+  }
+  const std::string xlabel = "preference labels collected (oracle: none, same schedule)";
+  const std::string title =
+      format("tabular RLHF, %s gradients, %s labels, %ld instances (mean ± standard error over instances; optimum V^{*}_{true}(ρ) = %.3f)",
+             c.sampled ? "sampled" : "exact", c.bradley_terry ? "Bradley-Terry" : "higher-return-wins", c.instances,
+             r.optimum_mean());
+  const std::string log_on = positive ? "set logscale y\n" : "unset logscale y\n";
+  std::string script = experiment::figure_head(title, 3);
+  script += log_on;
+  script += experiment::band_panel(csv, all, 2, 1, 16, xlabel, "regret V^{*}_{true}(ρ) - V^{π}_{true}(ρ)",
+                                   "regret of the current policy π (the paper's metric)", range);
+  script += "unset logscale y\n";
+  if (c.run[kDrlhf] && !pbrl_only.empty()) {
+    script += "set arrow from graph 0, first 0 to graph 1, first 0 nohead lw 1.5 lc rgb 'black'\n";
+    // y range from the checkpoints after the first kDenseRounds rounds (and 0): the first rounds,
+    // where a method may still be far behind, would squeeze the differences of the rest.
+    std::vector<double> diffs = {0.0};
+    for (int mi = 0; mi < kMethodCount; ++mi)
+      if (c.run[mi] && is_pbrl(kMethods[mi]))
+        for (std::size_t j = 0; j < r.paired[mi].values.size(); ++j)
+          if (static_cast<long>(j) > kDenseRounds || r.paired[mi].values.size() <= static_cast<std::size_t>(kDenseRounds) + 1) {
+            diffs.push_back(r.paired[mi].mean(j) - r.paired[mi].stderr_of_mean(j));
+            diffs.push_back(r.paired[mi].mean(j) + r.paired[mi].stderr_of_mean(j));
+          }
+    script += experiment::band_panel(csv, pbrl_only, 2, 1, 20, xlabel, "V^{π}_{true}(ρ) of PBRL - of DRLHF",
+                                     format("paired difference to DRLHF per instance (> 0: PBRL better; y range from round %ld)",
+                                            kDenseRounds + 1),
+                                     experiment::common_range(diffs));
+    script += "unset arrow\n";
+  } else {
+    script += "set multiplot next\n";
+  }
+  script += log_on;
+  script += experiment::band_panel(csv, all, 2, 1, 18, xlabel, "regret V^{*}_{true}(ρ) - V^{π^*(x)}_{true}(ρ)",
+                                   "regret of π^*(x), the exact solution of M_{τ}(x)", range);
+  script += "unset logscale y\nunset multiplot\n";
+  return experiment::plot(png, script, 1800, 520);
+}
 
-  // Table and summary lines.
-  const std::size_t last = labels_at.size() - 1;
-  std::printf("\ntabular RLHF, %d instances, %s gradients, %s labels, %ld labels (%d warm-up + %ld rounds of %d)\n",
-              opt.instances, opt.sampled ? "sampled" : "exact", opt.bradley_terry ? "Bradley-Terry" : "higher-return-wins",
-              labels_at[last], cfg::kWarmupPairs, opt.rounds, cfg::kPairsPerRound);
+void print_table(const Config& c, const Results& r, long last_labels) {
+  int first = 0;
+  while (!c.run[first]) ++first;
+  const std::size_t last = r.last(first);
+  const double optimum_mean = r.optimum_mean();
+  std::printf("\ntabular RLHF, %ld instances, %s gradients, %s labels, %ld labels (%d warm-up + %ld rounds of %d)\n",
+              c.instances, c.sampled ? "sampled" : "exact", c.bradley_terry ? "Bradley-Terry" : "higher-return-wins",
+              last_labels, cfg::kWarmupPairs, c.rounds, cfg::kPairsPerRound);
   std::printf("true return V^pi_true(rho), mean +- s.e. over instances; true optimum %.4f\n", optimum_mean);
   std::printf("current policy: the learner's policy (the paper's metric); pi*(x): the optimal regularized policy of\n"
               "the learned reward's M_tau(x), solved exactly (what the learned reward is worth)\n");
   std::printf("%-13s %18s %18s %10s %18s %18s %16s\n", "method", "start", "end", "gap closed", "pi*(x) start",
               "pi*(x) end", "held-out acc end");
-  for (std::size_t m = 0; m < M; ++m) {
-    const Curves& c = curves[m];
-    const double start = c.true_return.mean(0), end = c.true_return.mean(last);
+  for (int mi = 0; mi < kMethodCount; ++mi) {
+    if (!c.run[mi]) continue;
+    const experiment::Curve& t = r.true_return[mi];
+    const double start = t.mean(0), end = t.mean(last);
     const double closed = (end - start) / (optimum_mean - start);
     char acc[32];
-    if (labeled(opt.methods[m]))
-      std::snprintf(acc, sizeof acc, "%.3f +- %.3f", c.accuracy.mean(last), c.accuracy.stderr_of_mean(last));
+    if (labeled(kMethods[mi]))
+      std::snprintf(acc, sizeof acc, "%.3f +- %.3f", r.accuracy[mi].mean(last), r.accuracy[mi].stderr_of_mean(last));
     else
       std::snprintf(acc, sizeof acc, "(true reward)");
-    const experiment::Curve& b = c.true_return_best_response;
-    std::printf("%-13s %9.4f +- %6.4f %9.4f +- %6.4f %9.1f%% %9.4f +- %6.4f %9.4f +- %6.4f %16s\n",
-                name(opt.methods[m]), start, c.true_return.stderr_of_mean(0), end, c.true_return.stderr_of_mean(last),
-                100 * closed, b.mean(0), b.stderr_of_mean(0), b.mean(last), b.stderr_of_mean(last), acc);
+    const experiment::Curve& b = r.best_response[mi];
+    std::printf("%-13s %9.4f +- %6.4f %9.4f +- %6.4f %9.1f%% %9.4f +- %6.4f %9.4f +- %6.4f %16s\n", name(kMethods[mi]),
+                start, t.stderr_of_mean(0), end, t.stderr_of_mean(last), 100 * closed, b.mean(0), b.stderr_of_mean(0),
+                b.mean(last), b.stderr_of_mean(last), acc);
   }
-  {
-    double worst = 0;
-    long not_converged = 0;
-    for (const Curves& c : curves) {
-      worst = std::max(worst, c.worst_certificate);
-      not_converged += c.not_converged;
-    }
-    std::printf("(pi*(x) certified: largest certified optimality gap on M_tau(x) %.2e; %ld checkpoint(s) above the "
-                "tolerance)\n",
-                worst, not_converged);
-  }
+  std::printf("(pi*(x) certified: largest certified optimality gap on M_tau(x) %.2e; %ld checkpoint(s) above the "
+              "tolerance)\n",
+              r.worst_certificate, r.not_converged);
   // Paired differences at the end (the same instances, seeds and warm-up for every method).
   auto paired = [&](Method a, Method b) {
-    std::size_t ia = M, ib = M;
-    for (std::size_t m = 0; m < M; ++m) {
-      if (opt.methods[m] == a) ia = m;
-      if (opt.methods[m] == b) ib = m;
-    }
-    if (ia == M || ib == M) return;
+    const int ia = static_cast<int>(a), ib = static_cast<int>(b);
+    if (!c.run[ia] || !c.run[ib]) return;
     experiment::Curve d;
-    for (int i = 0; i < opt.instances; ++i)
-      d.add(0, curves[ia].true_return.values[last][i] - curves[ib].true_return.values[last][i]);
     int wins = 0;
-    for (int i = 0; i < opt.instances; ++i)
-      wins += curves[ia].true_return.values[last][i] > curves[ib].true_return.values[last][i] ? 1 : 0;
-    std::printf("paired end difference %s - %s: %+.4f +- %.4f (higher on %d of %d instances)\n", name(a), name(b),
-                d.mean(0), d.stderr_of_mean(0), wins, opt.instances);
+    for (long i = 0; i < c.instances; ++i) {
+      const double va = r.true_return[ia].values[last][static_cast<std::size_t>(i)];
+      const double vb = r.true_return[ib].values[last][static_cast<std::size_t>(i)];
+      d.add(0, va - vb);
+      wins += va > vb ? 1 : 0;
+    }
+    std::printf("paired end difference %s - %s: %+.4f +- %.4f (higher on %d of %ld instances)\n", name(a), name(b),
+                d.mean(0), d.stderr_of_mean(0), wins, c.instances);
   };
   paired(Method::pbrl_value, Method::drlhf);
   paired(Method::pbrl_bellman, Method::drlhf);
   paired(Method::oracle, Method::pbrl_value);
   paired(Method::oracle, Method::pbrl_bellman);
   paired(Method::oracle, Method::drlhf);
+  // Regrets, gaps and the schedule at the end.
+  std::printf("%-13s %9s %10s %20s %20s %20s %9s %8s\n", "method (end)", "iters", "env eq.", "regret current",
+              "regret pi*(x)", "lower-level gap", "lambda", "wall s");
+  for (int mi = 0; mi < kMethodCount; ++mi) {
+    if (!c.run[mi]) continue;
+    std::printf("%-13s %9.0f %10.0f %11.4f +- %-6.4f %11.4f +- %-6.4f %11.3e +- %-6.1e %9.4g %8.2f\n", name(kMethods[mi]),
+                r.iterations[mi].mean(last), r.env_steps_equivalent[mi].mean(last), r.regret[mi].mean(last),
+                r.regret[mi].stderr_of_mean(last), r.regret_best_response[mi].mean(last),
+                r.regret_best_response[mi].stderr_of_mean(last), r.lower_gap[mi].mean(last),
+                r.lower_gap[mi].stderr_of_mean(last), r.lambda[mi].mean(last), r.seconds[mi]);
+  }
+  std::printf("(regret: optimum minus true return per instance; lower-level gap: V^{pi*(x)}(rho) - V^pi(rho) on the\n"
+              " learner's own M_tau(x); env eq.: (T_k+2)*B*H per PBRL iteration, T*B*H per DRLHF/oracle iteration)\n");
+  for (int mi = 0; mi < kMethodCount; ++mi)
+    if (c.run[mi] && is_pbrl(kMethods[mi]) && c.hp.tolerance())
+      std::printf("%s: final lambda %.4g (mean); tolerance met at the end in %ld of %ld instances\n", name(kMethods[mi]),
+                  r.lambda[mi].mean(last), r.tolerance_met[mi], c.instances);
+}
+
+// --sweep-lambda: the PBRL methods at each fixed lambda, exact and sampled, then tolerance mode.
+int run_sweep(Config c) {
+  std::vector<experiment::SweepRow> rows;
+  const double tolerance = c.hp.gap_tolerance ? *c.hp.gap_tolerance : 1e-2;
+  for (int mi = 0; mi < kMethodCount; ++mi) c.run[mi] = c.run[mi] && is_pbrl(kMethods[mi]);
+  for (int sampled = 0; sampled < 2; ++sampled)
+    for (std::size_t li = 0; li <= c.sweep.size(); ++li) {
+      Config run = c;
+      run.sampled = sampled != 0;
+      if (li < c.sweep.size()) {
+        run.hp.lambda = c.sweep[li];
+        run.hp.gap_tolerance.reset();
+      } else {
+        run.hp.gap_tolerance = tolerance;
+      }
+      Results r;
+      double seconds = 0;
+      if (!run_instances(run, r, seconds)) return 1;
+      for (int mi = 0; mi < kMethodCount; ++mi) {
+        if (!run.run[mi]) continue;
+        const std::size_t last = r.last(mi);
+        experiment::SweepRow row;
+        row.method = name(kMethods[mi]);
+        row.label = kMethods[mi] == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman";
+        row.sampled = run.sampled;
+        row.tolerance = li == c.sweep.size();
+        row.lambda = row.tolerance ? r.lambda[mi].mean(last) : c.sweep[li];
+        row.paper_lambda = cfg::kLambda;  // the program's default (a choice; the paper's RLHF ran on Atari)
+        row.gap = r.lower_gap[mi].mean(last), row.gap_se = r.lower_gap[mi].stderr_of_mean(last);
+        row.value = r.best_response[mi].mean(last), row.value_se = r.best_response[mi].stderr_of_mean(last);
+        row.value_current = r.true_return[mi].mean(last);
+        row.value_current_se = r.true_return[mi].stderr_of_mean(last);
+        row.seconds = r.seconds[mi];
+        rows.push_back(row);
+        std::printf("sweep,rlhf,%s,%s,%s,lambda=%.4g,gap=%.6g,true_return_best_response=%.6f,"
+                    "true_return_current_policy=%.6f,seconds=%.1f",
+                    row.method.c_str(), run.sampled ? "sampled" : "exact", row.tolerance ? "tolerance" : "fixed",
+                    row.lambda, row.gap, row.value, row.value_current, row.seconds);
+        if (row.tolerance)
+          std::printf(",tolerance_met=%ld/%ld", r.tolerance_met[mi], run.instances);
+        std::printf("\n");
+        std::fflush(stdout);
+      }
+    }
+  const std::string title =
+      format("tabular RLHF, %ld instances: λ sweep, tolerance ε = %g; the dotted λ = %g is this program's default, "
+             "a choice, not the paper's (its RLHF ran on Atari)",
+             c.instances, tolerance, cfg::kLambda);
+  Config exact = c, sampled = c;
+  exact.sampled = false, sampled.sampled = true;
+  exact.hp.lambda.reset(), sampled.hp.lambda.reset();
+  exact.hp.gap_tolerance.reset(), sampled.hp.gap_tolerance.reset();
+  std::string lambdas;
+  for (double v : c.sweep) lambdas += (lambdas.empty() ? "" : ", ") + format("%g", v);
+  const std::string text = settings_text(exact) + "sampled-mode runs:\n" + mode_text(sampled) + "sweep: lambda in {" +
+                           lambdas + "}, exact and sampled (the lambda above is replaced); tolerance mode at epsilon " +
+                           format("%g", tolerance) + "\n" +
+                           "gap = final V^{pi*(x)}(rho) - V^{pi_y}(rho) on M_tau(x); value = final true return of "
+                           "pi*(x); value_current = final true return of pi_y; paper_lambda = this program's default "
+                           "lambda (a choice)\n";
+  bool plotted = false;
+  if (!experiment::write_sweep(c.out, "rlhf_lambda_sweep", text, rows, title, "lower-level gap on M_{τ}(x)",
+                               "V^{π^*(x)}_{true}(ρ)", plotted)) {
+    std::fprintf(stderr, "cannot write %s/rlhf_lambda_sweep.csv\n", c.out.c_str());
+    return 1;
+  }
+  for (int mi = 0; mi < kMethodCount; ++mi)
+    if (c.run[mi])
+      for (int s = 0; s < 2; ++s)
+        std::printf("summary,rlhf_sweep,%s,gap_slope_%s,%.4f\n", name(kMethods[mi]), s ? "sampled" : "exact",
+                    experiment::gap_slope(rows, name(kMethods[mi]), s != 0));
+  std::printf("wrote %s/rlhf_lambda_sweep.csv%s\n", c.out.c_str(), plotted ? " and .png" : "");
+  return 0;
+}
+
+int run(const Config& c) {
+  if (!experiment::make_directories(c.out)) return 1;
+  if (!c.sweep.empty()) return run_sweep(c);
+  Results results;
+  double seconds = 0;
+  if (!run_instances(c, results, seconds)) return 1;
+  const std::vector<long> at = labels_at(c);
+  const std::string csv = c.out + "/rlhf_tabular.csv", png = c.out + "/rlhf_tabular.png";
+  if (!write_csv(csv, c, results, at)) {
+    std::fprintf(stderr, "error: cannot write %s\n", csv.c_str());
+    return 1;
+  }
+  const bool plotted = write_plot(png, csv, c, results);
+  std::printf("%s", experiment::prefixed(settings_text(c), "  ").c_str());
+  print_table(c, results, at.back());
   std::printf("wrote %s%s%s (%.1f s)\n", csv.c_str(), plotted ? " and " : "", plotted ? png.c_str() : "", seconds);
-  for (std::size_t m = 0; m < M; ++m) {
-    const Curves& c = curves[m];
-    std::printf("summary,rlhf,%s,true_return_current_policy_start,%.6f\n", name(opt.methods[m]),
-                c.true_return.mean(0));
-    std::printf("summary,rlhf,%s,true_return_current_policy_end,%.6f\n", name(opt.methods[m]),
-                c.true_return.mean(last));
-    std::printf("summary,rlhf,%s,true_return_best_response_start,%.6f\n", name(opt.methods[m]),
-                c.true_return_best_response.mean(0));
-    std::printf("summary,rlhf,%s,true_return_best_response_end,%.6f\n", name(opt.methods[m]),
-                c.true_return_best_response.mean(last));
-    std::printf("summary,rlhf,%s,optimal_return,%.6f\n", name(opt.methods[m]), optimum_mean);
+  const double optimum_mean = results.optimum_mean();
+  for (int mi = 0; mi < kMethodCount; ++mi) {
+    if (!c.run[mi]) continue;
+    const std::size_t last = results.last(mi);
+    const char* n = name(kMethods[mi]);
+    std::printf("summary,rlhf,%s,true_return_current_policy_start,%.6f\n", n, results.true_return[mi].mean(0));
+    std::printf("summary,rlhf,%s,true_return_current_policy_end,%.6f\n", n, results.true_return[mi].mean(last));
+    std::printf("summary,rlhf,%s,true_return_best_response_start,%.6f\n", n, results.best_response[mi].mean(0));
+    std::printf("summary,rlhf,%s,true_return_best_response_end,%.6f\n", n, results.best_response[mi].mean(last));
+    std::printf("summary,rlhf,%s,optimal_return,%.6f\n", n, optimum_mean);
+    std::printf("summary,rlhf,%s,regret_current_policy_end,%.6f\n", n, results.regret[mi].mean(last));
+    std::printf("summary,rlhf,%s,lower_level_gap_end,%.6g\n", n, results.lower_gap[mi].mean(last));
+    if (mi != kDrlhf && c.run[kDrlhf])
+      std::printf("summary,rlhf,%s,paired_diff_drlhf_end,%.6f\n", n, results.paired[mi].mean(last));
   }
   return 0;
+}
+
+std::string usage() {
+  return format(
+             "usage: rlhf_experiment [options]\n"
+             "Tabular RLHF: true return against preference labels for PBRL (value and Bellman penalty,\n"
+             "lambda %g, T %d), the DRLHF-style baseline and an oracle trained on the true reward; the true\n"
+             "return of the learner's current policy (the paper's metric) and of the optimal regularized\n"
+             "policy pi*(x) of the learned reward (the bilevel answer). The plot shows regrets to the\n"
+             "optimum and the paired difference of each PBRL method to DRLHF on the same instances.\n"
+             "  --gradient exact|sampled        model-based gradients (default), or every policy learner\n"
+             "                                  from sampled policy gradients (B = %d, H = %d)\n"
+             "  --labeler return|bradley-terry  higher true return wins (default, the paper's), or\n"
+             "                                  stochastic Bradley-Terry labels\n"
+             "  --bt-scale X                    Bradley-Terry scale (default 1, the paper's model)\n"
+             "  --methods LIST                  comma-separated subset of pbrl_value,pbrl_bellman,drlhf,oracle\n"
+             "  --penalty value|bellman|both    PBRL penalties to run (default both; with --methods: both apply)\n"
+             "  --instances N                   random instances (default %d)\n"
+             "  --seed N                        base seed (default 1)\n"
+             "  --labels N                      total labels, warm-up included (default %d, at least %d):\n"
+             "                                  %d warm-up pairs, then rounds of %d pairs and %d outer iterations\n",
+             cfg::kLambda, cfg::kInner, cfg::kBatch, settings::kHorizon, cfg::kInstances, cfg::kLabels,
+             cfg::kWarmupPairs + cfg::kPairsPerRound, cfg::kWarmupPairs, cfg::kPairsPerRound, cfg::kStepsPerRound) +
+         "Hyperparameters (--lambda ... --inner-steps-max: PBRL-value and PBRL-Bellman alike):\n" +
+         experiment::Hyperparameters::usage() +
+         format("  Here: --step is the reward (x) step alpha_x of PBRL and DRLHF's reward step (default %g;\n"
+                "  PBRL's y step stays %g, the reward warm-up keeps %g); --inner-steps, --oracle and\n"
+                "  --oracle-step set the policy learner of every method (PBRL's oracle, DRLHF's and the\n"
+                "  oracle's RL steps; default T %d, PMD step %g exact, policy gradient step %g sampled);\n"
+                "  --iterations N: N outer iterations per method, run as ceil(N/%d) label rounds of %d\n"
+                "  iterations (the last one shorter); the labels follow (%d + %d per round); not with --labels.\n",
+                cfg::kRewardStep, cfg::kStepY, cfg::kRewardStep, cfg::kInner, cfg::kOracleStep, cfg::kPgStep,
+                cfg::kStepsPerRound, cfg::kStepsPerRound, cfg::kWarmupPairs, cfg::kPairsPerRound) +
+         "  --sweep-lambda L1,L2,...        the PBRL methods at each fixed lambda, exact and sampled, and in\n"
+         "                                  tolerance mode (--gap-tolerance, default 0.01): final lower-level\n"
+         "                                  gap and true returns against lambda in DIR/rlhf_lambda_sweep.csv/.png\n"
+         "  --jobs N                        instances run on N threads (default 1; results do not depend on it)\n"
+         "  --out DIR                       output directory (default results)\n" +
+         format("  --quick                         %d instances, %ld labels (a demo of a few seconds)\n", kQuickInstances,
+                kQuickLabels) +
+         "  --quiet                         no progress on stderr\n"
+         "  --help                          this text\n"
+         "Writes DIR/rlhf_tabular.csv and DIR/rlhf_tabular.png; prints the settings, a table and lines\n"
+         "summary,rlhf,<method>,<metric>,<value>.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  experiment::Options args(argc, argv, usage());
+  Config c;
+  c.quick = args.flag("quick");
+  c.sampled = args.choice("gradient", "exact", {"exact", "sampled"}) == "sampled";
+  c.bradley_terry = args.choice("labeler", "return", {"return", "bradley-terry"}) == "bradley-terry";
+  c.bt_scale = args.real("bt-scale", 1.0);
+  const std::string penalty = args.choice("penalty", "both", {"value", "bellman", "both"});
+  c.instances = args.integer("instances", c.quick ? kQuickInstances : cfg::kInstances, 1);
+  c.seed = static_cast<unsigned>(args.integer("seed", 1, 0));
+  const bool labels_given = args.has("labels");
+  c.labels = args.integer("labels", c.quick ? kQuickLabels : cfg::kLabels, cfg::kWarmupPairs + cfg::kPairsPerRound);
+  c.jobs = args.integer("jobs", 1, 1);
+  c.out = args.text("out", "results");
+  c.quiet = args.flag("quiet");
+  c.hp.read(args);
+  const std::string methods = args.text("methods", "");
+  const std::string sweep = args.text("sweep-lambda", "");
+  if (const int code = args.finish(); code >= 0) return code;
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "error: %s\n", message.c_str());
+    return 2;
+  };
+  if (!(c.bt_scale > 0)) return fail("--bt-scale must be positive");
+  if (c.out.empty()) return fail("--out needs a directory");
+  if (c.hp.inner_steps && *c.hp.inner_steps > pbrl::kMaxInnerSteps)
+    return fail("--inner-steps must be at most " + std::to_string(pbrl::kMaxInnerSteps));
+  if (c.hp.iterations) {
+    if (labels_given) return fail("--iterations and --labels both set the run length: give one");
+    if (*c.hp.iterations > 10000000L) return fail("--iterations must be at most 10000000");
+    c.iterations = *c.hp.iterations;
+    c.rounds = (c.iterations + cfg::kStepsPerRound - 1) / cfg::kStepsPerRound;
+  } else {
+    c.rounds = (c.labels - cfg::kWarmupPairs) / cfg::kPairsPerRound;
+    c.iterations = c.rounds * cfg::kStepsPerRound;
+  }
+  if (!methods.empty()) {
+    for (bool& r : c.run) r = false;
+    std::size_t start = 0;
+    while (start <= methods.size()) {
+      const std::size_t end = std::min(methods.find(',', start), methods.size());
+      const std::string m = methods.substr(start, end - start);
+      bool found = false;
+      for (int mi = 0; mi < kMethodCount; ++mi)
+        if (m == name(kMethods[mi])) c.run[mi] = found = true;
+      if (!found) return fail("--methods takes a list of pbrl_value, pbrl_bellman, drlhf, oracle");
+      start = end + 1;
+    }
+  }
+  if (penalty == "value") c.run[1] = false;
+  if (penalty == "bellman") c.run[0] = false;
+  if (!c.run[0] && !c.run[1] && !c.run[2] && !c.run[3]) return fail("no method left to run (--methods, --penalty)");
+  if (!sweep.empty()) {
+    if ((c.sweep = experiment::parse_positive_list(sweep)).empty())
+      return fail("--sweep-lambda takes a comma-separated list of positive numbers");
+    if (!c.run[0] && !c.run[1]) return fail("--sweep-lambda runs the PBRL methods: --methods has none");
+  }
+  if (c.hp.oracle && *c.hp.oracle == "pmd" && (c.sampled || !c.sweep.empty()))
+    return fail(std::string("--oracle pmd needs exact gradients") + (c.sweep.empty() ? "" : " (the sweep runs sampled mode too)") +
+                ": sampled mode learns the policies from rollouts by policy gradient");
+  // Every setting the options make is checked by the library before anything runs (a sweep: both
+  // gradient modes).
+  for (int sampled = 0; sampled < 2; ++sampled) {
+    Config check_c = c;
+    if (c.sweep.empty() && sampled != int(c.sampled)) continue;
+    check_c.sampled = sampled != 0;
+    for (Method m : {Method::pbrl_value, Method::pbrl_bellman})
+      if (pbrl::validate(pbrl_settings(check_c, m, 1), A) != Status::ok)
+        return fail("these hyperparameters are not valid PBRL settings (see --help and solver/settings.hpp)");
+    for (Method m : {Method::drlhf, Method::oracle})
+      if (pbrl::validate(drlhf_settings(check_c, m, 1)) != Status::ok)
+        return fail("these hyperparameters are not valid DRLHF settings (--step, --inner-steps, --oracle-step)");
+  }
+  return run(c);
 }

@@ -41,7 +41,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -353,22 +352,9 @@ bool run_games(const Config& c, Results& results, double& seconds) {
                                                 : "figure 1 (environment steps, all games and methods)",
                                 total, c.quiet);
   std::vector<GameResult> games(static_cast<std::size_t>(c.games));
-  std::vector<std::unique_ptr<Runner<S>>> runners(static_cast<std::size_t>(std::min(c.jobs, c.games)));
-  std::mutex take;
-  std::vector<bool> busy(runners.size(), false);
-  const bool ok = experiment::parallel_for(c.games, c.jobs, [&](long g) {
-    std::size_t r = 0;
-    {
-      std::lock_guard<std::mutex> lock(take);
-      while (busy[r]) ++r;
-      busy[r] = true;
-      if (!runners[r]) runners[r] = std::make_unique<Runner<S>>(c);
-    }
-    const bool done = runners[r]->run_game(g, progress, games[static_cast<std::size_t>(g)]);
-    std::lock_guard<std::mutex> lock(take);
-    busy[r] = false;
-    return done;
-  });
+  const bool ok = experiment::run_instances<Runner<S>>(
+      c.games, c.jobs, [&] { return std::make_unique<Runner<S>>(c); },
+      [&](Runner<S>& runner, long g) { return runner.run_game(g, progress, games[static_cast<std::size_t>(g)]); });
   seconds = progress.seconds();
   if (!ok) return false;
   for (const auto& g : games) results.merge(g);
@@ -523,6 +509,12 @@ int run(Config c) {
       for (std::size_t li = 0; li <= c.sweep.size(); ++li) {
         Config run = c;
         run.sampled = sampled != 0;
+        // Sampled mode learns from rollouts: PMD is an exact-mode oracle, the paper's policy
+        // gradient (its step) takes its place there.
+        if (run.sampled && run.hp.oracle && *run.hp.oracle == "pmd") {
+          run.hp.oracle.reset();
+          run.hp.oracle_step.reset();
+        }
         if (li < c.sweep.size()) {
           run.hp.lambda = c.sweep[li];
           run.hp.gap_tolerance.reset();
@@ -566,7 +558,11 @@ int run(Config c) {
                                    std::string l;
                                    for (double v : c.sweep) l += (l.empty() ? "" : ", ") + std::to_string(v);
                                    return l;
-                                 }() + "}, exact and sampled; tolerance mode at epsilon " + std::to_string(tolerance) + "\n",
+                                 }() + "}, exact and sampled; tolerance mode at epsilon " + std::to_string(tolerance) +
+                                     (c.hp.oracle && *c.hp.oracle == "pmd"
+                                          ? "\nthe settings above are exact mode's; sampled runs use the paper's "
+                                            "policy-gradient oracle (step " + std::to_string(cfg::kOracleStep) + ")\n"
+                                          : "\n"),
                                  rows, title, "follower gap", "V_{l}^{π_x,π^*(x)}(ρ)", plotted)) {
       std::fprintf(stderr, "cannot write %s/figure1_lambda_sweep.csv\n", c.out.c_str());
       return 1;
