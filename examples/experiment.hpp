@@ -227,7 +227,7 @@ bool run_instances(long count, long jobs, Make make, Run run) {
 // given ones into a solver's PenaltySolverSettings; describe() prints what a method used.
 struct Hyperparameters {
   std::optional<double> lambda, lambda_final, oracle_step, step, gap_tolerance, lambda_max;
-  std::optional<double> lambda_stall;
+  std::optional<double> lambda_stall, smoothness;
   std::optional<long> lambda_ramp, inner_steps, inner_steps_max, iterations, lambda_patience;
   std::optional<std::string> oracle;  // "pg" or "pmd"
 
@@ -247,7 +247,18 @@ struct Hyperparameters {
            "  --inner-steps-max T       tolerance mode: cap of the oracle steps per iteration (default 100)\n"
            "  --lambda-patience K       tolerance mode: steps in a row above EPS that make a window (default 20)\n"
            "  --lambda-stall F          tolerance mode: lambda grows after a window in which the gap fell by\n"
-           "                            less than the factor F, in [0, 1] (default 0.99; 0: after every window)\n";
+           "                            less than the factor F, in [0, 1] (default 0.99; 0: after every window)\n"
+           "  --smoothness L            tolerance mode: L_p in the step scaling alpha / (1 + alpha lambda L_p)\n"
+           "                            (default 1)\n";
+  }
+
+  // A sweep's sampled runs: PMD is an exact-mode oracle (sampled mode learns from rollouts), so the
+  // program's own sampled-mode oracle and its step take the place of --oracle pmd.
+  void drop_exact_only_oracle() {
+    if (oracle && *oracle == "pmd") {
+      oracle.reset();
+      oracle_step.reset();
+    }
   }
 
   // Reads the options; the caller's Options::finish() reports a bad value.
@@ -264,6 +275,7 @@ struct Hyperparameters {
     inner_steps_max = opt.optional_integer("inner-steps-max", 1);
     lambda_patience = opt.optional_integer("lambda-patience", 1);
     lambda_stall = opt.optional_real("lambda-stall", 0);
+    smoothness = opt.optional_real("smoothness", 0);
     if (opt.has("oracle")) oracle = opt.choice("oracle", "pg", {"pg", "pmd"});
   }
 
@@ -284,6 +296,7 @@ struct Hyperparameters {
     if (inner_steps_max) s.inner_steps_max = static_cast<int>(*inner_steps_max);
     if (lambda_patience) s.penalty_patience = static_cast<int>(*lambda_patience);
     if (lambda_stall) s.penalty_stall = Scalar(*lambda_stall);
+    if (smoothness) s.penalty_smoothness = Scalar(*smoothness);
     if (s.tolerance_mode() && s.inner_steps_max < s.inner_steps) s.inner_steps_max = s.inner_steps;
   }
 };

@@ -593,6 +593,7 @@ std::vector<SweepRun> sweep_runs(const Config& c) {
     for (std::size_t li = 0; li <= c.sweep.size(); ++li) {
       SweepRun run{c, li == c.sweep.size(), 0};
       run.config.sampled = sampled != 0;
+      if (run.config.sampled) run.config.hp.drop_exact_only_oracle();
       for (int mi = 0; mi < kMethodCount; ++mi) run.config.run[mi] = is_pbrl(kMethods[mi]);
       if (!run.tolerance) {
         run.lambda = c.sweep[li];
@@ -646,10 +647,14 @@ int run_sweep(Config c) {
     std::snprintf(b, sizeof b, "%s%g", lambdas.empty() ? "" : ", ", v);
     lambdas += b;
   }
-  char tail[256];
+  char tail[512];
   std::snprintf(tail, sizeof tail,
-                "sweep: PBRL-NI at lambda in {%s}, exact and sampled; tolerance mode at epsilon %g, exact and sampled\n",
-                lambdas.c_str(), tolerance);
+                "sweep: PBRL-NI at lambda in {%s}, exact and sampled; tolerance mode at epsilon %g, exact and sampled\n"
+                "%s",
+                lambdas.c_str(), tolerance,
+                c.hp.oracle && *c.hp.oracle == "pmd"
+                    ? "the settings above are exact mode's; sampled runs use the paper's policy-gradient oracle and step\n"
+                    : "");
   bool plotted = false;
   if (!experiment::write_sweep(c.out, "figure3_lambda_sweep", settings_text(described) + tail, rows, title, "NE gap ψ",
                                "V_{id}^{π_{NE}(x)}(ρ)", plotted)) {
@@ -775,9 +780,9 @@ int main(int argc, char** argv) {
   }
   if (!sweep.empty() && (c.sweep = experiment::parse_positive_list(sweep)).empty())
     return fail("--sweep-lambda takes a comma-separated list of positive numbers");
-  if (c.hp.oracle && *c.hp.oracle == "pmd" && (c.sampled || !c.sweep.empty()))
-    return fail("--oracle pmd needs --gradient exact and no --sweep-lambda (sampled mode learns from rollouts by "
-                "policy gradient)");
+  if (c.hp.oracle && *c.hp.oracle == "pmd" && c.sampled && c.sweep.empty())
+    return fail("--oracle pmd needs --gradient exact (sampled mode learns from rollouts by policy gradient; a sweep's "
+                "sampled runs fall back to it)");
   // Every setting the options make is checked by the library before anything runs.
   const char* invalid = "these hyperparameters are not valid PBRL-NI settings (see --help and solver/settings.hpp)";
   if (!c.sweep.empty()) {

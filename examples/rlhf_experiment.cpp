@@ -793,6 +793,7 @@ int run_sweep(Config c) {
     for (std::size_t li = 0; li <= c.sweep.size(); ++li) {
       Config run = c;
       run.sampled = sampled != 0;
+      if (run.sampled) run.hp.drop_exact_only_oracle();
       if (li < c.sweep.size()) {
         run.hp.lambda = c.sweep[li];
         run.hp.gap_tolerance.reset();
@@ -996,15 +997,16 @@ int main(int argc, char** argv) {
       return fail("--sweep-lambda takes a comma-separated list of positive numbers");
     if (!c.run[0] && !c.run[1]) return fail("--sweep-lambda runs the PBRL methods: --methods has none");
   }
-  if (c.hp.oracle && *c.hp.oracle == "pmd" && (c.sampled || !c.sweep.empty()))
-    return fail(std::string("--oracle pmd needs exact gradients") + (c.sweep.empty() ? "" : " (the sweep runs sampled mode too)") +
-                ": sampled mode learns the policies from rollouts by policy gradient");
+  if (c.hp.oracle && *c.hp.oracle == "pmd" && c.sampled && c.sweep.empty())
+    return fail("--oracle pmd needs exact gradients: sampled mode learns the policies from rollouts by policy "
+                "gradient (a sweep's sampled runs fall back to it)");
   // Every setting the options make is checked by the library before anything runs (a sweep: both
   // gradient modes).
   for (int sampled = 0; sampled < 2; ++sampled) {
     Config check_c = c;
     if (c.sweep.empty() && sampled != int(c.sampled)) continue;
     check_c.sampled = sampled != 0;
+    if (check_c.sampled && !c.sweep.empty()) check_c.hp.drop_exact_only_oracle();
     for (Method m : {Method::pbrl_value, Method::pbrl_bellman})
       if (pbrl::validate(pbrl_settings(check_c, m, 1), A) != Status::ok)
         return fail("these hyperparameters are not valid PBRL settings (see --help and solver/settings.hpp)");

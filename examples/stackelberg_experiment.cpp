@@ -496,6 +496,27 @@ void print_table(const Config& c, const Results& r) {
               r.worst_certificate, r.not_converged);
 }
 
+// The runs of --sweep-lambda: each listed lambda fixed, then the tolerance mode, exact and then
+// sampled.
+std::vector<Config> sweep_configs(const Config& c) {
+  std::vector<Config> runs;
+  for (int sampled = 0; sampled < 2; ++sampled)
+    for (std::size_t li = 0; li <= c.sweep.size(); ++li) {
+      Config run = c;
+      for (int mi = 0; mi < kMethodCount; ++mi) run.run[mi] = is_pbrl(kMethods[mi]);
+      run.sampled = sampled != 0;
+      if (run.sampled) run.hp.drop_exact_only_oracle();
+      if (li < c.sweep.size()) {
+        run.hp.lambda = c.sweep[li];
+        run.hp.gap_tolerance.reset();
+      } else {
+        run.hp.gap_tolerance = c.hp.gap_tolerance ? *c.hp.gap_tolerance : 1e-2;
+      }
+      runs.push_back(run);
+    }
+  return runs;
+}
+
 template <int S>
 int run(Config c) {
   c.states = S;
@@ -505,48 +526,33 @@ int run(Config c) {
     std::vector<experiment::SweepRow> rows;
     const double tolerance = c.hp.gap_tolerance ? *c.hp.gap_tolerance : 1e-2;
     for (int mi = 0; mi < kMethodCount; ++mi) c.run[mi] = is_pbrl(kMethods[mi]);
-    for (int sampled = 0; sampled < 2; ++sampled)
-      for (std::size_t li = 0; li <= c.sweep.size(); ++li) {
-        Config run = c;
-        run.sampled = sampled != 0;
-        // Sampled mode learns from rollouts: PMD is an exact-mode oracle, the paper's policy
-        // gradient (its step) takes its place there.
-        if (run.sampled && run.hp.oracle && *run.hp.oracle == "pmd") {
-          run.hp.oracle.reset();
-          run.hp.oracle_step.reset();
-        }
-        if (li < c.sweep.size()) {
-          run.hp.lambda = c.sweep[li];
-          run.hp.gap_tolerance.reset();
-        } else {
-          run.hp.gap_tolerance = tolerance;
-        }
-        Results r;
-        double seconds = 0;
-        if (!run_games<S>(run, r, seconds)) return 1;
-        for (int mi = 0; mi < kMethodCount; ++mi) {
-          if (!run.run[mi]) continue;
-          const std::size_t last = r.last(mi);
-          experiment::SweepRow row;
-          row.method = name(kMethods[mi]);
-          row.label = kMethods[mi] == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman";
-          row.sampled = run.sampled;
-          row.tolerance = li == c.sweep.size();
-          row.lambda = row.tolerance ? r.lambda[mi].mean(last) : c.sweep[li];
-          row.paper_lambda = kMethods[mi] == Method::pbrl_value ? cfg::kValueLambda : cfg::kBellmanLambda;
-          row.gap = r.gap[mi].mean(last), row.gap_se = r.gap[mi].stderr_of_mean(last);
-          row.value = r.leader_best_response[mi].mean(last);
-          row.value_se = r.leader_best_response[mi].stderr_of_mean(last);
-          row.value_current = r.leader[mi].mean(last), row.value_current_se = r.leader[mi].stderr_of_mean(last);
-          row.seconds = r.seconds[mi];
-          rows.push_back(row);
-          std::printf("sweep,figure1,%s,%s,%s,lambda=%.4g,gap=%.6g,leader_value_best_response=%.6f,"
-                      "leader_value_current_follower=%.6f,seconds=%.1f\n",
-                      row.method.c_str(), run.sampled ? "sampled" : "exact", row.tolerance ? "tolerance" : "fixed",
-                      row.lambda, row.gap, row.value, row.value_current, row.seconds);
-          std::fflush(stdout);
-        }
+    for (const Config& run : sweep_configs(c)) {
+      Results r;
+      double seconds = 0;
+      if (!run_games<S>(run, r, seconds)) return 1;
+      for (int mi = 0; mi < kMethodCount; ++mi) {
+        if (!run.run[mi]) continue;
+        const std::size_t last = r.last(mi);
+        experiment::SweepRow row;
+        row.method = name(kMethods[mi]);
+        row.label = kMethods[mi] == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman";
+        row.sampled = run.sampled;
+        row.tolerance = run.hp.gap_tolerance.has_value();
+        row.lambda = row.tolerance ? r.lambda[mi].mean(last) : *run.hp.lambda;
+        row.paper_lambda = kMethods[mi] == Method::pbrl_value ? cfg::kValueLambda : cfg::kBellmanLambda;
+        row.gap = r.gap[mi].mean(last), row.gap_se = r.gap[mi].stderr_of_mean(last);
+        row.value = r.leader_best_response[mi].mean(last);
+        row.value_se = r.leader_best_response[mi].stderr_of_mean(last);
+        row.value_current = r.leader[mi].mean(last), row.value_current_se = r.leader[mi].stderr_of_mean(last);
+        row.seconds = r.seconds[mi];
+        rows.push_back(row);
+        std::printf("sweep,figure1,%s,%s,%s,lambda=%.4g,gap=%.6g,leader_value_best_response=%.6f,"
+                    "leader_value_current_follower=%.6f,seconds=%.1f\n",
+                    row.method.c_str(), run.sampled ? "sampled" : "exact", row.tolerance ? "tolerance" : "fixed",
+                    row.lambda, row.gap, row.value, row.value_current, row.seconds);
+        std::fflush(stdout);
       }
+    }
     char title[160];
     std::snprintf(title, sizeof title, "Stackelberg Markov game, %d states, %ld games: λ sweep, tolerance ε = %g", S,
                   c.games, tolerance);
@@ -685,9 +691,12 @@ int main(int argc, char** argv) {
   if (c.hp.oracle && *c.hp.oracle == "pmd" && c.sampled && c.sweep.empty())
     return fail("--oracle pmd needs --gradient exact (sampled mode learns from rollouts by policy gradient)");
   // Every PBRL setting the options make is checked by the library before anything runs.
-  for (Method m : {Method::pbrl_value, Method::pbrl_bellman})
-    if (pbrl::validate(static_cast<const pbrl::PenaltySolverSettings<Real>&>(pbrl_settings(c, m, 1))) !=
-        pbrl::Status::ok)
-      return fail("these hyperparameters are not valid PBRL settings (see --help and solver/settings.hpp)");
+  // A sweep checks each of its runs (its sampled runs use the paper's oracle).
+  const std::vector<Config> checked = c.sweep.empty() ? std::vector<Config>{c} : sweep_configs(c);
+  for (const Config& run : checked)
+    for (Method m : {Method::pbrl_value, Method::pbrl_bellman})
+      if (pbrl::validate(static_cast<const pbrl::PenaltySolverSettings<Real>&>(pbrl_settings(run, m, 1))) !=
+          pbrl::Status::ok)
+        return fail("these hyperparameters are not valid PBRL settings (see --help and solver/settings.hpp)");
   return c.quick ? run<cfg::kQuickStates>(c) : run<cfg::kStates>(c);
 }
