@@ -249,7 +249,7 @@ struct Hyperparameters {
            "  --lambda-stall F          tolerance mode: lambda grows after a window in which the gap fell by\n"
            "                            less than the factor F, in [0, 1] (default 0.99; 0: after every window)\n"
            "  --smoothness L            tolerance mode: L_p in the step scaling alpha / (1 + alpha lambda L_p)\n"
-           "                            (default 1)\n";
+           "                            (default 0.01)\n";
   }
 
   // A sweep's sampled runs: PMD is an exact-mode oracle (sampled mode learns from rollouts), so the
@@ -498,10 +498,12 @@ inline double gap_slope(const std::vector<SweepRow>& rows, const std::string& me
 // Writes DIR/<base>.csv (settings as comments, one row per run) and DIR/<base>.png: the final gap
 // (log-log) and the upper value at the exact lower-level solution against lambda; solid exact,
 // dashed sampled; the tolerance runs as large dots at their final lambda; each method's paper
-// lambda as a dotted vertical line. Returns false when the CSV cannot be written.
+// lambda as a dotted vertical line (mark_note says what it marks). Returns false when the CSV
+// cannot be written.
 inline bool write_sweep(const std::string& dir, const std::string& base, const std::string& settings,
                         const std::vector<SweepRow>& in, const std::string& title, const std::string& gap_label,
-                        const std::string& value_label, bool& plotted) {
+                        const std::string& value_label, bool& plotted,
+                        const std::string& mark_note = "dotted: the paper's λ") {
   const std::string csv = dir + "/" + base + ".csv", png = dir + "/" + base + ".png";
   // Each curve's rows adjacent and in lambda order (a filtered-out row between two would break the
   // plotted line): methods in order of first appearance, then exact before sampled, fixed before
@@ -535,7 +537,15 @@ inline bool write_sweep(const std::string& dir, const std::string& base, const s
     for (const auto* m : methods) seen = seen || m->method == r.method;
     if (!seen) methods.push_back(&r);
   }
-  std::string marks;
+  // Every lambda inside the frame, the paper's marks included (gnuplot's autoscale puts the
+  // smallest on the border).
+  double lo = 0, hi = 0;
+  for (const auto& r : rows)
+    for (double l : {r.lambda, r.paper_lambda})
+      if (l > 0) lo = lo > 0 ? std::min(lo, l) : l, hi = std::max(hi, l);
+  char range[96];
+  std::snprintf(range, sizeof range, "set xrange [%.8g:%.8g]\n", lo / 1.5, hi * 1.5);
+  std::string marks = lo > 0 ? range : "";
   for (std::size_t i = 0; i < methods.size(); ++i) {
     char b[256];
     std::snprintf(b, sizeof b, "set arrow from %.8g, graph 0 to %.8g, graph 1 nohead dt 3 lw 1.5 lc rgb '%s'\n",
@@ -563,7 +573,7 @@ inline bool write_sweep(const std::string& dir, const std::string& base, const s
       }
     return s + "\nunset arrow\n";
   };
-  std::string script = figure_head(title + " (dotted: the paper's λ)", 2);
+  std::string script = figure_head(title + " (" + mark_note + ")", 2);
   script += panel(6, gap_label, "final lower-level gap against λ", true);
   script += panel(8, value_label, "final upper value at the exact lower-level solution", false);
   script += "unset multiplot\n";
