@@ -495,6 +495,30 @@ inline double gap_slope(const std::vector<SweepRow>& rows, const std::string& me
   return (n * sxy - sx * sy) / (n * sxx - sx * sx);
 }
 
+// The runs of --sweep-lambda from a program's Config (fields sampled, hp, sweep): each listed
+// lambda fixed, then tolerance mode at --gap-tolerance (default 0.01); exact, then sampled. The
+// sampled runs use the program's sampled-mode oracle where --oracle pmd was given.
+inline double sweep_tolerance(const Hyperparameters& hp) { return hp.gap_tolerance ? *hp.gap_tolerance : 1e-2; }
+
+template <class Config>
+std::vector<Config> sweep_configs(const Config& c) {
+  std::vector<Config> runs;
+  for (int sampled = 0; sampled < 2; ++sampled)
+    for (std::size_t li = 0; li <= c.sweep.size(); ++li) {
+      Config run = c;
+      run.sampled = sampled != 0;
+      if (run.sampled) run.hp.drop_exact_only_oracle();
+      if (li < c.sweep.size()) {
+        run.hp.lambda = c.sweep[li];
+        run.hp.gap_tolerance.reset();
+      } else {
+        run.hp.gap_tolerance = sweep_tolerance(c.hp);
+      }
+      runs.push_back(run);
+    }
+  return runs;
+}
+
 // Writes DIR/<base>.csv (settings as comments, one row per run) and DIR/<base>.png: the final gap
 // (log-log) and the upper value at the exact lower-level solution against lambda; solid exact,
 // dashed sampled; the tolerance runs as large dots at their final lambda; each method's paper

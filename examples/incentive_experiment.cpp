@@ -577,50 +577,26 @@ void print_table(const Config& c, const Results& r) {
               r.worst_certificate, r.not_converged);
 }
 
-// The runs of --sweep-lambda: PBRL-NI alone at each fixed lambda, exact and sampled, then once in
-// tolerance mode per gradient mode (epsilon = --gap-tolerance, default 0.01).
-struct SweepRun {
-  Config config;
-  bool tolerance = false;
-  double lambda = 0;
-};
-
-double sweep_tolerance(const Config& c) { return c.hp.gap_tolerance ? *c.hp.gap_tolerance : 1e-2; }
-
-std::vector<SweepRun> sweep_runs(const Config& c) {
-  std::vector<SweepRun> runs;
-  for (int sampled = 0; sampled < 2; ++sampled)
-    for (std::size_t li = 0; li <= c.sweep.size(); ++li) {
-      SweepRun run{c, li == c.sweep.size(), 0};
-      run.config.sampled = sampled != 0;
-      if (run.config.sampled) run.config.hp.drop_exact_only_oracle();
-      for (int mi = 0; mi < kMethodCount; ++mi) run.config.run[mi] = is_pbrl(kMethods[mi]);
-      if (!run.tolerance) {
-        run.lambda = c.sweep[li];
-        run.config.hp.lambda = c.sweep[li];
-        run.config.hp.gap_tolerance.reset();
-      } else {
-        run.config.hp.gap_tolerance = sweep_tolerance(c);
-      }
-      runs.push_back(run);
-    }
-  return runs;
+// The runs of --sweep-lambda (experiment::sweep_configs): PBRL-NI alone.
+std::vector<Config> sweep_runs(Config c) {
+  for (int mi = 0; mi < kMethodCount; ++mi) c.run[mi] = is_pbrl(kMethods[mi]);
+  return experiment::sweep_configs(c);
 }
 
 int run_sweep(Config c) {
   std::vector<experiment::SweepRow> rows;
-  for (const SweepRun& sr : sweep_runs(c)) {
+  for (const Config& run : sweep_runs(c)) {
     Results r;
     double seconds = 0;
-    if (!run_games(sr.config, r, seconds)) return 1;
+    if (!run_games(run, r, seconds)) return 1;
     const int mi = 0;  // PBRL-NI
     const std::size_t last = r.last(mi);
     experiment::SweepRow row;
     row.method = name(kMethods[mi]);
     row.label = "PBRL-NI";
-    row.sampled = sr.config.sampled;
-    row.tolerance = sr.tolerance;
-    row.lambda = sr.tolerance ? r.lambda[mi].mean(last) : sr.lambda;
+    row.sampled = run.sampled;
+    row.tolerance = run.hp.gap_tolerance.has_value();
+    row.lambda = row.tolerance ? r.lambda[mi].mean(last) : *run.hp.lambda;
     row.paper_lambda = cfg::kLambda;
     row.gap = r.gap[mi].mean(last), row.gap_se = r.gap[mi].stderr_of_mean(last);
     row.value = r.designer_equilibrium[mi].mean(last);
@@ -634,7 +610,7 @@ int run_sweep(Config c) {
                 row.gap, row.value, row.value_current, row.seconds);
     std::fflush(stdout);
   }
-  const double tolerance = sweep_tolerance(c);
+  const double tolerance = experiment::sweep_tolerance(c.hp);
   char title[192];
   std::snprintf(title, sizeof title, "Incentive design, %d states, %ld environments: λ sweep, tolerance ε = %g", S,
                 c.games, tolerance);
@@ -786,8 +762,8 @@ int main(int argc, char** argv) {
   // Every setting the options make is checked by the library before anything runs.
   const char* invalid = "these hyperparameters are not valid PBRL-NI settings (see --help and solver/settings.hpp)";
   if (!c.sweep.empty()) {
-    for (const SweepRun& sr : sweep_runs(c))
-      if (pbrl::validate(pbrl_settings(sr.config, 1)) != pbrl::Status::ok) return fail(invalid);
+    for (const Config& run : sweep_runs(c))
+      if (pbrl::validate(pbrl_settings(run, 1)) != pbrl::Status::ok) return fail(invalid);
   } else {
     if (c.run[0] && pbrl::validate(pbrl_settings(c, 1)) != pbrl::Status::ok) return fail(invalid);
     for (int mi = 1; mi < kMethodCount; ++mi)

@@ -787,48 +787,38 @@ void print_table(const Config& c, const Results& r, long last_labels) {
 // --sweep-lambda: the PBRL methods at each fixed lambda, exact and sampled, then tolerance mode.
 int run_sweep(Config c) {
   std::vector<experiment::SweepRow> rows;
-  const double tolerance = c.hp.gap_tolerance ? *c.hp.gap_tolerance : 1e-2;
+  const double tolerance = experiment::sweep_tolerance(c.hp);
   for (int mi = 0; mi < kMethodCount; ++mi) c.run[mi] = c.run[mi] && is_pbrl(kMethods[mi]);
-  for (int sampled = 0; sampled < 2; ++sampled)
-    for (std::size_t li = 0; li <= c.sweep.size(); ++li) {
-      Config run = c;
-      run.sampled = sampled != 0;
-      if (run.sampled) run.hp.drop_exact_only_oracle();
-      if (li < c.sweep.size()) {
-        run.hp.lambda = c.sweep[li];
-        run.hp.gap_tolerance.reset();
-      } else {
-        run.hp.gap_tolerance = tolerance;
-      }
-      Results r;
-      double seconds = 0;
-      if (!run_instances(run, r, seconds)) return 1;
-      for (int mi = 0; mi < kMethodCount; ++mi) {
-        if (!run.run[mi]) continue;
-        const std::size_t last = r.last(mi);
-        experiment::SweepRow row;
-        row.method = name(kMethods[mi]);
-        row.label = kMethods[mi] == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman";
-        row.sampled = run.sampled;
-        row.tolerance = li == c.sweep.size();
-        row.lambda = row.tolerance ? r.lambda[mi].mean(last) : c.sweep[li];
-        row.paper_lambda = cfg::kLambda;  // the program's default (a choice; the paper's RLHF ran on Atari)
-        row.gap = r.lower_gap[mi].mean(last), row.gap_se = r.lower_gap[mi].stderr_of_mean(last);
-        row.value = r.best_response[mi].mean(last), row.value_se = r.best_response[mi].stderr_of_mean(last);
-        row.value_current = r.true_return[mi].mean(last);
-        row.value_current_se = r.true_return[mi].stderr_of_mean(last);
-        row.seconds = r.seconds[mi];
-        rows.push_back(row);
-        std::printf("sweep,rlhf,%s,%s,%s,lambda=%.4g,gap=%.6g,true_return_best_response=%.6f,"
-                    "true_return_current_policy=%.6f,seconds=%.1f",
-                    row.method.c_str(), run.sampled ? "sampled" : "exact", row.tolerance ? "tolerance" : "fixed",
-                    row.lambda, row.gap, row.value, row.value_current, row.seconds);
-        if (row.tolerance)
-          std::printf(",tolerance_met=%ld/%ld", r.tolerance_met[mi], run.instances);
-        std::printf("\n");
-        std::fflush(stdout);
-      }
+  for (const Config& run : experiment::sweep_configs(c)) {
+    Results r;
+    double seconds = 0;
+    if (!run_instances(run, r, seconds)) return 1;
+    for (int mi = 0; mi < kMethodCount; ++mi) {
+      if (!run.run[mi]) continue;
+      const std::size_t last = r.last(mi);
+      experiment::SweepRow row;
+      row.method = name(kMethods[mi]);
+      row.label = kMethods[mi] == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman";
+      row.sampled = run.sampled;
+      row.tolerance = run.hp.gap_tolerance.has_value();
+      row.lambda = row.tolerance ? r.lambda[mi].mean(last) : *run.hp.lambda;
+      row.paper_lambda = cfg::kLambda;  // the program's default (a choice; the paper's RLHF ran on Atari)
+      row.gap = r.lower_gap[mi].mean(last), row.gap_se = r.lower_gap[mi].stderr_of_mean(last);
+      row.value = r.best_response[mi].mean(last), row.value_se = r.best_response[mi].stderr_of_mean(last);
+      row.value_current = r.true_return[mi].mean(last);
+      row.value_current_se = r.true_return[mi].stderr_of_mean(last);
+      row.seconds = r.seconds[mi];
+      rows.push_back(row);
+      std::printf("sweep,rlhf,%s,%s,%s,lambda=%.4g,gap=%.6g,true_return_best_response=%.6f,"
+                  "true_return_current_policy=%.6f,seconds=%.1f",
+                  row.method.c_str(), run.sampled ? "sampled" : "exact", row.tolerance ? "tolerance" : "fixed",
+                  row.lambda, row.gap, row.value, row.value_current, row.seconds);
+      if (row.tolerance)
+        std::printf(",tolerance_met=%ld/%ld", r.tolerance_met[mi], run.instances);
+      std::printf("\n");
+      std::fflush(stdout);
     }
+  }
   const std::string title =
       format("tabular RLHF, %ld instances: λ sweep, tolerance ε = %g", c.instances, tolerance);
   const std::string mark_note = format("dotted: this program's default λ = %g, a choice; the paper's RLHF ran on Atari",
@@ -1002,11 +992,7 @@ int main(int argc, char** argv) {
                 "gradient (a sweep's sampled runs fall back to it)");
   // Every setting the options make is checked by the library before anything runs (a sweep: both
   // gradient modes).
-  for (int sampled = 0; sampled < 2; ++sampled) {
-    Config check_c = c;
-    if (c.sweep.empty() && sampled != int(c.sampled)) continue;
-    check_c.sampled = sampled != 0;
-    if (check_c.sampled && !c.sweep.empty()) check_c.hp.drop_exact_only_oracle();
+  for (const Config& check_c : c.sweep.empty() ? std::vector<Config>{c} : experiment::sweep_configs(c)) {
     for (Method m : {Method::pbrl_value, Method::pbrl_bellman})
       if (pbrl::validate(pbrl_settings(check_c, m, 1), A) != Status::ok)
         return fail("these hyperparameters are not valid PBRL settings (see --help and solver/settings.hpp)");

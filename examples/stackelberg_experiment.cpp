@@ -496,27 +496,6 @@ void print_table(const Config& c, const Results& r) {
               r.worst_certificate, r.not_converged);
 }
 
-// The runs of --sweep-lambda: each listed lambda fixed, then the tolerance mode, exact and then
-// sampled.
-std::vector<Config> sweep_configs(const Config& c) {
-  std::vector<Config> runs;
-  for (int sampled = 0; sampled < 2; ++sampled)
-    for (std::size_t li = 0; li <= c.sweep.size(); ++li) {
-      Config run = c;
-      for (int mi = 0; mi < kMethodCount; ++mi) run.run[mi] = is_pbrl(kMethods[mi]);
-      run.sampled = sampled != 0;
-      if (run.sampled) run.hp.drop_exact_only_oracle();
-      if (li < c.sweep.size()) {
-        run.hp.lambda = c.sweep[li];
-        run.hp.gap_tolerance.reset();
-      } else {
-        run.hp.gap_tolerance = c.hp.gap_tolerance ? *c.hp.gap_tolerance : 1e-2;
-      }
-      runs.push_back(run);
-    }
-  return runs;
-}
-
 template <int S>
 int run(Config c) {
   c.states = S;
@@ -524,9 +503,9 @@ int run(Config c) {
   if (!c.sweep.empty()) {
     // Fixed lambda for each value of the list, both gradient modes; then the tolerance mode.
     std::vector<experiment::SweepRow> rows;
-    const double tolerance = c.hp.gap_tolerance ? *c.hp.gap_tolerance : 1e-2;
+    const double tolerance = experiment::sweep_tolerance(c.hp);
     for (int mi = 0; mi < kMethodCount; ++mi) c.run[mi] = is_pbrl(kMethods[mi]);
-    for (const Config& run : sweep_configs(c)) {
+    for (const Config& run : experiment::sweep_configs(c)) {
       Results r;
       double seconds = 0;
       if (!run_games<S>(run, r, seconds)) return 1;
@@ -692,7 +671,7 @@ int main(int argc, char** argv) {
     return fail("--oracle pmd needs --gradient exact (sampled mode learns from rollouts by policy gradient)");
   // Every PBRL setting the options make is checked by the library before anything runs.
   // A sweep checks each of its runs (its sampled runs use the paper's oracle).
-  const std::vector<Config> checked = c.sweep.empty() ? std::vector<Config>{c} : sweep_configs(c);
+  const std::vector<Config> checked = c.sweep.empty() ? std::vector<Config>{c} : experiment::sweep_configs(c);
   for (const Config& run : checked)
     for (Method m : {Method::pbrl_value, Method::pbrl_bellman})
       if (pbrl::validate(static_cast<const pbrl::PenaltySolverSettings<Real>&>(pbrl_settings(run, m, 1))) !=
