@@ -107,6 +107,8 @@ function(pbrl_add_doctest_executable target)
   target_include_directories(${target} SYSTEM PRIVATE "${PBRL_DOCTEST_ROOT}/doctest")
   target_compile_definitions(${target} PRIVATE DOCTEST_CONFIG_NO_EXCEPTIONS_BUT_WITH_ALL_ASSERTS)
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions -fno-rtti>)
+  # After the build type's flags, so it wins (GCC and Clang take the last -O).
+  target_compile_options(${target} PRIVATE ${PBRL_TEST_OPTIMIZATION})
   if(PBRL_BARE_METAL)
     # newlib has no sigaltstack and this libstdc++ has no std::mutex.
     target_compile_definitions(${target} PRIVATE
