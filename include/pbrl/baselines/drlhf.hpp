@@ -45,6 +45,13 @@ struct DrlhfSettings : GradientSettings {
   PolicySet<Scalar> oracle_policy{};    // policy-gradient oracle: projected (direct) or softmax
   int policy_steps = 1;                 // (b) oracle steps per step() (sweeps for soft VI)
   Scalar policy_step = Scalar(1);       // eta of PMD or of the policy gradient
+
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    GradientSettings::visit(v);
+    v(reward_steps, reward_step, policy_oracle, oracle_policy.parameterization, oracle_policy.floor,
+      oracle_policy.logit_bound, policy_steps, policy_step);
+  }
 };
 
 template <typename Scalar>

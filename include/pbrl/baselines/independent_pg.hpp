@@ -40,6 +40,12 @@ struct IndependentPgSettings : GradientSettings {
   Scalar step_leader = Scalar(0.1);            // alpha_l
   Scalar step_follower = Scalar(0.1);          // alpha_f
   Scalar follower_logit_bound = Scalar(50);    // Y = [-bound, bound]^(S*A_f)
+
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    GradientSettings::visit(v);
+    v(step_leader, step_follower, follower_logit_bound);
+  }
 };
 
 template <typename Scalar>

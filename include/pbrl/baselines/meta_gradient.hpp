@@ -92,6 +92,13 @@ struct MetaGradientSettings : GradientSettings {
   Scalar agent_step = Scalar(0.1);     // eta
   Scalar designer_step = Scalar(0.1);  // beta
   bool learn_incentive = true;         // false: x held constant (the start line)
+
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    GradientSettings::visit(v);
+    v(policy.parameterization, policy.floor, policy.logit_bound, agent_steps, agent_step, designer_step,
+      learn_incentive);
+  }
 };
 
 template <typename Scalar>
