@@ -310,14 +310,11 @@ struct StateReader {
     (CheckpointField<std::decay_t<Fields>>::read(p, fields), ...);
   }
 };
+// Fields in visit() order; the domains (solver/settings.hpp) are validation's, not hashed.
 struct SettingsDigest {
   std::uint32_t crc = 0u;
-  template <typename... Fields>
-  void operator()(const Fields&... fields) {
-    (add(fields), ...);
-  }
-  template <typename T>
-  void add(const T& field) {
+  template <typename T, typename Domain>
+  void operator()(const T& field, const Domain&) {
     using Field = CheckpointField<T>;
     unsigned char bytes[Field::size > 0 ? Field::size : 1] = {};
     unsigned char* p = bytes;

@@ -45,6 +45,20 @@ struct DrlhfSettings : GradientSettings {
   PolicySet<Scalar> oracle_policy{};    // policy-gradient oracle: projected (direct) or softmax
   int policy_steps = 1;                 // (b) oracle steps per step() (sweeps for soft VI)
   Scalar policy_step = Scalar(1);       // eta of PMD or of the policy gradient
+
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    using namespace domain;
+    GradientSettings::visit(v);
+    v(reward_steps, range(0, kMaxInnerSteps));
+    v(reward_step, step_size());
+    v(policy_oracle, enumerator(OracleKind::soft_value_iteration));
+    v(oracle_policy.parameterization, policy_set());
+    v(oracle_policy.floor, policy_set());
+    v(oracle_policy.logit_bound, policy_set());
+    v(policy_steps, range(0, kMaxInnerSteps));
+    v(policy_step, step_size());
+  }
 };
 
 template <typename Scalar>
@@ -60,13 +74,7 @@ struct DrlhfReport {
 
 template <typename Scalar>
 Status validate(const DrlhfSettings<Scalar>& s) {
-  auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
-  if (!is_oracle_kind(s.policy_oracle)) return Status::bad_setting;
-  if (s.reward_steps < 0 || s.reward_steps > kMaxInnerSteps || s.policy_steps < 0 ||
-      s.policy_steps > kMaxInnerSteps)
-    return Status::bad_setting;
-  if (!positive(s.reward_step) || !positive(s.policy_step)) return Status::bad_step_size;
-  if (Status st = validate(static_cast<const GradientSettings&>(s)); st != Status::ok) return st;
+  if (Status st = check_domains(s); st != Status::ok) return st;
   if (s.gradient == GradientMode::sampled && s.policy_oracle != OracleKind::policy_gradient) return Status::bad_setting;
   return Status::ok;
 }

@@ -40,6 +40,14 @@ struct IndependentPgSettings : GradientSettings {
   Scalar step_leader = Scalar(0.1);            // alpha_l
   Scalar step_follower = Scalar(0.1);          // alpha_f
   Scalar follower_logit_bound = Scalar(50);    // Y = [-bound, bound]^(S*A_f)
+
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    GradientSettings::visit(v);
+    v(step_leader, domain::step_size());
+    v(step_follower, domain::step_size());
+    v(follower_logit_bound, domain::positive());
+  }
 };
 
 template <typename Scalar>
@@ -53,10 +61,7 @@ struct IndependentPgReport {
 
 template <typename Scalar>
 Status validate(const IndependentPgSettings<Scalar>& s) {
-  auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
-  if (!positive(s.step_leader) || !positive(s.step_follower)) return Status::bad_step_size;
-  if (!positive(s.follower_logit_bound)) return Status::bad_setting;
-  return validate(static_cast<const GradientSettings&>(s));
+  return check_domains(s);
 }
 
 template <class Problem, EvaluationMethod Method = EvaluationMethod::direct>

@@ -92,6 +92,19 @@ struct MetaGradientSettings : GradientSettings {
   Scalar agent_step = Scalar(0.1);     // eta
   Scalar designer_step = Scalar(0.1);  // beta
   bool learn_incentive = true;         // false: x held constant (the start line)
+
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    using namespace domain;
+    GradientSettings::visit(v);
+    v(policy.parameterization, policy_set());
+    v(policy.floor, policy_set());
+    v(policy.logit_bound, policy_set());
+    v(agent_steps, range(1, kMaxInnerSteps));
+    v(agent_step, step_size());
+    v(designer_step, step_size());
+    v(learn_incentive, any());
+  }
 };
 
 template <typename Scalar>
@@ -105,10 +118,7 @@ struct MetaGradientReport {
 
 template <typename Scalar>
 Status validate(const MetaGradientSettings<Scalar>& s) {
-  auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
-  if (s.agent_steps < 1 || s.agent_steps > kMaxInnerSteps) return Status::bad_setting;
-  if (!positive(s.agent_step) || !positive(s.designer_step)) return Status::bad_step_size;
-  return validate(static_cast<const GradientSettings&>(s));
+  return check_domains(s);
 }
 
 namespace detail {

@@ -55,7 +55,8 @@ struct PbrlSettings : PenaltySolverSettings<Scalar> {
   template <class Visitor>
   void visit(Visitor& v) const {
     PenaltySolverSettings<Scalar>::visit(v);
-    v(penalty, step_y);
+    v(penalty, domain::enumerator(PenaltyKind::bellman));
+    v(step_y, domain::step_size());
   }
 };
 
@@ -75,10 +76,8 @@ struct PbrlReport : ScheduleReport<Scalar> {
 template <typename Scalar>
 Status validate(const PbrlSettings<Scalar>& s, int actions) {
   (void)actions;
-  if (s.penalty != PenaltyKind::value && s.penalty != PenaltyKind::bellman) return Status::bad_setting;
-  if (Status st = validate(static_cast<const PenaltySolverSettings<Scalar>&>(s)); st != Status::ok) return st;
-  if (!std::isfinite(s.step_y) || !(s.step_y > Scalar(0))) return Status::bad_step_size;
-  return Status::ok;
+  if (Status st = check_domains(s); st != Status::ok) return st;
+  return validate(static_cast<const PenaltySolverSettings<Scalar>&>(s));
 }
 
 template <class Problem, EvaluationMethod Method = EvaluationMethod::direct>

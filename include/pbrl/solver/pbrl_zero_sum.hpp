@@ -51,7 +51,7 @@ struct PbrlZeroSumSettings : PenaltySolverSettings<Scalar> {
   template <class Visitor>
   void visit(Visitor& v) const {
     PenaltySolverSettings<Scalar>::visit(v);
-    v(step_pi);
+    v(step_pi, domain::step_size());
   }
 };
 
@@ -71,9 +71,8 @@ struct PbrlZeroSumReport : ScheduleReport<Scalar> {
 
 template <typename Scalar>
 Status validate(const PbrlZeroSumSettings<Scalar>& s) {
-  if (Status st = validate(static_cast<const PenaltySolverSettings<Scalar>&>(s)); st != Status::ok) return st;
-  if (!std::isfinite(s.step_pi) || !(s.step_pi > Scalar(0))) return Status::bad_step_size;
-  return Status::ok;
+  if (Status st = check_domains(s); st != Status::ok) return st;
+  return validate(static_cast<const PenaltySolverSettings<Scalar>&>(s));
 }
 
 template <class GameProblem, EvaluationMethod Method = EvaluationMethod::direct>

@@ -3,7 +3,10 @@
 // place: how the lower level's gradients are obtained (exact or sampled), and, for the penalty
 // solvers (Pbrl, PbrlZeroSum), the oracle and the penalty schedule (fixed ramp or a lower-level
 // gap tolerance; solver/penalty_schedule.hpp says how the tolerance mode adapts).
-// Each struct lists its fields once, in visit(), for the checkpoint's settings digest.
+// Each struct lists its fields once, in visit(), each with its domain: validate() checks the
+// domains through it, the checkpoint's settings digest hashes the fields through it. What relates
+// two fields (penalty_max >= penalty_start, sampled mode needs the policy-gradient oracle) and what
+// depends on the action count (PolicySet) is checked beside it.
 
 #include "pbrl/policy.hpp"
 #include "pbrl/sampling/estimators.hpp"
@@ -11,6 +14,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 namespace pbrl {
 
@@ -25,6 +30,85 @@ inline bool is_oracle_kind(OracleKind k) {
          k == OracleKind::soft_value_iteration;
 }
 
+// The values one setting accepts. inactive: the setting is not used in the current mode (a
+// tolerance-mode setting in fixed mode, a sampling setting in exact mode), and any value passes.
+struct Domain {
+  enum class Kind : unsigned char {
+    any,            // every value
+    step_size,      // finite and > 0 (Status::bad_step_size)
+    positive,       // finite and > 0
+    non_negative,   // finite and >= 0
+    above_one,      // finite and > 1
+    unit,           // in [0, 1]
+    unit_above_zero,  // in (0, 1]
+    range           // an integer or enum in [lo, hi]
+  };
+  Kind kind = Kind::any;
+  std::int64_t lo = 0, hi = 0;
+  bool active = true;
+
+  Status refusal() const { return kind == Kind::step_size ? Status::bad_step_size : Status::bad_setting; }
+
+  template <typename T>
+  bool admits(const T& value) const {
+    if (!active || kind == Kind::any) return true;
+    if constexpr (std::is_floating_point<T>::value) {
+      switch (kind) {
+        case Kind::step_size:
+        case Kind::positive: return std::isfinite(value) && value > T(0);
+        case Kind::non_negative: return std::isfinite(value) && value >= T(0);
+        case Kind::above_one: return std::isfinite(value) && value > T(1);
+        case Kind::unit: return value >= T(0) && value <= T(1);
+        case Kind::unit_above_zero: return value > T(0) && value <= T(1);
+        default: return false;
+      }
+    } else if constexpr (std::is_enum<T>::value || std::is_integral<T>::value) {
+      const auto v = static_cast<std::int64_t>(value);
+      return kind == Kind::range && v >= lo && v <= hi;
+    } else {
+      return false;
+    }
+  }
+};
+
+namespace domain {
+constexpr Domain any() { return {}; }
+constexpr Domain step_size() { return {Domain::Kind::step_size}; }
+constexpr Domain positive() { return {Domain::Kind::positive}; }
+constexpr Domain non_negative() { return {Domain::Kind::non_negative}; }
+constexpr Domain above_one() { return {Domain::Kind::above_one}; }
+constexpr Domain unit() { return {Domain::Kind::unit}; }
+constexpr Domain unit_above_zero() { return {Domain::Kind::unit_above_zero}; }
+constexpr Domain range(std::int64_t lo, std::int64_t hi) { return {Domain::Kind::range, lo, hi}; }
+// An enum whose values run from 0 to last.
+template <typename Enum>
+constexpr Domain enumerator(Enum last) {
+  return range(0, static_cast<std::int64_t>(last));
+}
+// The policy set's fields: validate<Scalar, A>(PolicySet) checks them against the action count.
+constexpr Domain policy_set() { return {}; }
+constexpr Domain when(bool active, Domain d) {
+  d.active = active;
+  return d;
+}
+}  // namespace domain
+
+// validate()'s visitor: the first field outside its domain decides the status.
+struct DomainCheck {
+  Status status = Status::ok;
+  template <typename T>
+  void operator()(const T& value, const Domain& d) {
+    if (status == Status::ok && !d.admits(value)) status = d.refusal();
+  }
+};
+
+template <class Settings>
+Status check_domains(const Settings& s) {
+  DomainCheck check;
+  s.visit(check);
+  return check.status;
+}
+
 // Largest inner step count accepted (inner_steps, inner_steps_max): keeps the work of one step()
 // bounded and known.
 constexpr int kMaxInnerSteps = 100000;
@@ -35,17 +119,19 @@ struct GradientSettings {
   SamplingSettings sampling{};                  // sampled mode: horizon H <= kMaxHorizon, batch B
   std::uint32_t seed = 1u;                      // sampled mode: init() seeds the solver's Rng with it
 
+  // Each field once, with its domain (visitor: v(field, Domain)).
   template <class Visitor>
   void visit(Visitor& v) const {
-    v(gradient, sampling.horizon, sampling.batch, sampling.common_random_numbers, seed);
+    const bool sampled = gradient == GradientMode::sampled;
+    v(gradient, domain::enumerator(GradientMode::sampled));
+    v(sampling.horizon, domain::when(sampled, domain::range(1, kMaxHorizon)));
+    v(sampling.batch, domain::when(sampled, domain::range(1, kMaxBatch)));
+    v(sampling.common_random_numbers, domain::any());
+    v(seed, domain::any());
   }
 };
 
-inline Status validate(const GradientSettings& s) {
-  if (s.gradient != GradientMode::exact && s.gradient != GradientMode::sampled) return Status::bad_setting;
-  if (s.gradient == GradientMode::sampled) return validate_sampling<kMaxHorizon>(s.sampling);
-  return Status::ok;
-}
+inline Status validate(const GradientSettings& s) { return check_domains(s); }
 
 // The settings of a penalty solver (Pbrl, PbrlZeroSum) but the step size of the lower-level
 // variables and the penalty kind, which each solver adds.
@@ -87,37 +173,41 @@ struct PenaltySolverSettings : GradientSettings {
 
   template <class Visitor>
   void visit(Visitor& v) const {
+    using namespace domain;
     GradientSettings::visit(v);
-    v(policy.parameterization, policy.floor, policy.logit_bound, oracle, oracle_policy.parameterization,
-      oracle_policy.floor, oracle_policy.logit_bound, inner_steps, oracle_step, step_x, penalty_start,
-      penalty_final, penalty_ramp, gap_tolerance, penalty_max, penalty_growth, penalty_patience, penalty_stall,
-      penalty_smoothness, inner_steps_max, oracle_gap_fraction);
+    const bool tolerance = tolerance_mode();
+    v(policy.parameterization, policy_set());
+    v(policy.floor, policy_set());
+    v(policy.logit_bound, policy_set());
+    v(oracle, enumerator(OracleKind::soft_value_iteration));
+    v(oracle_policy.parameterization, policy_set());
+    v(oracle_policy.floor, policy_set());
+    v(oracle_policy.logit_bound, policy_set());
+    v(inner_steps, range(0, kMaxInnerSteps));
+    v(oracle_step, step_size());
+    v(step_x, step_size());
+    v(penalty_start, non_negative());
+    v(penalty_final, non_negative());
+    v(penalty_ramp, range(0, std::numeric_limits<int>::max()));
+    v(gap_tolerance, non_negative());
+    v(penalty_max, when(tolerance, positive()));
+    v(penalty_growth, when(tolerance, above_one()));
+    v(penalty_patience, when(tolerance, range(1, std::numeric_limits<int>::max())));
+    v(penalty_stall, when(tolerance, unit()));
+    v(penalty_smoothness, when(tolerance, non_negative()));
+    v(inner_steps_max, when(tolerance, range(1, kMaxInnerSteps)));
+    v(oracle_gap_fraction, when(tolerance, unit_above_zero()));
   }
 };
 
-// Everything but the policy sets, which the solver checks against its action counts.
+// Every field's domain, then what relates fields; the policy sets are the solver's to check (they
+// depend on its action counts).
 template <typename Scalar>
 Status validate(const PenaltySolverSettings<Scalar>& s) {
-  auto positive = [](Scalar v) { return std::isfinite(v) && v > Scalar(0); };
-  if (!is_oracle_kind(s.oracle)) return Status::bad_setting;
-  if (s.inner_steps < 0 || s.inner_steps > kMaxInnerSteps || s.penalty_ramp < 0) return Status::bad_setting;
-  if (!positive(s.oracle_step) || !positive(s.step_x)) return Status::bad_step_size;
-  if (!std::isfinite(s.penalty_start) || !std::isfinite(s.penalty_final) || s.penalty_start < Scalar(0) ||
-      s.penalty_final < Scalar(0))
+  if (Status st = check_domains(s); st != Status::ok) return st;
+  if (s.tolerance_mode() &&
+      (!(s.penalty_start > Scalar(0)) || s.penalty_max < s.penalty_start || s.inner_steps_max < s.inner_steps))
     return Status::bad_setting;
-  if (!std::isfinite(s.gap_tolerance) || s.gap_tolerance < Scalar(0)) return Status::bad_setting;
-  if (s.tolerance_mode()) {
-    if (!(s.penalty_start > Scalar(0)) || !std::isfinite(s.penalty_max) || s.penalty_max < s.penalty_start)
-      return Status::bad_setting;
-    if (!std::isfinite(s.penalty_growth) || !(s.penalty_growth > Scalar(1))) return Status::bad_setting;
-    if (s.penalty_patience < 1) return Status::bad_setting;
-    if (!(s.penalty_stall >= Scalar(0)) || !(s.penalty_stall <= Scalar(1))) return Status::bad_setting;
-    if (!std::isfinite(s.penalty_smoothness) || s.penalty_smoothness < Scalar(0)) return Status::bad_setting;
-    if (s.inner_steps_max < s.inner_steps || s.inner_steps_max < 1 || s.inner_steps_max > kMaxInnerSteps)
-      return Status::bad_setting;
-    if (!(s.oracle_gap_fraction > Scalar(0)) || s.oracle_gap_fraction > Scalar(1)) return Status::bad_setting;
-  }
-  if (Status st = validate(static_cast<const GradientSettings&>(s)); st != Status::ok) return st;
   if (s.gradient == GradientMode::sampled && s.oracle != OracleKind::policy_gradient) return Status::bad_setting;
   return Status::ok;
 }

@@ -1,0 +1,239 @@
+// One list per settings struct: each settings struct's visit() names every field with its domain
+// (validation, the digest and the checkpoint use it); the checkpoint's settings digest changes when
+// any one field does, and validation refuses each field outside its domain. A field added to a
+// struct but not to its visit() fails here.
+#include "support.hpp"
+
+#include "pbrl/baselines/drlhf.hpp"
+#include "pbrl/baselines/independent_pg.hpp"
+#include "pbrl/baselines/meta_gradient.hpp"
+#include "pbrl/checkpoint.hpp"
+#include "pbrl/solver/pbrl.hpp"
+#include "pbrl/solver/pbrl_zero_sum.hpp"
+
+#include <algorithm>
+#include <string>
+#include <cstddef>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+template <class>
+constexpr bool kUnsupported = false;
+
+// Where each visited field lies in the struct.
+struct FieldLayout {
+  std::size_t offset, size;
+};
+
+struct LayoutRecorder {
+  const unsigned char* base;
+  std::vector<FieldLayout> fields;
+  std::vector<pbrl::Domain> domains;
+  template <class T>
+  void operator()(const T& f, const pbrl::Domain& d) {
+    fields.push_back({static_cast<std::size_t>(reinterpret_cast<const unsigned char*>(&f) - base), sizeof(T)});
+    domains.push_back(d);
+  }
+};
+
+// Changes the visited field number `target` of a non-const settings object to another value of
+// its type (visit() hands out const references; the object itself is not const).
+struct Perturb {
+  int target, index = 0;
+  template <class T>
+  void operator()(const T& f, const pbrl::Domain&) {
+    if (index++ == target) bump(const_cast<T&>(f));
+  }
+  template <class T>
+  static void bump(T& v) {
+    if constexpr (std::is_same<T, bool>::value)
+      v = !v;
+    else if constexpr (std::is_enum<T>::value)
+      v = static_cast<T>(static_cast<std::underlying_type_t<T>>(v) + 1);
+    else if constexpr (std::is_integral<T>::value)
+      v = static_cast<T>(v + 1);
+    else if constexpr (std::is_floating_point<T>::value)
+      v = v * T(2) + T(1);
+    else
+      static_assert(kUnsupported<T>, "a settings field of a type the digest test cannot change");
+  }
+};
+
+template <class Settings>
+std::uint32_t digest(const Settings& s) {
+  pbrl::detail::SettingsDigest d;
+  s.visit(d);
+  return d.crc;
+}
+
+// Every byte of the struct is a visited field or alignment padding: sorted by offset, the fields
+// do not overlap, and each gap, the tail included, is smaller than the struct's alignment (nested
+// structs such as PolicySet pad up to their own). A field missing from visit() leaves a gap of at
+// least its own size: caught unless it is smaller than the struct's alignment and sits where
+// padding would be.
+template <class Settings>
+void check_every_field_is_visited(const std::string& name) {
+  CAPTURE(name);
+  const Settings s{};
+  LayoutRecorder rec{reinterpret_cast<const unsigned char*>(&s), {}, {}};
+  s.visit(rec);
+  auto fields = rec.fields;
+  REQUIRE(!fields.empty());
+  std::sort(fields.begin(), fields.end(), [](const FieldLayout& a, const FieldLayout& b) { return a.offset < b.offset; });
+  std::size_t end = 0;
+  for (const FieldLayout& f : fields) {
+    CAPTURE(f.offset);
+    CHECK(f.offset >= end);                  // no field visited twice
+    CHECK(f.offset - end < alignof(Settings));  // no unvisited bytes before it but padding
+    end = f.offset + f.size;
+  }
+  CHECK(sizeof(Settings) - end < alignof(Settings));
+}
+
+// Each field changed alone changes the digest.
+template <class Settings>
+void check_digest_sees_every_field(const std::string& name) {
+  CAPTURE(name);
+  const Settings base{};
+  LayoutRecorder rec{reinterpret_cast<const unsigned char*>(&base), {}, {}};
+  base.visit(rec);
+  const std::uint32_t reference = digest(base);
+  for (int i = 0; i < static_cast<int>(rec.fields.size()); ++i) {
+    CAPTURE(i);
+    Settings changed = base;
+    Perturb p{i};
+    changed.visit(p);
+    CHECK(digest(changed) != reference);
+  }
+}
+
+// Sets the visited field number `target` to a value outside its domain; false if every value is
+// in it (Domain::any, the policy sets', checked against the action count elsewhere).
+struct Violate {
+  int target, index = 0;
+  bool done = false;
+  template <class T>
+  void operator()(const T& f, const pbrl::Domain& d) {
+    if (index++ != target) return;
+    T& v = const_cast<T&>(f);
+    using K = pbrl::Domain::Kind;
+    if constexpr (std::is_floating_point<T>::value) {
+      switch (d.kind) {
+        case K::step_size:
+        case K::positive: v = T(0); done = true; break;
+        case K::non_negative: v = T(-1); done = true; break;
+        case K::above_one: v = T(1); done = true; break;
+        case K::unit: v = T(1.5); done = true; break;
+        case K::unit_above_zero: v = T(0); done = true; break;
+        default: break;
+      }
+    } else if constexpr (std::is_enum<T>::value || (std::is_integral<T>::value && !std::is_same<T, bool>::value)) {
+      if (d.kind == K::range) {
+        v = static_cast<T>(d.hi < std::numeric_limits<int>::max() ? d.hi + 1 : d.lo - 1);
+        done = true;
+      }
+    }
+  }
+};
+
+// Each field with a domain, set alone outside it (in a mode where it is used), is refused, with
+// bad_step_size for step sizes and bad_setting otherwise; the valid base passes. `unconstrained`
+// counts the fields every value of which is valid (or which the policy set's check owns): a field
+// whose domain is dropped to any() changes it.
+template <class Settings, class Validate>
+void check_validation_sees_every_field(const std::string& name, const Settings& base, int unconstrained,
+                                       Validate validate) {
+  CAPTURE(name);
+  REQUIRE(validate(base) == pbrl::Status::ok);
+  LayoutRecorder rec{reinterpret_cast<const unsigned char*>(&base), {}, {}};
+  base.visit(rec);
+  int checked = 0;
+  for (int i = 0; i < static_cast<int>(rec.fields.size()); ++i) {
+    CAPTURE(i);
+    Settings bad = base;
+    Violate violate{i};
+    bad.visit(violate);
+    if (!violate.done) {
+      --unconstrained;
+      continue;
+    }
+    ++checked;
+    CHECK(rec.domains[static_cast<std::size_t>(i)].active);
+    const pbrl::Status expected = rec.domains[static_cast<std::size_t>(i)].kind == pbrl::Domain::Kind::step_size
+                                      ? pbrl::Status::bad_step_size
+                                      : pbrl::Status::bad_setting;
+    CHECK(validate(bad) == expected);
+  }
+  CHECK(checked > 0);
+  CHECK(unconstrained == 0);
+}
+
+template <class Settings>
+void check(const std::string& name) {
+  check_every_field_is_visited<Settings>(name);
+  check_digest_sees_every_field<Settings>(name);
+}
+
+// Sampled mode (the sampling fields are used) with the policy-gradient oracle it needs.
+template <class Settings>
+Settings sampled() {
+  Settings s{};
+  s.gradient = pbrl::GradientMode::sampled;
+  return s;
+}
+
+// Sampled tolerance mode: every conditional field of the penalty solvers is in use.
+template <class Settings>
+Settings sampled_tolerance() {
+  Settings s = sampled<Settings>();
+  s.oracle = pbrl::OracleKind::policy_gradient;
+  s.gap_tolerance = Real(0.01);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("every settings struct visits every field, and the digest sees each one") {
+  check<pbrl::GradientSettings>("GradientSettings");
+  check<pbrl::PenaltySolverSettings<Real>>("PenaltySolverSettings");
+  check<pbrl::PbrlSettings<Real>>("PbrlSettings");
+  check<pbrl::PbrlZeroSumSettings<Real>>("PbrlZeroSumSettings");
+  check<pbrl::IndependentPgSettings<Real>>("IndependentPgSettings");
+  check<pbrl::MetaGradientSettings<Real>>("MetaGradientSettings");
+  check<pbrl::DrlhfSettings<Real>>("DrlhfSettings");
+}
+
+TEST_CASE("validation refuses every field outside its domain, through the same visit()") {
+  // Unconstrained: common_random_numbers and seed in every struct, learn_incentive, and three
+  // fields per policy set.
+  auto plain = [](const auto& s) { return pbrl::validate(s); };
+  check_validation_sees_every_field("GradientSettings", sampled<pbrl::GradientSettings>(), 2, plain);
+  check_validation_sees_every_field("PbrlSettings", sampled_tolerance<pbrl::PbrlSettings<Real>>(), 8,
+                                    [](const auto& s) { return pbrl::validate(s, 3); });
+  check_validation_sees_every_field("PbrlZeroSumSettings", sampled_tolerance<pbrl::PbrlZeroSumSettings<Real>>(), 8,
+                                    plain);
+  check_validation_sees_every_field("IndependentPgSettings", sampled<pbrl::IndependentPgSettings<Real>>(), 2, plain);
+  check_validation_sees_every_field("MetaGradientSettings", sampled<pbrl::MetaGradientSettings<Real>>(), 6, plain);
+  auto drlhf = sampled<pbrl::DrlhfSettings<Real>>();
+  drlhf.policy_oracle = pbrl::OracleKind::policy_gradient;
+  check_validation_sees_every_field("DrlhfSettings", drlhf, 5, plain);
+}
+
+TEST_CASE("a setting unused in the current mode is not checked, and what relates fields still is") {
+  pbrl::PbrlSettings<Real> s{};  // fixed mode, exact
+  s.penalty_growth = Real(0);    // tolerance mode only
+  s.sampling.batch = 0;          // sampled mode only
+  CHECK(pbrl::validate(s, 3) == pbrl::Status::ok);
+  s = sampled_tolerance<pbrl::PbrlSettings<Real>>();
+  s.penalty_max = s.penalty_start / Real(2);
+  CHECK(pbrl::validate(s, 3) == pbrl::Status::bad_setting);
+  s = sampled_tolerance<pbrl::PbrlSettings<Real>>();
+  s.inner_steps_max = s.inner_steps - 1;
+  CHECK(pbrl::validate(s, 3) == pbrl::Status::bad_setting);
+  s = sampled_tolerance<pbrl::PbrlSettings<Real>>();
+  s.oracle = pbrl::OracleKind::policy_mirror_descent;
+  CHECK(pbrl::validate(s, 3) == pbrl::Status::bad_setting);
+}
