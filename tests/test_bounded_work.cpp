@@ -1,7 +1,8 @@
 // The work of one step() is fixed by the sizes and the settings, never by the data: the number of
 // times a step calls into the problem (build M(x), vector-Jacobian products, per-sample VJPs, f)
 // is the documented constant at every iteration and on every instance, and the sweep evaluation
-// stops at max_sweeps even when its tolerance is out of reach. (Instructions per step on the
+// stops at max_sweeps even when its tolerance is out of reach, an outcome each report counts
+// (max_sweeps_hit), not an error. (Instructions per step on the
 // Cortex-M4 are measured by bench/step_instructions and the firmware example.)
 #include "game_support.hpp"
 #include "support.hpp"
@@ -160,18 +161,76 @@ TEST_CASE("PBRL zero-sum: calls into the game problem per step are the documente
   }
 }
 
-TEST_CASE("sweep evaluation stops at max_sweeps when the tolerance is out of reach") {
-  constexpr int S = 6, A = 3;
+TEST_CASE("sweep evaluation stops at max_sweeps when the tolerance is out of reach; the report counts it") {
+  constexpr int S = 6, A = 3, T = 4;
   using Problem = pbrl::RewardShaping<Real, S, A>;
   auto inst = std::make_unique<CountingShaping<S, A>>(31);
   auto solver = std::make_unique<pbrl::Pbrl<Counting<Problem>, EvaluationMethod::sweeps>>();
-  pbrl::PbrlSettings<Real> s;
-  REQUIRE(solver->init(inst->problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
-  auto& ws = solver->evaluation_workspace();
-  ws.max_sweeps = 3;
-  ws.tolerance = Real(0);  // never met: every solve runs to the bound
-  for (int k = 0; k < 5; ++k) {
-    REQUIRE(solver->step() == Status::ok);
-    CHECK(ws.last_sweeps == 3);
+  for (auto kind : {PenaltyKind::value, PenaltyKind::bellman}) {
+    CAPTURE(static_cast<int>(kind));
+    pbrl::PbrlSettings<Real> s;
+    s.penalty = kind;
+    s.inner_steps = T;
+    REQUIRE(solver->init(inst->problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+    auto& ws = solver->evaluation_workspace();
+    ws.max_sweeps = 3;
+    ws.tolerance = Real(0);  // never met: every solve runs to the bound, an outcome and not an error
+    // Every evaluation of the step stops at the cap: T oracle steps, pi_y, f, pi-hat (+ the Bellman
+    // occupancy).
+    const std::int64_t evaluations = T + 3 + (kind == PenaltyKind::bellman ? 1 : 0);
+    for (int k = 0; k < 5; ++k) {
+      pbrl::PbrlReport<Real> r;
+      REQUIRE(solver->step(&r) == Status::ok);
+      CHECK(ws.last_sweeps == 3);
+      CHECK(ws.max_sweeps_hit);
+      CHECK(r.max_sweeps_hit == evaluations);
+    }
+    // A reachable tolerance within a large cap: no evaluation stops at it.
+    ws.max_sweeps = 5000;
+    ws.tolerance = kDouble ? Real(1e-10) : Real(1e-4);
+    for (int k = 0; k < 3; ++k) {
+      pbrl::PbrlReport<Real> r;
+      REQUIRE(solver->step(&r) == Status::ok);
+      CHECK(r.max_sweeps_hit == 0);
+    }
   }
+}
+
+TEST_CASE("PbrlZeroSum and the meta-gradient count evaluations stopped at max_sweeps in their reports") {
+  constexpr int S = 4, A1 = 2, A2 = 3, T = 3;
+  using Problem = pbrl::IncentiveDesign<Real, S, A1, A2>;
+  auto data = std::make_unique<GameData<S, A1, A2>>(23);
+  auto problem = std::make_unique<Problem>();
+  REQUIRE(problem->init(data->incentive(Real(0.9), Real(0.1))) == Status::ok);
+  const Real reachable = kDouble ? Real(1e-10) : Real(1e-4);
+
+  auto solver = std::make_unique<pbrl::PbrlZeroSum<Problem, EvaluationMethod::sweeps>>();
+  pbrl::PbrlZeroSumSettings<Real> s;
+  s.inner_steps = T;
+  REQUIRE(solver->init(*problem, s, Problem::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) == Status::ok);
+  auto& ws = solver->evaluation_workspace();
+  ws.max_sweeps = 2;
+  ws.tolerance = Real(0);
+  pbrl::PbrlZeroSumReport<Real> r;
+  REQUIRE(solver->step(&r) == Status::ok);
+  CHECK(r.max_sweeps_hit == 2 * T + 3);  // T oracle steps per player, both pi-hats, f
+  ws.max_sweeps = 5000;
+  ws.tolerance = reachable;
+  REQUIRE(solver->step(&r) == Status::ok);
+  CHECK(r.max_sweeps_hit == 0);
+
+  auto meta = std::make_unique<pbrl::MetaGradient<Problem, EvaluationMethod::sweeps>>();
+  pbrl::MetaGradientSettings<Real> ms;
+  ms.agent_steps = T;
+  REQUIRE(meta->init(*problem, ms, Problem::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) == Status::ok);
+  auto& mws = meta->evaluation_workspace();
+  mws.max_sweeps = 2;
+  mws.tolerance = Real(0);
+  pbrl::MetaGradientReport<Real> m;
+  REQUIRE(meta->step(&m) == Status::ok);
+  CHECK(m.max_sweeps_hit == T + 2);  // T agents' steps, f, the occupancy's directional derivative
+  mws.max_sweeps = 5000;
+  mws.tolerance = reachable;
+  REQUIRE(meta->step(&m) == Status::ok);
+  CHECK(m.max_sweeps_hit == 0);
 }

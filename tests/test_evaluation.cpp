@@ -68,6 +68,48 @@ TEST_CASE("direct solve and warm-started sweeps agree; sweeps stay within their 
   CHECK(ws->last_sweeps <= 2);
 }
 
+TEST_CASE("sweeps: stopping at max_sweeps is an outcome in the workspace, not an error") {
+  RandomModel<S, A> model(15);
+  pbrl::Rng rng(7);
+  const auto m = model.mdp(Real(0.9), Real(0.2));
+  const Mat<S, A> pi = random_policy<S, A>(rng), sigma = random_policy<S, A>(rng);
+  auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::sweeps>>();
+  // From a cold start 3 sweeps cannot meet the tolerance: ok, and the workspace says so.
+  ws->max_sweeps = 3;
+  pbrl::Evaluation<Real, S, A> capped;
+  CHECK(pbrl::evaluate(m, pi, *ws, capped) == Status::ok);
+  CHECK(ws->last_sweeps == 3);
+  CHECK(ws->max_sweeps_hit);
+  CHECK(pbrl::max_sweeps_hit_total(*ws) == 1);
+  Vec<S> warm = Vec<S>::Zero();
+  Mat<S, A> mu;
+  CHECK(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu) == Status::ok);
+  CHECK(ws->max_sweeps_hit);
+  CHECK(pbrl::max_sweeps_hit_total(*ws) == 2);
+  // Enough sweeps: the tolerance is met, the flag clears, the count stays.
+  ws->max_sweeps = 5000;
+  pbrl::Evaluation<Real, S, A> cold;
+  CHECK(pbrl::evaluate(m, pi, *ws, cold) == Status::ok);
+  const int needed = ws->last_sweeps;  // the larger of the value's and the occupancy's solve
+  CHECK(needed < 5000);
+  CHECK_FALSE(ws->max_sweeps_hit);
+  warm.setZero();
+  CHECK(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu) == Status::ok);
+  CHECK_FALSE(ws->max_sweeps_hit);
+  CHECK(pbrl::max_sweeps_hit_total(*ws) == 2);
+  // A cap of exactly the sweeps needed: the last sweep allowed meets the tolerance, no hit.
+  ws->max_sweeps = needed;
+  pbrl::Evaluation<Real, S, A> again;
+  CHECK(pbrl::evaluate(m, pi, *ws, again) == Status::ok);
+  CHECK(ws->last_sweeps == needed);
+  CHECK_FALSE(ws->max_sweeps_hit);
+  ws->max_sweeps = needed - 1;
+  pbrl::Evaluation<Real, S, A> short_of_it;
+  CHECK(pbrl::evaluate(m, pi, *ws, short_of_it) == Status::ok);
+  CHECK(ws->max_sweeps_hit);
+  CHECK(pbrl::max_sweeps_hit_total(*ws) == 3);
+}
+
 TEST_CASE("occupancy from a state-action start reproduces E_{rho,sigma} Q^pi") {
   RandomModel<S, A> model(13);
   pbrl::Rng rng(5);

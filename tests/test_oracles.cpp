@@ -33,6 +33,59 @@ TEST_CASE("soft value iteration returns the regularized optimum") {
     }
 }
 
+TEST_CASE("soft value iteration: stopping at max_iterations is an outcome (converged = false), not an error") {
+  RandomModel<S, A> model(35);
+  const auto m = model.mdp(Real(0.9), Real(0.3));
+  const Real tolerance = kDouble ? Real(1e-10) : Real(1e-4);
+  Vec<S> v = Vec<S>::Zero();
+  Mat<S, A> q, log_pi, pi;
+  pbrl::SoftValueIterationResult<Real> few, enough, exact;
+  CHECK(pbrl::soft_value_iteration(m, 3, tolerance, v, q, log_pi, pi, &few) == Status::ok);
+  CHECK(few.iterations == 3);
+  CHECK_FALSE(few.converged);
+  CHECK(few.change > tolerance);
+  CHECK(pbrl::validate_policy(pi) == Status::ok);  // a usable policy all the same
+  v.setZero();
+  CHECK(pbrl::soft_value_iteration(m, 5000, tolerance, v, q, log_pi, pi, &enough) == Status::ok);
+  CHECK(enough.converged);
+  CHECK(enough.iterations < 5000);
+  CHECK(enough.change <= tolerance);
+  // Exactly the sweeps it needs: it converges on the last one allowed.
+  v.setZero();
+  CHECK(pbrl::soft_value_iteration(m, enough.iterations, tolerance, v, q, log_pi, pi, &exact) == Status::ok);
+  CHECK(exact.iterations == enough.iterations);
+  CHECK(exact.converged);
+}
+
+TEST_CASE("run_oracle says whether it stopped on its target or ran to max_steps") {
+  RandomModel<S, A> model(36);
+  const auto m = model.mdp(Real(0.9), Real(0.3));
+  const Real target = kDouble ? Real(1e-6) : Real(1e-3);
+  const pbrl::PolicySet<Real> set{};
+  for (auto kind : {pbrl::OracleKind::policy_mirror_descent, pbrl::OracleKind::soft_value_iteration}) {
+    CAPTURE(static_cast<int>(kind));
+    auto run = [&](int max_steps, Real goal, pbrl::OracleResult& result) {
+      auto ws = std::make_unique<Ws>();
+      pbrl::Evaluation<Real, S, A> e;
+      Mat<S, A> scratch, pi = Mat<S, A>::Constant(Real(1) / A);
+      Mat<S, A> log_pi = pi.array().log().matrix();
+      Vec<S> value = Vec<S>::Zero();
+      REQUIRE(pbrl::run_oracle(kind, set, Real(10), m, 1, max_steps, goal, *ws, e, scratch, log_pi, pi, value,
+                               result) == Status::ok);
+    };
+    pbrl::OracleResult met, capped, untargeted;
+    run(1000, target, met);  // reachable: stops early on the target
+    CHECK(met.converged);
+    CHECK(met.steps < 1000);
+    run(2, target, capped);  // two steps from uniform are not enough: ok, not converged
+    CHECK_FALSE(capped.converged);
+    CHECK(capped.steps == 2);
+    run(5, Real(0), untargeted);  // target 0: exactly max_steps, never "converged"
+    CHECK_FALSE(untargeted.converged);
+    CHECK(untargeted.steps == 5);
+  }
+}
+
 TEST_CASE("PMD converges linearly to the soft-value-iteration optimum") {
   // Entropy-regularized PMD with step eta is NPG with step eta' = (1-gamma) eta / (1 + eta tau),
   // so (Cen et al. 2021, Theorem 1) |Q* - Q^{t+1}|_inf <= C1 gamma (1 - eta' tau)^t with

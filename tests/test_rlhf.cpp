@@ -626,6 +626,28 @@ TEST_CASE("RlhfProblem, RlhfOracle and Drlhf validate their inputs and change no
   CHECK(solver->iteration() == 1);
 }
 
+TEST_CASE("Drlhf counts evaluations stopped at max_sweeps in its report") {
+  constexpr int S = 4, A = 3, L = 2, C = 4, T = 3;
+  using Inst = RlhfInstance<S, A, L, C>;
+  auto inst = std::make_unique<Inst>(40, Real(0.9), Real(0.1), Real(1));
+  const auto truth = inst->truth(Real(0.1));
+  auto solver = std::make_unique<pbrl::Drlhf<Inst::Problem, EvaluationMethod::sweeps>>();
+  pbrl::DrlhfSettings<Real> s;
+  s.policy_steps = T;
+  const Mat<S, A> uniform = Mat<S, A>::Constant(Real(1) / A);
+  REQUIRE(solver->init(inst->problem, s, Inst::Problem::Params::Zero(), uniform, &truth) == Status::ok);
+  auto& ws = solver->evaluation_workspace();
+  ws.max_sweeps = 2;
+  ws.tolerance = Real(0);  // never met
+  pbrl::DrlhfReport<Real> r;
+  REQUIRE(solver->step(&r) == Status::ok);
+  CHECK(r.max_sweeps_hit == T + 1);  // the true return and T PMD steps, all stopped at the cap
+  ws.max_sweeps = 5000;
+  ws.tolerance = kDouble ? Real(1e-10) : Real(1e-4);
+  REQUIRE(solver->step(&r) == Status::ok);
+  CHECK(r.max_sweeps_hit == 0);
+}
+
 namespace {
 // The experiment, tabular (choices the paper leaves open, in one place): a random 6-state, 3-action
 // MDP with a sparse hidden reward in [0, 1]; gamma = 0.9; the learner's M_tau(x) has an entropy

@@ -199,6 +199,7 @@ TEST_CASE("tolerance mode: lambda and the inner steps stop at their caps when ep
     CHECK(r.penalty_constant >= previous);  // never decreases
     previous = r.penalty_constant;
     CHECK(r.inner_steps == settings.inner_steps_max);  // the oracle's target is out of reach too
+    CHECK_FALSE(r.inner_converged);                    // ... and the report says so
     CHECK(r.step_x == settings.step_x / (Real(1) + settings.step_x * r.penalty_constant * settings.penalty_smoothness));
     CHECK_FALSE(r.tolerance_met);
   }
@@ -217,6 +218,62 @@ TEST_CASE("tolerance mode: lambda and the inner steps stop at their caps when ep
     CHECK(r.penalty_constant == expected);
     CHECK(r.step_x == settings.step_x);
     CHECK(r.inner_steps == settings.inner_steps);
+    CHECK_FALSE(r.inner_converged);  // fixed mode sets the oracle no target
+  }
+}
+
+TEST_CASE("tolerance mode: the report says whether the oracle met its own target (inner_converged)") {
+  // Reached: PMD with a long step, or soft value iteration, within a generous inner_steps_max.
+  // Not reached: one oracle step from the initial policy, which is far from the best response.
+  static Game game;
+  static Solver solver;
+  for (auto oracle : {OracleKind::policy_mirror_descent, OracleKind::soft_value_iteration}) {
+    CAPTURE(static_cast<int>(oracle));
+    auto settings = paper_settings();
+    settings.oracle = oracle;
+    settings.oracle_step = Real(100);
+    settings.gap_tolerance = Real(0.01);
+    settings.inner_steps_max = 1000;
+    REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+    Solver::Report r;
+    REQUIRE(solver.step(&r) == Status::ok);
+    CHECK(r.inner_converged);
+    CHECK(r.inner_steps < settings.inner_steps_max);
+    settings.inner_steps_max = settings.inner_steps = 1;
+    REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+    REQUIRE(solver.step(&r) == Status::ok);  // stopping at the cap is not an error
+    CHECK_FALSE(r.inner_converged);
+    CHECK(r.inner_steps == 1);
+  }
+
+  // PbrlZeroSum: converged only when both players' oracles met their targets.
+  constexpr int GS = 4, A1 = 3, A2 = 2;
+  using Design = pbrl::IncentiveDesign<Real, GS, A1, A2>;
+  using ZeroSum = pbrl::PbrlZeroSum<Design>;
+  static GameData<GS, A1, A2> data(7);
+  static Design problem;
+  REQUIRE(problem.init(data.incentive(Real(0.9), Real(0.1))) == Status::ok);
+  static ZeroSum zero_sum;
+  for (auto oracle : {OracleKind::policy_mirror_descent, OracleKind::soft_value_iteration}) {
+    CAPTURE(static_cast<int>(oracle));
+    pbrl::PbrlZeroSumSettings<Real> s;
+    s.oracle = oracle;
+    s.oracle_step = Real(100);
+    s.inner_steps = 1;
+    s.gap_tolerance = Real(0.01);
+    s.inner_steps_max = 1000;
+    REQUIRE(zero_sum.init(problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(), ZeroSum::Matrix2::Zero()) ==
+            Status::ok);
+    ZeroSum::Report r;
+    REQUIRE(zero_sum.step(&r) == Status::ok);
+    CHECK(r.inner_converged);
+    CHECK(r.inner_steps < s.inner_steps_max);
+    s.inner_steps_max = 1;
+    REQUIRE(zero_sum.init(problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(), ZeroSum::Matrix2::Zero()) ==
+            Status::ok);
+    REQUIRE(zero_sum.step(&r) == Status::ok);
+    CHECK_FALSE(r.inner_converged);
+    CHECK(r.inner_steps == 1);
   }
 }
 
@@ -243,6 +300,7 @@ TEST_CASE("tolerance mode in sampled mode: T grows with lambda up to its cap, wo
     REQUIRE(solver.step(&r) == Status::ok);
     const std::int64_t expected_inner = std::min<std::int64_t>(settings.inner_steps * (growths + 1), 3);
     CHECK(r.inner_steps == expected_inner);
+    CHECK_FALSE(r.inner_converged);  // samples give no certificate: no target to meet
     steps += (r.inner_steps + 2) * settings.sampling.batch * settings.sampling.horizon;
     CHECK(r.environment_steps == steps);
     CHECK(r.penalty_constant <= settings.penalty_max);

@@ -618,6 +618,31 @@ TEST_CASE("independent policy gradient: finite values, each player's own value i
   CHECK((ipg->y() - swept->y()).cwiseAbs().maxCoeff() <= tol);
 }
 
+TEST_CASE("independent PG reports evaluations stopped at max_sweeps and whether its gap's optimum converged") {
+  auto inst = std::make_unique<SmallInstance>(308, Real(0.8), Real(0.05), Real(0.2));
+  auto ipg = std::make_unique<pbrl::IndependentPolicyGradient<Game, EvaluationMethod::sweeps>>();
+  pbrl::IndependentPgSettings<Real> s;
+  REQUIRE(ipg->init(inst->problem, s, Params::Zero(), FollowerMat::Zero()) == Status::ok);
+  auto& ws = ipg->evaluation_workspace();
+  ws.max_sweeps = 2;
+  ws.tolerance = Real(0);  // never met
+  pbrl::IndependentPgReport<Real> r;
+  REQUIRE(ipg->step(&r) == Status::ok);
+  CHECK(r.max_sweeps_hit == 2);  // V_f of pi_y and f, both stopped at the cap
+  CHECK(r.follower_gap_converged);  // the gap's soft value iteration has its own, ample, cap
+  ws.max_sweeps = 5000;
+  ws.tolerance = kDouble ? Real(1e-10) : Real(1e-4);
+  REQUIRE(ipg->step(&r) == Status::ok);
+  CHECK(r.max_sweeps_hit == 0);
+  // Two sweeps from a cold start cannot meet the gap's tolerance: ok, and the report says so.
+  ipg->follower_optimum().max_iterations = 2;
+  ipg->follower_optimum().value.setZero();
+  REQUIRE(ipg->step(&r) == Status::ok);
+  CHECK_FALSE(r.follower_gap_converged);
+  CHECK_FALSE(ipg->follower_optimum().result.converged);
+  CHECK(ipg->follower_optimum().result.iterations == 2);
+}
+
 TEST_CASE("Stackelberg and independent PG reject bad input and keep their state") {
   auto data = std::make_unique<GameData<S, AL, AF>>(308);
   const Game::Data good = data->data(Real(0.8), Real(0.1), Real(0.2));

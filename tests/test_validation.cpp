@@ -48,17 +48,19 @@ bool same(const Ws<EvaluationMethod::direct>& a, const Ws<EvaluationMethod::dire
 }
 bool same(const Ws<EvaluationMethod::sweeps>& a, const Ws<EvaluationMethod::sweeps>& b) {
   return a.max_sweeps == b.max_sweeps && same(a.tolerance, b.tolerance) &&
-         a.last_sweeps == b.last_sweeps && same(a.value, b.value) && same(a.occupancy, b.occupancy) &&
-         same(a.rhs, b.rhs) && same(a.next, b.next);
+         a.last_sweeps == b.last_sweeps && a.max_sweeps_hit == b.max_sweeps_hit &&
+         a.max_sweeps_hit_total == b.max_sweeps_hit_total && same(a.value, b.value) &&
+         same(a.occupancy, b.occupancy) && same(a.rhs, b.rhs) && same(a.next, b.next);
 }
 bool same(const pbrl::SoftValueIterationResult<Real>& a, const pbrl::SoftValueIterationResult<Real>& b) {
-  return a.iterations == b.iterations && same(a.change, b.change);
+  return a.iterations == b.iterations && a.converged == b.converged && same(a.change, b.change);
 }
 bool same(const pbrl::PbrlReport<Real>& a, const pbrl::PbrlReport<Real>& b) {
   return a.iteration == b.iteration && same(a.upper_objective, b.upper_objective) &&
          same(a.penalty, b.penalty) && same(a.penalty_constant, b.penalty_constant) &&
          same(a.objective, b.objective) && same(a.projected_gradient_norm, b.projected_gradient_norm) &&
-         same(a.lower_gap, b.lower_gap);
+         same(a.lower_gap, b.lower_gap) && a.inner_converged == b.inner_converged &&
+         a.max_sweeps_hit == b.max_sweeps_hit;
 }
 bool same(const pbrl::PolicySet<Real>& a, const pbrl::PolicySet<Real>& b) {
   return a.parameterization == b.parameterization && same(a.floor, b.floor) &&
@@ -104,6 +106,8 @@ void scramble(Ws<EvaluationMethod::direct>& ws, pbrl::Rng& rng) {
 }
 void scramble(Ws<EvaluationMethod::sweeps>& ws, pbrl::Rng& rng) {
   ws.last_sweeps = 12345;
+  ws.max_sweeps_hit = true;
+  ws.max_sweeps_hit_total = 6789;
   scramble(ws.value, rng);
   scramble(ws.occupancy, rng);
   scramble(ws.rhs, rng);
@@ -130,6 +134,7 @@ struct Outputs {
     scramble(warm, rng);
     scramble(value, rng);
     result.iterations = 777;
+    result.converged = true;
     result.change = Real(-3.5);
   }
 };
@@ -1230,6 +1235,8 @@ pbrl::PbrlReport<Real> garbage_report() {
   r.objective = Real(-4.5);
   r.projected_gradient_norm = Real(5.5);
   r.lower_gap = Real(-6.5);
+  r.inner_converged = true;
+  r.max_sweeps_hit = -8;
   return r;
 }
 

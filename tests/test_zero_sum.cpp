@@ -289,6 +289,31 @@ TEST_CASE("Nikaido-Isoda penalty: non-negative, zero exactly at the regularized 
   }
 }
 
+TEST_CASE("nikaido_isoda_exact says whether each player's soft value iteration met its tolerance") {
+  auto data = std::make_unique<GameData<S, A1, A2>>(74);
+  const Game g = data->game(Real(0.9), Real(0.1));
+  pbrl::Rng rng(75);
+  const M1 pi1 = random_policy<S, A1>(rng);
+  const M2 pi2 = random_policy<S, A2>(rng);
+  const Real tolerance = kDouble ? Real(1e-10) : Real(1e-4);
+  auto bws = std::make_unique<pbrl::BestResponseWorkspace<Real, S, A1, A2>>();
+  Real psi = -1;
+  // Three sweeps from V = 0: psi comes back (ok), flagged as not converged.
+  CHECK(pbrl::nikaido_isoda_exact(g, pi1, pi2, 3, tolerance, *bws, psi) == Status::ok);
+  CHECK(std::isfinite(psi));
+  CHECK_FALSE(bws->result1.converged);
+  CHECK_FALSE(bws->result2.converged);
+  CHECK(bws->result1.iterations == 3);
+  CHECK(bws->result2.iterations == 3);
+  bws->value1.setZero();
+  bws->value2.setZero();
+  CHECK(pbrl::nikaido_isoda_exact(g, pi1, pi2, 20000, tolerance, *bws, psi) == Status::ok);
+  CHECK(bws->result1.converged);
+  CHECK(bws->result2.converged);
+  CHECK(bws->result1.iterations < 20000);
+  CHECK(bws->result2.iterations < 20000);
+}
+
 TEST_CASE("Nikaido-Isoda gradients match finite differences (x in rewards and transitions)") {
   pbrl::Rng rng(74);
   const Mixture problem(75);

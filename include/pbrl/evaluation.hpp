@@ -12,12 +12,16 @@
 //   sweeps: warm-started fixed-point sweeps V <- c + gamma*P_pi V with O(S) extra memory. They
 //           stop when a sweep changes nothing by more than `tolerance` (the error is then at most
 //           gamma/(1-gamma) * tolerance) or after max_sweeps (error <= gamma^k times the
-//           warm-start error), whichever comes first.
+//           warm-start error), whichever comes first. Stopping at max_sweeps is an outcome, not
+//           an error: the call returns ok and says so in the workspace (max_sweeps_hit).
 
 #include "pbrl/config.hpp"
 #include "pbrl/mdp.hpp"
 #include "pbrl/policy.hpp"
 #include "pbrl/status.hpp"
+
+#include <cstdint>
+#include <limits>
 
 namespace pbrl {
 
@@ -49,7 +53,26 @@ struct EvaluationWorkspace<Scalar, S, EvaluationMethod::sweeps> {
   int max_sweeps = 500;  // bound on the work of one solve
   Scalar tolerance = std::numeric_limits<Scalar>::epsilon() * Scalar(64);  // sup-norm change
   int last_sweeps = 0;   // sweeps the last solve used (diagnostic)
+  bool max_sweeps_hit = false;  // the last call stopped a solve at max_sweeps, above its tolerance
+  std::int64_t max_sweeps_hit_total = 0;  // calls that did, since the workspace was made (saturates)
   StateVector<Scalar, S> value, occupancy, rhs, next;
+};
+
+// Calls through ws that stopped a sweep solve at max_sweeps, since ws was made; a solver's report
+// gives the difference over its step. The direct method has no cap: always 0.
+template <typename Scalar, int S, EvaluationMethod M>
+std::int64_t max_sweeps_hit_total(const EvaluationWorkspace<Scalar, S, M>& ws) {
+  if constexpr (M == EvaluationMethod::sweeps) {
+    return ws.max_sweeps_hit_total;
+  } else {
+    (void)ws;
+    return 0;
+  }
+}
+
+// The part of every solver's and baseline's step report that its policy evaluations fill.
+struct EvaluationOutcome {
+  std::int64_t max_sweeps_hit = 0;  // evaluations in this step that stopped at max_sweeps (0 with LU)
 };
 
 namespace detail {
@@ -143,21 +166,35 @@ void apply_transition_transposed(const Mdp<Scalar, S, A>& m,
 }
 
 // Fixed-point sweeps x <- b + gamma*T x (T = P_pi, or its transpose), warm-started from x.
+// Returns true when it stopped at max_sweeps with the last change still above the tolerance.
 template <bool Transposed, typename Scalar, int S, int A>
-void sweep_solve(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+bool sweep_solve(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
                  const StateVector<Scalar, S>& b,
                  EvaluationWorkspace<Scalar, S, EvaluationMethod::sweeps>& ws,
                  StateVector<Scalar, S>& x) {
   int k = 0;
+  bool stopped = false;
   for (; k < ws.max_sweeps; ++k) {
     if (Transposed) apply_transition_transposed(m, pi, x, ws.next);
     else apply_transition(m, pi, x, ws.next);
     ws.next = b + m.discount * ws.next;
     const Scalar change = (ws.next - x).cwiseAbs().maxCoeff();
     x = ws.next;
-    if (!(change > ws.tolerance)) { ++k; break; }
+    if (!(change > ws.tolerance)) {
+      ++k;
+      stopped = true;
+      break;
+    }
   }
   ws.last_sweeps = k;
+  return !stopped;
+}
+
+// One call's outcome (one or two sweep solves): whether a solve stopped at max_sweeps.
+template <typename Scalar, int S>
+void record_max_sweeps(EvaluationWorkspace<Scalar, S, EvaluationMethod::sweeps>& ws, bool hit) {
+  ws.max_sweeps_hit = hit;
+  if (hit && ws.max_sweeps_hit_total < std::numeric_limits<std::int64_t>::max()) ++ws.max_sweeps_hit_total;
 }
 
 // Q = r + gamma * P V, written into q only when it is certain to be finite.
@@ -224,12 +261,13 @@ void solve_value_and_occupancy(const Mdp<Scalar, S, A>& m, const StateActionMatr
     lu_solve_transposed<Scalar, S>(ws.lu, ws.occupancy);
   } else {
     ws.value = previous.value;
-    sweep_solve<false>(m, pi, ws.rhs, ws, ws.value);
+    const bool value_hit = sweep_solve<false>(m, pi, ws.rhs, ws, ws.value);
     const int value_sweeps = ws.last_sweeps;
     ws.rhs = m.rho();
     ws.occupancy = previous.occupancy;
-    sweep_solve<true>(m, pi, ws.rhs, ws, ws.occupancy);
+    const bool occupancy_hit = sweep_solve<true>(m, pi, ws.rhs, ws, ws.occupancy);
     if (value_sweeps > ws.last_sweeps) ws.last_sweeps = value_sweeps;
+    record_max_sweeps(ws, value_hit || occupancy_hit);
   }
 }
 
@@ -276,7 +314,7 @@ Status occupancy_from_start(const Mdp<Scalar, S, A>& m, const StateActionMatrix<
     detail::lu_solve_transposed<Scalar, S>(ws.lu, ws.occupancy);
   } else {
     ws.occupancy = warm;
-    detail::sweep_solve<true>(m, pi, ws.rhs, ws, ws.occupancy);
+    detail::record_max_sweeps(ws, detail::sweep_solve<true>(m, pi, ws.rhs, ws, ws.occupancy));
   }
   if (!ws.occupancy.allFinite()) return Status::numerical_failure;
   warm = ws.occupancy;

@@ -61,8 +61,9 @@ struct DrlhfSettings : GradientSettings {
   }
 };
 
+// Evaluations stopped at max_sweeps are EvaluationOutcome's (evaluation.hpp).
 template <typename Scalar>
-struct DrlhfReport {
+struct DrlhfReport : EvaluationOutcome {
   std::int64_t iteration = 0;               // k of the iterate (x_k, pi_k) the first numbers describe
   Scalar loss = Scalar(0);                  // f(x_k) on the buffer as it is at this step
   Scalar reward_gradient_norm = Scalar(0);  // |grad_x f(x_k)|
@@ -128,6 +129,7 @@ class Drlhf {
   Status step(Report* report = nullptr) {
     if (problem_ == nullptr) return Status::not_initialized;
     if (Status st = counts_.room_for_step(); st != Status::ok) return st;
+    const std::int64_t sweeps_hit = max_sweeps_hit_total(ws_);
     const Problem& problem = *problem_;
     Scalar true_return = std::numeric_limits<Scalar>::quiet_NaN();
     if (has_truth_) {
@@ -172,6 +174,7 @@ class Drlhf {
       report->has_true_return = has_truth_;
       report->true_return = true_return;
       report->environment_steps = counts_.environment_steps + steps;
+      report->max_sweeps_hit = max_sweeps_hit_total(ws_) - sweeps_hit;
     }
     x_ = x_next_;
     log_pi_ = log_pi_next_;
@@ -216,7 +219,7 @@ class Drlhf {
   }
 
   Status run_oracle(const MdpType& mdp) {
-    std::int64_t used = 0;
+    OracleResult used;  // no target: exactly T steps
     const int T = settings_.policy_steps;
     return pbrl::run_oracle(settings_.policy_oracle, settings_.oracle_policy, settings_.policy_step, mdp, T, T,
                             Scalar(0), ws_, eval_, weights_, log_pi_next_, pi_next_, value_next_, used);

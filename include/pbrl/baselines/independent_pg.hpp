@@ -50,12 +50,15 @@ struct IndependentPgSettings : GradientSettings {
   }
 };
 
+// Evaluations stopped at max_sweeps are EvaluationOutcome's (evaluation.hpp).
 template <typename Scalar>
-struct IndependentPgReport {
+struct IndependentPgReport : EvaluationOutcome {
   std::int64_t iteration = 0;         // k of the iterate (x_k, y_k) the numbers describe
   Scalar leader_value = Scalar(0);    // V_l^{pi_x_k, pi_y_k}(rho)
   Scalar follower_value = Scalar(0);  // V_f^{pi_x_k, pi_y_k}(rho)
   Scalar follower_gap = Scalar(0);    // V_f^{pi_x_k, pi*(x_k)}(rho) - V_f^{pi_x_k, pi_y_k}(rho)
+  bool follower_gap_converged = false;  // pi*(x_k)'s soft value iteration met its tolerance (false:
+                                        // stopped at follower_optimum().max_iterations)
   std::int64_t environment_steps = 0; // sampled mode: steps taken since init(), this step's included
 };
 
@@ -102,6 +105,7 @@ class IndependentPolicyGradient {
   Status step(Report* report = nullptr) {
     if (problem_ == nullptr) return Status::not_initialized;
     if (Status st = counts_.room_for_step(); st != Status::ok) return st;
+    const std::int64_t sweeps_hit = max_sweeps_hit_total(ws_);
     const Problem& problem = *problem_;
     Mdp<Scalar, S, AF> mdp;
     if (Status st = problem.build(x_, model_, mdp); st != Status::ok) return st;
@@ -152,7 +156,9 @@ class IndependentPolicyGradient {
       report->leader_value = -f;
       report->follower_value = eval_f_.value_rho;
       report->follower_gap = gap;
+      report->follower_gap_converged = optimum_.result.converged;
       report->environment_steps = counts_.environment_steps + steps;
+      report->max_sweeps_hit = max_sweeps_hit_total(ws_) - sweeps_hit;
     }
     x_ = x_next_;
     y_ = y_next_;

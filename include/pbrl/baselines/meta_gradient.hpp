@@ -73,7 +73,7 @@ Status occupancy_directional_derivative(const MarkovGame<Scalar, S, A1, A2>& gam
     detail::lu_solve_transposed<Scalar, S>(ws.lu, ws.occupancy);
   } else {
     ws.occupancy = warm;
-    detail::sweep_solve<true>(mdp1, pi1, ws.rhs, ws, ws.occupancy);
+    detail::record_max_sweeps(ws, detail::sweep_solve<true>(mdp1, pi1, ws.rhs, ws, ws.occupancy));
   }
   if (!ws.occupancy.allFinite()) return Status::numerical_failure;
   warm = ws.occupancy;
@@ -107,8 +107,9 @@ struct MetaGradientSettings : GradientSettings {
   }
 };
 
+// Evaluations stopped at max_sweeps are EvaluationOutcome's (evaluation.hpp).
 template <typename Scalar>
-struct MetaGradientReport {
+struct MetaGradientReport : EvaluationOutcome {
   std::int64_t iteration = 0;             // k of x_k
   Scalar upper_objective = Scalar(0);     // f(x_k, pi_{k+1}), the agents' policy after their step(s)
   Scalar agents_value = Scalar(0);        // V^{pi_k}(rho) on M(x_k), before the agents' steps
@@ -198,6 +199,7 @@ class MetaGradient {
     if (problem_ == nullptr) return Status::not_initialized;
     if (Status st = counts_.room_for_step(); st != Status::ok) return st;
     if (Status st = detail::check_workspace(ws_); st != Status::ok) return st;
+    const std::int64_t sweeps_hit = max_sweeps_hit_total(ws_);
     const GameProblem& problem = *problem_;
     const Parameterization param = settings_.policy.parameterization;
     const Scalar eta = settings_.agent_step;
@@ -295,6 +297,7 @@ class MetaGradient {
       report->agents_value = value_before;
       report->meta_gradient_norm = norm;
       report->environment_steps = counts_.environment_steps + steps;
+      report->max_sweeps_hit = max_sweeps_hit_total(ws_) - sweeps_hit;
     }
     x_ = x_next_;
     y1_ = y1_next_;

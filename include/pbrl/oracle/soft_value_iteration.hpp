@@ -12,6 +12,7 @@ namespace pbrl {
 template <typename Scalar>
 struct SoftValueIterationResult {
   int iterations = 0;
+  bool converged = false;     // change <= tolerance; false: stopped at max_iterations (still ok)
   Scalar change = Scalar(0);  // sup-norm change of V in the last sweep
 };
 
@@ -34,6 +35,7 @@ Scalar soft_max_row(const Regularizer<Scalar, S, A>& reg, int s, const Row& q) {
 
 // Runs at most max_iterations sweeps from the warm start `value` until the sup-norm change is
 // <= tolerance. On return value = V, q = Q of V, and (log_pi, pi) the greedy soft policy.
+// Stopping at max_iterations first is an outcome (result->converged = false), not an error.
 // The soft maximum lies between min_a and max_a of Q, so |V_k| <= |r|/(1-gamma) + |V_0|: checking
 // that bound first means no sweep can overflow, and on error nothing is written.
 template <typename Scalar, int S, int A>
@@ -59,6 +61,7 @@ Status soft_value_iteration(const Mdp<Scalar, S, A>& m, int max_iterations, Scal
     }
     if (!(res.change > tolerance)) break;
   }
+  res.converged = res.change <= tolerance;  // a NaN change is no convergence
   if (!detail::write_q(m, value, q)) return Status::numerical_failure;
   const Scalar floor = std::log(log_floor<Scalar>());
   for (int s = 0; s < S; ++s) {

@@ -61,11 +61,14 @@ struct BestResponseWorkspace {
   StateVector<Scalar, S> value2 = StateVector<Scalar, S>::Zero();  // V*_2 = -min_pi2 V (kept)
   StateActionMatrix<Scalar, S, A1> q1, log_pi1, pi1;               // pi1 = BR1(pi2)
   StateActionMatrix<Scalar, S, A2> q2, log_pi2, pi2;               // pi2 = BR2(pi1)
+  SoftValueIterationResult<Scalar> result1{}, result2{};            // each player's soft value iteration
 };
 
 // psi(pi1, pi2) = max_pi1' V^{pi1',pi2}(rho) - min_pi2' V^{pi1,pi2'}(rho) = rho.V*_1 + rho.V*_2,
 // from at most max_iterations sweeps per player (warm-started from ws.value1/2) to the sup-norm
-// change `tolerance`. ws holds the best responses afterwards. On error psi is unchanged.
+// change `tolerance`. ws holds the best responses afterwards, and in result1/2 whether each player's
+// sweeps met the tolerance (psi is ok either way: stopping at max_iterations is an outcome).
+// On error psi is unchanged.
 template <typename Scalar, int S, int A1, int A2>
 Status nikaido_isoda_exact(const MarkovGame<Scalar, S, A1, A2>& game, const StateActionMatrix<Scalar, S, A1>& pi1,
                            const StateActionMatrix<Scalar, S, A2>& pi2, int max_iterations, Scalar tolerance,
@@ -74,10 +77,12 @@ Status nikaido_isoda_exact(const MarkovGame<Scalar, S, A1, A2>& game, const Stat
   Mdp<Scalar, S, A2> m2;
   if (Status st = player1_mdp(game, pi2, ws.model1, m1); st != Status::ok) return st;
   if (Status st = player2_mdp(game, pi1, ws.model2, m2); st != Status::ok) return st;
-  if (Status st = soft_value_iteration(m1, max_iterations, tolerance, ws.value1, ws.q1, ws.log_pi1, ws.pi1);
+  if (Status st = soft_value_iteration(m1, max_iterations, tolerance, ws.value1, ws.q1, ws.log_pi1, ws.pi1,
+                                       &ws.result1);
       st != Status::ok)
     return st;
-  if (Status st = soft_value_iteration(m2, max_iterations, tolerance, ws.value2, ws.q2, ws.log_pi2, ws.pi2);
+  if (Status st = soft_value_iteration(m2, max_iterations, tolerance, ws.value2, ws.q2, ws.log_pi2, ws.pi2,
+                                       &ws.result2);
       st != Status::ok)
     return st;
   const Scalar p = game.rho().dot(ws.value1) + game.rho().dot(ws.value2);

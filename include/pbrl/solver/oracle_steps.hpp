@@ -8,7 +8,8 @@
 //     at least as good as the certified one. target = 0: exactly max_steps steps.
 //   soft value iteration: max_steps sweeps, or fewer once the sweep change is at most
 //     target (1 - gamma)^2 / 2 (then the soft-greedy policy's gap is at most target).
-// The caller certifies the policy it keeps from its own evaluation of it; `used` gets the steps.
+// The caller certifies the policy it keeps from its own evaluation of it; `result` says how many
+// steps were taken and whether the oracle stopped on its target (running to max_steps is ok too).
 
 #include "pbrl/oracle/optimality_gap.hpp"
 #include "pbrl/oracle/pmd.hpp"
@@ -34,40 +35,47 @@ void initial_oracle_policy(const PolicySet<Scalar>& param, OracleKind oracle, co
   log_pi = pi.array().log().matrix();
 }
 
+// What one run_oracle call did.
+struct OracleResult {
+  std::int64_t steps = 0;  // oracle steps taken (soft value iteration: sweeps)
+  bool converged = false;  // target > 0 and the oracle stopped on it; false: it ran to max_steps
+};
+
 // kind, set (the policy-gradient oracle's) and eta (PMD's or policy gradient's step) as in the settings.
 template <typename Scalar, int S, int A, EvaluationMethod M>
 Status run_oracle(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, const Mdp<Scalar, S, A>& mdp,
                   int min_steps, int max_steps, Scalar target, EvaluationWorkspace<Scalar, S, M>& ws,
                   Evaluation<Scalar, S, A>& eval,
                   StateActionMatrix<Scalar, S, A>& scratch, StateActionMatrix<Scalar, S, A>& log_pi,
-                  StateActionMatrix<Scalar, S, A>& pi, StateVector<Scalar, S>& value, std::int64_t& used) {
-  used = 0;
+                  StateActionMatrix<Scalar, S, A>& pi, StateVector<Scalar, S>& value, OracleResult& result) {
+  result = OracleResult{};
   if (max_steps == 0) return Status::ok;
   auto certified = [&](int i) { return target > Scalar(0) && i + 1 >= min_steps && optimality_gap_bound(mdp, eval) <= target; };
   switch (kind) {
     case OracleKind::policy_mirror_descent:
-      for (int i = 0; i < max_steps; ++i) {
+      for (int i = 0; i < max_steps && !result.converged; ++i) {
         if (Status st = pmd_step(mdp, eta, ws, eval, log_pi, pi); st != Status::ok) return st;
-        ++used;
-        if (certified(i)) break;
+        ++result.steps;
+        result.converged = certified(i);
       }
       break;
     case OracleKind::policy_gradient:
-      for (int i = 0; i < max_steps; ++i) {
+      for (int i = 0; i < max_steps && !result.converged; ++i) {
         if (Status st = policy_gradient_step(mdp, set, eta, ws, eval, scratch, log_pi, pi);
             st != Status::ok)
           return st;
-        ++used;
-        if (certified(i)) break;
+        ++result.steps;
+        result.converged = certified(i);
       }
       break;
     case OracleKind::soft_value_iteration: {
       const Scalar change = target * (Scalar(1) - mdp.discount) * (Scalar(1) - mdp.discount) / Scalar(2);
-      SoftValueIterationResult<Scalar> result;
-      if (Status st = soft_value_iteration(mdp, max_steps, change, value, scratch, log_pi, pi, &result);
+      SoftValueIterationResult<Scalar> sweeps;
+      if (Status st = soft_value_iteration(mdp, max_steps, change, value, scratch, log_pi, pi, &sweeps);
           st != Status::ok)
         return st;
-      used = result.iterations;
+      result.steps = sweeps.iterations;
+      result.converged = target > Scalar(0) && sweeps.converged;
       break;
     }
     default:

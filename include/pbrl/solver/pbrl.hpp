@@ -60,10 +60,11 @@ struct PbrlSettings : PenaltySolverSettings<Scalar> {
   }
 };
 
-// The schedule's part (lambda, inner steps, the oracle's gap, the certified gap bound, whether the
-// tolerance holds) is ScheduleReport's (solver/penalty_schedule.hpp).
+// The schedule's part (lambda, inner steps, whether the oracle met its target, the oracle's gap, the
+// certified gap bound, whether the tolerance holds) is ScheduleReport's (solver/penalty_schedule.hpp);
+// evaluations stopped at max_sweeps are EvaluationOutcome's (evaluation.hpp).
 template <typename Scalar>
-struct PbrlReport : ScheduleReport<Scalar> {
+struct PbrlReport : ScheduleReport<Scalar>, EvaluationOutcome {
   std::int64_t iteration = 0;          // k of the iterate (x_k, y_k) the numbers describe
   Scalar upper_objective = Scalar(0);  // f(x_k, y_k)
   Scalar penalty = Scalar(0);          // p(x_k, y_k) with pi-hat_k
@@ -119,7 +120,8 @@ class Pbrl {
   Status step(Report* report = nullptr) {
     if (problem_ == nullptr) return Status::not_initialized;
     if (Status st = counts_.room_for_step(); st != Status::ok) return st;
-    if (settings_.gradient == GradientMode::sampled) return step_sampled(report);
+    const std::int64_t sweeps_hit = max_sweeps_hit_total(ws_);
+    if (settings_.gradient == GradientMode::sampled) return step_sampled(report, sweeps_hit);
     const Problem& problem = *problem_;
     const Scalar lambda = schedule_.lambda(settings_, counts_.iteration);
     Mdp<Scalar, S, A> mdp;
@@ -129,11 +131,11 @@ class Pbrl {
     log_pi_next_ = log_pi_hat_;
     pi_next_ = pi_hat_;
     value_next_ = oracle_value_;
-    std::int64_t inner = 0;
+    OracleResult oracle;
     if (Status st = run_oracle(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, mdp,
                                schedule_.inner_steps_min(settings_),
                                schedule_.inner_steps_max(settings_), schedule_.oracle_target(settings_), ws_,
-                               eval_hat_, weights_, log_pi_next_, pi_next_, value_next_, inner);
+                               eval_hat_, weights_, log_pi_next_, pi_next_, value_next_, oracle);
         st != Status::ok)
       return st;
 
@@ -183,7 +185,7 @@ class Pbrl {
     counts_.commit(0);
     const Scalar estimate = schedule_.observe(settings_, k, lower_gap + oracle_gap);
     if (report != nullptr) {
-      fill_report(*report, k, lambda, alpha_x, inner, f, p, g2, lower_gap, oracle_gap, estimate);
+      fill_report(*report, k, lambda, alpha_x, oracle, f, p, g2, lower_gap, oracle_gap, estimate, sweeps_hit);
     }
     return Status::ok;
   }
@@ -236,10 +238,13 @@ class Pbrl {
              warm_start<Method>(self.eval_upper_));
   }
 
-  void fill_report(Report& r, std::int64_t k, Scalar lambda, Scalar alpha_x, std::int64_t inner, Scalar f, Scalar p,
-                   Scalar g2, Scalar lower_gap, Scalar oracle_gap, Scalar estimate) const {
+  // sweeps_hit: max_sweeps_hit_total(ws_) when the step began.
+  void fill_report(Report& r, std::int64_t k, Scalar lambda, Scalar alpha_x, const OracleResult& oracle, Scalar f,
+                   Scalar p, Scalar g2, Scalar lower_gap, Scalar oracle_gap, Scalar estimate,
+                   std::int64_t sweeps_hit) const {
     static_cast<ScheduleReport<Scalar>&>(r) =
-        schedule_.describe(settings_, lambda, alpha_x, inner, oracle_gap, lower_gap + oracle_gap, estimate);
+        schedule_.describe(settings_, lambda, alpha_x, oracle, oracle_gap, lower_gap + oracle_gap, estimate);
+    r.max_sweeps_hit = max_sweeps_hit_total(ws_) - sweeps_hit;
     r.iteration = k;
     r.upper_objective = f;
     r.penalty = p;
@@ -251,9 +256,9 @@ class Pbrl {
 
   // step() in sampled mode: the same iteration with the lower level's gradients from rollouts.
   // Everything is formed in scratch (rng_next_, the *_next_ iterates) and committed at the end.
-  Status step_sampled(Report* report) {
+  Status step_sampled(Report* report, std::int64_t sweeps_hit) {
     if constexpr (!has_sample_vjp<Problem>::value) {
-      (void)report;
+      (void)report, (void)sweeps_hit;
       return Status::bad_setting;  // init() refuses this already
     } else {
       const Problem& problem = *problem_;
@@ -324,7 +329,10 @@ class Pbrl {
       rng_ = rng_next_;
       counts_.commit(steps);
       const Scalar estimate = schedule_.observe(settings_, k, p);
-      if (report != nullptr) fill_report(*report, k, lambda, alpha_x, inner, f, p, g2, gap, oracle_gap, estimate);
+      // No certificate from samples: the oracle has no target to meet (inner_converged false).
+      if (report != nullptr)
+        fill_report(*report, k, lambda, alpha_x, OracleResult{inner, false}, f, p, g2, gap, oracle_gap, estimate,
+                    sweeps_hit);
       return Status::ok;
     }
   }

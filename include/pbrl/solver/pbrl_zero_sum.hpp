@@ -56,9 +56,10 @@ struct PbrlZeroSumSettings : PenaltySolverSettings<Scalar> {
 };
 
 // The schedule's part is ScheduleReport's (solver/penalty_schedule.hpp): there oracle_gap sums both
-// players' certified gaps and gap_bound = psi + oracle_gap bounds the exact NE gap of pi_k.
+// players' certified gaps and gap_bound = psi + oracle_gap bounds the exact NE gap of pi_k;
+// evaluations stopped at max_sweeps are EvaluationOutcome's (evaluation.hpp).
 template <typename Scalar>
-struct PbrlZeroSumReport : ScheduleReport<Scalar> {
+struct PbrlZeroSumReport : ScheduleReport<Scalar>, EvaluationOutcome {
   std::int64_t iteration = 0;          // k of the iterate (x_k, pi_k) the numbers describe
   Scalar upper_objective = Scalar(0);  // f(x_k, pi_k)
   Scalar penalty = Scalar(0);          // psi(x_k, pi_k) with pi-hat_k: the NE gap estimate
@@ -128,6 +129,7 @@ class PbrlZeroSum {
     if (problem_ == nullptr) return Status::not_initialized;
     if (Status st = counts_.room_for_step(); st != Status::ok) return st;
     if (Status st = detail::check_workspace(ws_); st != Status::ok) return st;
+    const std::int64_t sweeps_hit = max_sweeps_hit_total(ws_);
     const GameProblem& problem = *problem_;
     const Scalar lambda = schedule_.lambda(settings_, counts_.iteration);
     GameType game;
@@ -142,11 +144,12 @@ class PbrlZeroSum {
     pi2_next_ = pi2_hat_;
     value2_next_ = value2_;
     rng_next_ = rng_;
-    std::int64_t steps = 0, inner = 0;
+    std::int64_t steps = 0;
+    OracleResult oracle;
     Scalar f(0), psi(0), oracle_gap(0);
     const bool sampled = settings_.gradient == GradientMode::sampled;
-    const Status gradients = sampled ? sampled_gradients(game, lambda, f, psi, steps, inner)
-                                     : exact_gradients(game, lambda, f, psi, inner);
+    const Status gradients = sampled ? sampled_gradients(game, lambda, f, psi, steps, oracle.steps)
+                                     : exact_gradients(game, lambda, f, psi, oracle);
     if (gradients != Status::ok) return gradients;
     // The certificate: exact mode always in tolerance mode; otherwise a diagnostic for the report
     // (sampled mode: exact, model-based, no environment steps, never part of the update).
@@ -184,7 +187,8 @@ class PbrlZeroSum {
     const Scalar estimate = schedule_.observe(settings_, k, sampled ? psi : psi + oracle_gap);
     if (report != nullptr) {
       static_cast<ScheduleReport<Scalar>&>(*report) =
-          schedule_.describe(settings_, lambda, alpha_x, inner, oracle_gap, psi_exact + oracle_gap, estimate);
+          schedule_.describe(settings_, lambda, alpha_x, oracle, oracle_gap, psi_exact + oracle_gap, estimate);
+      report->max_sweeps_hit = max_sweeps_hit_total(ws_) - sweeps_hit;
       report->iteration = k;
       report->upper_objective = f;
       report->penalty = psi;
@@ -244,14 +248,15 @@ class PbrlZeroSum {
   }
 
   // Exact mode: oracles on the induced MDPs, f and psi from the model; fills grad_x_, grad_y1_,
-  // grad_y2_ with grad F, the *_next_ warm starts, mdp1_, mdp2_ and the evaluations of pi-hat.
-  Status exact_gradients(const GameType& game, Scalar lambda, Scalar& f, Scalar& psi, std::int64_t& inner) {
+  // grad_y2_ with grad F, the *_next_ warm starts, mdp1_, mdp2_ and the evaluations of pi-hat;
+  // oracle: the larger player's steps, converged when both oracles met their targets.
+  Status exact_gradients(const GameType& game, Scalar lambda, Scalar& f, Scalar& psi, OracleResult& oracle) {
     const GameProblem& problem = *problem_;
     if (Status st = player1_mdp(game, pi2_, induced1_, mdp1_); st != Status::ok) return st;
     if (Status st = player2_mdp(game, pi1_, induced2_, mdp2_); st != Status::ok) return st;
     const int min_steps = schedule_.inner_steps_min(settings_), max_steps = schedule_.inner_steps_max(settings_);
     const Scalar target = schedule_.oracle_target(settings_) / Scalar(2);  // each player's half
-    std::int64_t used1 = 0, used2 = 0;
+    OracleResult used1, used2;
     if (Status st = run_oracle(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, mdp1_, min_steps, max_steps, target, ws_, eval1_, scratch1_, log_pi1_next_,
                                pi1_next_, value1_next_, used1);
         st != Status::ok)
@@ -260,7 +265,8 @@ class PbrlZeroSum {
                                pi2_next_, value2_next_, used2);
         st != Status::ok)
       return st;
-    inner = used1 > used2 ? used1 : used2;
+    oracle.steps = used1.steps > used2.steps ? used1.steps : used2.steps;
+    oracle.converged = used1.converged && used2.converged;
     if (Status st = evaluate(mdp1_, pi1_next_, ws_, eval1_); st != Status::ok) return st;
     if (Status st = evaluate(mdp2_, pi2_next_, ws_, eval2_); st != Status::ok) return st;
     if (Status st = problem.upper(x_, pi1_, pi2_, model_, ws_, eval_upper_, f, grad_x_, grad_pi1_, grad_pi2_);

@@ -33,6 +33,7 @@
 // Worst case of one step(): inner_steps_max oracle steps (per player in PbrlZeroSum).
 
 #include "pbrl/checkpoint.hpp"
+#include "pbrl/solver/oracle_steps.hpp"  // OracleResult
 #include "pbrl/solver/settings.hpp"
 
 #include <cstdint>
@@ -49,6 +50,8 @@ struct ScheduleReport {
   Scalar gap_bound = Scalar(0);         // certified bound on the iterate's lower-level gap on M(x_k)
   Scalar gap_estimate = Scalar(0);      // the gap the schedule compared with epsilon after this step
   bool tolerance_met = false;           // tolerance mode and gap_bound <= gap_tolerance
+  bool inner_converged = false;         // exact tolerance mode: the oracle (zero-sum: both) stopped on its
+                                        // target; false: it ran to inner_steps_max, or no target (fixed, sampled)
 };
 
 template <typename Scalar>
@@ -118,13 +121,15 @@ class PenaltySchedule {
 
   std::int64_t growths() const { return growths_; }
 
-  // The schedule's part of a step's report.
-  ScheduleReport<Scalar> describe(const Settings& s, Scalar lambda, Scalar step_x, std::int64_t inner_steps,
+  // The schedule's part of a step's report; oracle: the steps taken (zero-sum: the larger player's)
+  // and whether the oracle stopped on its target (zero-sum: both).
+  ScheduleReport<Scalar> describe(const Settings& s, Scalar lambda, Scalar step_x, const OracleResult& oracle,
                                   Scalar oracle_gap, Scalar gap_bound, Scalar estimate) const {
     ScheduleReport<Scalar> r;
     r.penalty_constant = lambda;
     r.step_x = step_x;
-    r.inner_steps = inner_steps;
+    r.inner_steps = oracle.steps;
+    r.inner_converged = oracle.converged;
     r.oracle_gap = oracle_gap;
     r.gap_bound = gap_bound;
     r.gap_estimate = estimate;
