@@ -226,7 +226,7 @@ class Pbrl {
   template <class Visitor>
   void visit_settings(Visitor& v) const {
     settings_.visit(v);
-    v(ws_);
+    v(ws_, domain::any());  // the workspace's sweep settings (EvaluationMethod::sweeps)
   }
 
  private:

@@ -236,7 +236,7 @@ class PbrlZeroSum {
   template <class Visitor>
   void visit_settings(Visitor& v) const {
     settings_.visit(v);
-    v(ws_);
+    v(ws_, domain::any());  // the workspace's sweep settings (EvaluationMethod::sweeps)
   }
 
  private:
