@@ -41,6 +41,9 @@ constexpr float kLambda = 4.0f;       // penalty constant of PBRL-NI
 constexpr int kInner = 1;             // T, oracle steps per player
 constexpr int kBatch = 24;            // B
 constexpr int kHorizon = 5;           // H
+// A product build fixes these as the library's work caps (-DPBRL_MAX_BATCH=24 -DPBRL_MAX_HORIZON=5
+// -DPBRL_MAX_INNER_STEPS=1, README "Work per step"): then no setting can make step() heavier than
+// this one, whose instructions CTest's step_instructions_budget bounds.
 constexpr float kLogitBound = 10.0f;  // choice: box of the agents' logits
 constexpr std::uint32_t kSeed = 1u;   // solver's random stream
 

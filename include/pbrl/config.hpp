@@ -8,6 +8,26 @@
 #include <cmath>
 #include <limits>
 
+// Work caps: the largest batch B, horizon H and inner step count T a setting may ask for, so the
+// worst case of one step() is known when the firmware is built (validation refuses more). A build
+// lowers them with the CMake cache variables PBRL_MAX_BATCH, PBRL_MAX_HORIZON and
+// PBRL_MAX_INNER_STEPS, which travel with the target (the horizon also sizes the trajectory
+// buffers, so library and firmware must agree); the defaults are the widest the library allows.
+#ifndef PBRL_MAX_BATCH
+#define PBRL_MAX_BATCH 1048576
+#endif
+#ifndef PBRL_MAX_HORIZON
+#define PBRL_MAX_HORIZON 64
+#endif
+#ifndef PBRL_MAX_INNER_STEPS
+#define PBRL_MAX_INNER_STEPS 100000
+#endif
+// B*H*(T+2) environment steps per solver step, and counts over many steps, stay far inside int64.
+static_assert(PBRL_MAX_BATCH >= 1 && PBRL_MAX_BATCH <= 1048576, "PBRL_MAX_BATCH must be in [1, 2^20]");
+static_assert(PBRL_MAX_HORIZON >= 1 && PBRL_MAX_HORIZON <= 4096, "PBRL_MAX_HORIZON must be in [1, 4096]");
+static_assert(PBRL_MAX_INNER_STEPS >= 1 && PBRL_MAX_INNER_STEPS <= 100000,
+              "PBRL_MAX_INNER_STEPS must be in [1, 100000]");
+
 namespace pbrl {
 
 // Tabular quantities. Row-major S x A so that row s is a distribution over actions and

@@ -82,8 +82,8 @@
 
 namespace pbrl {
 
-// Largest batch accepted: B*H*(T+2) environment steps per solver step stay far inside int64.
-constexpr int kMaxBatch = 1 << 20;
+// Largest batch accepted (a work cap, config.hpp).
+constexpr int kMaxBatch = PBRL_MAX_BATCH;
 
 struct SamplingSettings {
   int horizon = 5;                    // H, trajectory length (environment steps per trajectory)

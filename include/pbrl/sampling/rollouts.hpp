@@ -31,8 +31,9 @@
 
 namespace pbrl {
 
-// Default capacity of a Trajectory, and the largest horizon the PBRL solver's sampled mode takes.
-constexpr int kMaxHorizon = 64;
+// Default capacity of a Trajectory, and the largest horizon the PBRL solver's sampled mode takes
+// (a work cap, config.hpp).
+constexpr int kMaxHorizon = PBRL_MAX_HORIZON;
 
 // One rollout of horizon H <= MaxHorizon and its returns.
 template <typename Scalar, int MaxHorizon = kMaxHorizon>

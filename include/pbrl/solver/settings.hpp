@@ -109,9 +109,9 @@ Status check_domains(const Settings& s) {
   return check.status;
 }
 
-// Largest inner step count accepted (inner_steps, inner_steps_max): keeps the work of one step()
-// bounded and known.
-constexpr int kMaxInnerSteps = 100000;
+// Largest inner step count accepted (inner_steps, inner_steps_max; a work cap, config.hpp): keeps
+// the work of one step() bounded and known.
+constexpr int kMaxInnerSteps = PBRL_MAX_INNER_STEPS;
 
 // Exact or sampled lower-level gradients; the random stream of sampled mode.
 struct GradientSettings {
