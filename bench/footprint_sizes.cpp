@@ -33,6 +33,10 @@ template <typename T> using PbrlStackelberg = pbrl::Pbrl<Stackelberg<T>, Evaluat
 template <typename T> using PbrlStackelbergSweeps = pbrl::Pbrl<Stackelberg<T>, EvaluationMethod::sweeps>;
 template <typename T> using IndependentPg = pbrl::IndependentPolicyGradient<Stackelberg<T>>;
 template <typename T> using PbrlZeroSumIncentive = pbrl::PbrlZeroSum<Incentive<T>>;
+template <typename T> using PbrlStackelbergExact =
+    pbrl::Pbrl<Stackelberg<T>, EvaluationMethod::direct, pbrl::GradientSources::exact>;
+template <typename T> using PbrlZeroSumIncentiveExact =
+    pbrl::PbrlZeroSum<Incentive<T>, EvaluationMethod::direct, pbrl::GradientSources::exact>;
 template <typename T> using MetaGradientIncentive = pbrl::MetaGradient<Incentive<T>>;
 template <typename T> using PbrlRlhf = pbrl::Pbrl<Rlhf<T>>;
 template <typename T> using DrlhfRlhf = pbrl::Drlhf<Rlhf<T>>;
@@ -43,6 +47,8 @@ PBRL_SIZEOF_BOTH(solver_pbrl_stackelberg100_direct, PbrlStackelberg)
 PBRL_SIZEOF_BOTH(solver_pbrl_stackelberg100_sweeps, PbrlStackelbergSweeps)
 PBRL_SIZEOF_BOTH(solver_independent_pg_stackelberg100, IndependentPg)
 PBRL_SIZEOF_BOTH(solver_pbrl_zero_sum_incentive10, PbrlZeroSumIncentive)
+PBRL_SIZEOF_BOTH(solver_pbrl_stackelberg100_exact, PbrlStackelbergExact)
+PBRL_SIZEOF_BOTH(solver_pbrl_zero_sum_incentive10_exact, PbrlZeroSumIncentiveExact)
 PBRL_SIZEOF_BOTH(solver_meta_gradient_incentive10, MetaGradientIncentive)
 PBRL_SIZEOF_BOTH(solver_pbrl_rlhf10, PbrlRlhf)
 PBRL_SIZEOF_BOTH(solver_drlhf_rlhf10, DrlhfRlhf)

@@ -25,6 +25,9 @@ template class PbrlZeroSum<IncentiveDesign<float, 4, 2, 3>, EvaluationMethod::di
 template class PbrlZeroSum<IncentiveDesign<float, 4, 2, 3>, EvaluationMethod::sweeps>;
 template class PbrlZeroSum<IncentiveDesign<double, 4, 2, 3>, EvaluationMethod::direct>;
 template class PbrlZeroSum<IncentiveDesign<double, 4, 2, 3>, EvaluationMethod::sweeps>;
+template class PbrlZeroSum<IncentiveDesign<float, 4, 2, 3>, EvaluationMethod::direct, GradientSources::exact>;
+template class Pbrl<Stackelberg<float, 4, 3, 2>, EvaluationMethod::direct, GradientSources::exact>;
+template class Pbrl<RewardShaping<double, 4, 3>, EvaluationMethod::sweeps, GradientSources::exact>;
 template class MetaGradient<IncentiveDesign<float, 4, 2, 3>, EvaluationMethod::direct>;
 template class MetaGradient<IncentiveDesign<double, 4, 2, 3>, EvaluationMethod::sweeps>;
 

@@ -612,3 +612,76 @@ TEST_CASE("power cut at every byte of a checkpoint write: A/B storage restores t
         [&](auto& solver) { return init_zero_sum(solver, f->incentive, s); });
   }
 }
+
+// ---- exact-only solver types (GradientSources::exact) ---------------------------------------------
+
+TEST_CASE("an exact-only solver type steps like the default type, writes the same image and holds no sampled scratch") {
+  auto f = std::make_unique<Fixtures>();
+  using Direct = pbrl::EvaluationMethod;
+  using ExactPbrl = pbrl::Pbrl<Mixture, Direct::direct, pbrl::GradientSources::exact>;
+  using ExactZeroSum = pbrl::PbrlZeroSum<Incentive, Direct::direct, pbrl::GradientSources::exact>;
+  static_assert(sizeof(ExactPbrl) + sizeof(pbrl::Trajectory<Real, pbrl::kMaxHorizon>) <= sizeof(PbrlSolver<Direct::direct>),
+                "the exact-only Pbrl holds no trajectory buffer");
+  static_assert(sizeof(ExactZeroSum) + sizeof(pbrl::GameTrajectory<Real, pbrl::kMaxHorizon>) <=
+                    sizeof(ZeroSumSolver<Direct::direct>),
+                "the exact-only PbrlZeroSum holds no trajectory buffer");
+  static_assert(pbrl::checkpoint_size<ExactPbrl>() == pbrl::checkpoint_size<PbrlSolver<Direct::direct>>(), "image");
+
+  for (const PbrlCase& c : kPbrlCases) {
+    if (c.gradient != GradientMode::exact) continue;
+    CAPTURE(c.name);
+    auto both = std::make_unique<PbrlSolver<Direct::direct>>();
+    auto exact = std::make_unique<ExactPbrl>();
+    const auto s = pbrl_settings(c);
+    REQUIRE(both->init(f->mixture, s, Mixture::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+    REQUIRE(exact->init(f->mixture, s, Mixture::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+    for (int k = 0; k < 5; ++k) {
+      pbrl::PbrlReport<Real> ra, rb;
+      REQUIRE(both->step(&ra) == Status::ok);
+      REQUIRE(exact->step(&rb) == Status::ok);
+      CHECK(ra.objective == rb.objective);
+    }
+    CHECK(both->x() == exact->x());
+    CHECK(both->y() == exact->y());
+    constexpr std::size_t n = pbrl::checkpoint_size<ExactPbrl>();
+    Bytes a = image_of(*both), b = image_of(*exact);
+    CHECK(std::memcmp(a.get(), b.get(), n) == 0);
+    // Sampled mode is refused, and the solver is untouched.
+    auto before = bytes(sizeof(ExactPbrl));
+    std::memcpy(before.get(), exact.get(), sizeof(ExactPbrl));
+    auto sampled = s;
+    sampled.gradient = GradientMode::sampled;
+    sampled.oracle = OracleKind::policy_gradient;
+    CHECK(exact->init(f->mixture, sampled, Mixture::Params::Zero(), Mat<S, A>::Zero()) == Status::bad_setting);
+    CHECK(std::memcmp(before.get(), exact.get(), sizeof(ExactPbrl)) == 0);
+    CHECK(both->init(f->mixture, sampled, Mixture::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+  }
+
+  auto both = std::make_unique<ZeroSumSolver<Direct::direct>>();
+  auto exact = std::make_unique<ExactZeroSum>();
+  const auto s = zero_sum_settings(GradientMode::exact);
+  REQUIRE(both->init(f->incentive, s, Incentive::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) == Status::ok);
+  REQUIRE(exact->init(f->incentive, s, Incentive::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) ==
+          Status::ok);
+  for (int k = 0; k < 5; ++k) {
+    REQUIRE(both->step() == Status::ok);
+    REQUIRE(exact->step() == Status::ok);
+  }
+  CHECK(both->x() == exact->x());
+  CHECK(both->y1() == exact->y1());
+  CHECK(both->y2() == exact->y2());
+  constexpr std::size_t n = pbrl::checkpoint_size<ExactZeroSum>();
+  Bytes a = image_of(*both), b = image_of(*exact);
+  CHECK(std::memcmp(a.get(), b.get(), n) == 0);
+  // An image of one type restores into the other, which then goes on alike.
+  auto restored = std::make_unique<ExactZeroSum>();
+  REQUIRE(restored->init(f->incentive, s, Incentive::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) ==
+          Status::ok);
+  REQUIRE(pbrl::restore_checkpoint(*restored, a.get(), n) == Status::ok);
+  REQUIRE(both->step() == Status::ok);
+  REQUIRE(restored->step() == Status::ok);
+  CHECK(both->x() == restored->x());
+  auto sampled = zero_sum_settings(GradientMode::sampled);
+  CHECK(exact->init(f->incentive, sampled, Incentive::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) ==
+        Status::bad_setting);
+}

@@ -81,9 +81,11 @@ Status validate(const PbrlSettings<Scalar>& s, int actions) {
   return validate(static_cast<const PenaltySolverSettings<Scalar>&>(s));
 }
 
-template <class Problem, EvaluationMethod Method = EvaluationMethod::direct>
+template <class Problem, EvaluationMethod Method = EvaluationMethod::direct,
+          GradientSources Sources = GradientSources::exact_and_sampled>
 class Pbrl {
  public:
+  static constexpr bool kSampled = Sources == GradientSources::exact_and_sampled;
   using Scalar = typename Problem::Scalar;
   static constexpr int S = Problem::kStates;
   static constexpr int A = Problem::kActions;
@@ -99,7 +101,8 @@ class Pbrl {
     if (Status st = validate<Scalar, A>(settings.oracle_policy); st != Status::ok) return st;
     if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A>(settings.policy, y0); st != Status::ok) return st;
-    if (settings.gradient == GradientMode::sampled && !has_sample_vjp<Problem>::value) return Status::bad_setting;
+    if (settings.gradient == GradientMode::sampled && (!kSampled || !has_sample_vjp<Problem>::value))
+      return Status::bad_setting;
     problem_ = &problem;
     settings_ = settings;
     x_ = x0;
@@ -121,7 +124,8 @@ class Pbrl {
     if (problem_ == nullptr) return Status::not_initialized;
     if (Status st = counts_.room_for_step(); st != Status::ok) return st;
     const std::int64_t sweeps_hit = max_sweeps_hit_total(ws_);
-    if (settings_.gradient == GradientMode::sampled) return step_sampled(report, sweeps_hit);
+    if constexpr (kSampled)
+      if (settings_.gradient == GradientMode::sampled) return step_sampled(report, sweeps_hit);
     const Problem& problem = *problem_;
     const Scalar lambda = schedule_.lambda(settings_, counts_.iteration);
     Mdp<Scalar, S, A> mdp;
@@ -255,9 +259,9 @@ class Pbrl {
   }
 
   // step() in sampled mode: the same iteration with the lower level's gradients from rollouts.
-  // Everything is formed in scratch (rng_next_, the *_next_ iterates) and committed at the end.
+  // Everything is formed in scratch (sampled_.rng_next, the *_next_ iterates) and committed at the end.
   Status step_sampled(Report* report, std::int64_t sweeps_hit) {
-    if constexpr (!has_sample_vjp<Problem>::value) {
+    if constexpr (!kSampled || !has_sample_vjp<Problem>::value) {
       (void)report, (void)sweeps_hit;
       return Status::bad_setting;  // init() refuses this already
     } else {
@@ -265,7 +269,7 @@ class Pbrl {
       const Scalar lambda = schedule_.lambda(settings_, counts_.iteration);
       Mdp<Scalar, S, A> mdp;
       if (Status st = problem.build(x_, model_, mdp); st != Status::ok) return st;
-      rng_next_ = rng_;
+      sampled_.rng_next = rng_;
       std::int64_t steps = 0;
 
       // 1. Oracle: T_k sampled policy-gradient steps on copies of the warm start.
@@ -273,7 +277,7 @@ class Pbrl {
       pi_next_ = pi_hat_;
       const int inner = schedule_.inner_steps_max(settings_);
       if (Status st = sampled_policy_gradient_steps(mdp, settings_.oracle_policy, settings_.oracle_step, inner,
-                                                    settings_.sampling, rng_next_, trajectory_, steps, weights_,
+                                                    settings_.sampling, sampled_.rng_next, sampled_.trajectory, steps, weights_,
                                                     log_pi_next_, pi_next_);
           st != Status::ok)
         return st;
@@ -283,12 +287,12 @@ class Pbrl {
       const Parameterization param = settings_.policy.parameterization;
       if (settings_.penalty == PenaltyKind::value) {
         if (Status st = sampled_value_penalty(problem, x_, mdp, param, pi_y_, pi_next_, settings_.sampling,
-                                              rng_next_, trajectory_, steps, sampled_penalty_);
+                                              sampled_.rng_next, sampled_.trajectory, steps, sampled_.penalty);
             st != Status::ok)
           return st;
       } else {
         if (Status st = sampled_bellman_penalty(problem, x_, mdp, param, pi_y_, pi_next_, settings_.sampling,
-                                                rng_next_, trajectory_, steps, sampled_penalty_);
+                                                sampled_.rng_next, sampled_.trajectory, steps, sampled_.penalty);
             st != Status::ok)
           return st;
       }
@@ -305,9 +309,9 @@ class Pbrl {
       if (Status st = problem.upper(x_, pi_y_, model_, ws_, eval_upper_, f, grad_x_, grad_pi_); st != Status::ok)
         return st;
       chain_policy_gradient<Scalar, S, A>(param, pi_y_, grad_pi_, grad_y_);
-      grad_x_ += lambda * sampled_penalty_.grad_x;
-      grad_y_ += lambda * sampled_penalty_.grad_y;
-      const Scalar p = sampled_penalty_.value;
+      grad_x_ += lambda * sampled_.penalty.grad_x;
+      grad_y_ += lambda * sampled_.penalty.grad_y;
+      const Scalar p = sampled_.penalty.value;
 
       // 4. Projected step, as in exact mode.
       const Scalar alpha_x = schedule_.step(settings_, settings_.step_x);
@@ -326,7 +330,7 @@ class Pbrl {
       y_ = y_next_;
       log_pi_hat_ = log_pi_next_;
       pi_hat_ = pi_next_;
-      rng_ = rng_next_;
+      rng_ = sampled_.rng_next;
       counts_.commit(steps);
       const Scalar estimate = schedule_.observe(settings_, k, p);
       // No certificate from samples: the oracle has no target to meet (inner_converged false).
@@ -356,10 +360,15 @@ class Pbrl {
   typename Problem::Model model_{};
   Evaluation<Scalar, S, A> eval_y_{}, eval_hat_{}, eval_upper_{};
   Workspace ws_{};
-  // Sampled mode: the random stream (state) and its scratch.
-  Rng rng_{1u}, rng_next_{1u};
-  Trajectory<Scalar, kMaxHorizon> trajectory_{};
-  SampledPenalty<Problem> sampled_penalty_{};
+  // Sampled mode: the random stream (state; kept by exact-only types too, so their images are
+  // the same) and the scratch (none in an exact-only type).
+  Rng rng_{1u};
+  struct SampledState {
+    Rng rng_next{1u};
+    Trajectory<Scalar, kMaxHorizon> trajectory{};
+    SampledPenalty<Problem> penalty{};
+  };
+  SampledScratch<Sources, SampledState> sampled_{};
 };
 
 }  // namespace pbrl

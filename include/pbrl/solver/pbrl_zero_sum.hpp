@@ -76,9 +76,11 @@ Status validate(const PbrlZeroSumSettings<Scalar>& s) {
   return validate(static_cast<const PenaltySolverSettings<Scalar>&>(s));
 }
 
-template <class GameProblem, EvaluationMethod Method = EvaluationMethod::direct>
+template <class GameProblem, EvaluationMethod Method = EvaluationMethod::direct,
+          GradientSources Sources = GradientSources::exact_and_sampled>
 class PbrlZeroSum {
  public:
+  static constexpr bool kSampled = Sources == GradientSources::exact_and_sampled;
   using Scalar = typename GameProblem::Scalar;
   static constexpr int S = GameProblem::kStates;
   static constexpr int A1 = GameProblem::kActions1;
@@ -102,7 +104,8 @@ class PbrlZeroSum {
     if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A1>(settings.policy, y1); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A2>(settings.policy, y2); st != Status::ok) return st;
-    if (settings.gradient == GradientMode::sampled && !has_sample_vjp<GameProblem>::value) return Status::bad_setting;
+    if (settings.gradient == GradientMode::sampled && (!kSampled || !has_sample_vjp<GameProblem>::value))
+      return Status::bad_setting;
     problem_ = &problem;
     settings_ = settings;
     x_ = x0;
@@ -143,11 +146,10 @@ class PbrlZeroSum {
     log_pi2_next_ = log_pi2_hat_;
     pi2_next_ = pi2_hat_;
     value2_next_ = value2_;
-    rng_next_ = rng_;
     std::int64_t steps = 0;
     OracleResult oracle;
     Scalar f(0), psi(0), oracle_gap(0);
-    const bool sampled = settings_.gradient == GradientMode::sampled;
+    const bool sampled = kSampled && settings_.gradient == GradientMode::sampled;
     const Status gradients = sampled ? sampled_gradients(game, lambda, f, psi, steps, oracle.steps)
                                      : exact_gradients(game, lambda, f, psi, oracle);
     if (gradients != Status::ok) return gradients;
@@ -181,7 +183,8 @@ class PbrlZeroSum {
     log_pi2_hat_ = log_pi2_next_;
     pi2_hat_ = pi2_next_;
     value2_ = value2_next_;
-    rng_ = rng_next_;
+    if constexpr (kSampled)
+      if (sampled) rng_ = sampled_.rng_next;
     counts_.commit(steps);
     // Exact mode: the certified bound psi + oracle gaps; sampled mode: the sampled psi.
     const Scalar estimate = schedule_.observe(settings_, k, sampled ? psi : psi + oracle_gap);
@@ -293,13 +296,14 @@ class PbrlZeroSum {
   }
 
   // Sampled mode: T sampled policy-gradient steps per player, the sampled psi, the exact f; the
-  // same outputs as exact_gradients plus rng_next_ and the environment steps taken.
+  // same outputs as exact_gradients plus sampled_.rng_next and the environment steps taken.
   Status sampled_gradients(const GameType& game, Scalar lambda, Scalar& f, Scalar& psi, std::int64_t& steps,
                            std::int64_t& inner) {
-    if constexpr (!has_sample_vjp<GameProblem>::value) {
+    if constexpr (!kSampled || !has_sample_vjp<GameProblem>::value) {
       (void)game, (void)lambda, (void)f, (void)psi, (void)steps, (void)inner;
       return Status::bad_setting;  // init() refuses this already
     } else {
+      sampled_.rng_next = rng_;
       const GameProblem& problem = *problem_;
       const PolicySet<Scalar>& set = settings_.oracle_policy;
       const Scalar eta = settings_.oracle_step;
@@ -308,7 +312,7 @@ class PbrlZeroSum {
       inner = T;
       for (int i = 0; i < T; ++i) {  // player 1 ascends V against pi2
         if (Status st = sampled_game_policy_gradient(game, set.parameterization, pi1_next_, pi2_, settings_.sampling,
-                                                     rng_next_, trajectory_, steps, value, &scratch1_,
+                                                     sampled_.rng_next, sampled_.trajectory, steps, value, &scratch1_,
                                                      static_cast<Matrix2*>(nullptr));
             st != Status::ok)
           return st;
@@ -318,7 +322,7 @@ class PbrlZeroSum {
       }
       for (int i = 0; i < T; ++i) {  // player 2 descends V against pi1
         if (Status st = sampled_game_policy_gradient(game, set.parameterization, pi1_, pi2_next_, settings_.sampling,
-                                                     rng_next_, trajectory_, steps, value,
+                                                     sampled_.rng_next, sampled_.trajectory, steps, value,
                                                      static_cast<Matrix1*>(nullptr), &scratch2_);
             st != Status::ok)
           return st;
@@ -328,8 +332,8 @@ class PbrlZeroSum {
           return st;
       }
       if (Status st = sampled_nikaido_isoda_penalty(problem, x_, game, settings_.policy.parameterization, pi1_, pi2_,
-                                                    pi1_next_, pi2_next_, settings_.sampling, rng_next_, trajectory_,
-                                                    steps, sampled_penalty_);
+                                                    pi1_next_, pi2_next_, settings_.sampling, sampled_.rng_next, sampled_.trajectory,
+                                                    steps, sampled_.penalty);
           st != Status::ok)
         return st;
       if (Status st = problem.upper(x_, pi1_, pi2_, model_, ws_, eval_upper_, f, grad_x_, grad_pi1_, grad_pi2_);
@@ -337,10 +341,10 @@ class PbrlZeroSum {
         return st;
       chain_policy_gradient<Scalar, S, A1>(settings_.policy.parameterization, pi1_, grad_pi1_, grad_y1_);
       chain_policy_gradient<Scalar, S, A2>(settings_.policy.parameterization, pi2_, grad_pi2_, grad_y2_);
-      grad_x_ += lambda * sampled_penalty_.grad_x;
-      grad_y1_ += lambda * sampled_penalty_.grad_y1;
-      grad_y2_ += lambda * sampled_penalty_.grad_y2;
-      psi = sampled_penalty_.value;
+      grad_x_ += lambda * sampled_.penalty.grad_x;
+      grad_y1_ += lambda * sampled_.penalty.grad_y1;
+      grad_y2_ += lambda * sampled_.penalty.grad_y2;
+      psi = sampled_.penalty.value;
       return Status::ok;
     }
   }
@@ -372,10 +376,15 @@ class PbrlZeroSum {
   Evaluation<Scalar, S, A2> eval2_{};
   Evaluation<Scalar, S, A1 * A2> eval_upper_{};
   Workspace ws_{};
-  // Sampled mode: the random stream (state) and its scratch.
-  Rng rng_{}, rng_next_{};
-  GameTrajectory<Scalar, kMaxHorizon> trajectory_{};
-  SampledNikaidoIsoda<GameProblem> sampled_penalty_{};
+  // Sampled mode: the random stream (state; kept by exact-only types too, so their images are the
+  // same) and the scratch (none in an exact-only type).
+  Rng rng_{};
+  struct SampledState {
+    Rng rng_next{};
+    GameTrajectory<Scalar, kMaxHorizon> trajectory{};
+    SampledNikaidoIsoda<GameProblem> penalty{};
+  };
+  SampledScratch<Sources, SampledState> sampled_{};
 };
 
 }  // namespace pbrl

@@ -25,6 +25,17 @@ enum class OracleKind : unsigned char { policy_mirror_descent, policy_gradient, 
 // from trajectories of the generative model (sampling/estimators.hpp).
 enum class GradientMode : unsigned char { exact, sampled };
 
+// Which gradient sources a penalty solver type carries, a template parameter as the evaluation
+// method is. exact_and_sampled (the default): settings.gradient chooses at init(). exact: the type
+// holds no sampled-mode scratch (trajectory buffer, sampled-penalty state, second random stream)
+// and has no sampled code; init() refuses GradientMode::sampled. The checkpoint image is the same.
+enum class GradientSources : unsigned char { exact_and_sampled, exact };
+
+// The sampled-mode scratch of a solver: State, or nothing for an exact-only type.
+struct NoSampledScratch {};
+template <GradientSources Sources, class State>
+using SampledScratch = std::conditional_t<Sources == GradientSources::exact, NoSampledScratch, State>;
+
 inline bool is_oracle_kind(OracleKind k) {
   return k == OracleKind::policy_mirror_descent || k == OracleKind::policy_gradient ||
          k == OracleKind::soft_value_iteration;
