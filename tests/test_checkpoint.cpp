@@ -24,7 +24,9 @@ Bytes bytes(std::size_t n, unsigned char fill = 0xFF) {
 // Offsets of the documented layout (checkpoint.hpp) that the tests patch.
 constexpr std::size_t kVersionAt = 12, kReservedAt = 17, kCrcAt = 36, kPayloadAt = 40;
 constexpr std::size_t kIterationAt = kPayloadAt, kStepsAt = kPayloadAt + 8, kRngAt = kPayloadAt + 16,
-                      kFirstParameterAt = kPayloadAt + 32;  // x(0): after the counts and the Rng
+                      kScheduleAt = kPayloadAt + 32;  // lambda, two counts, two gaps
+constexpr std::size_t kGrowthsAt = kScheduleAt + sizeof(Real) + 8;
+constexpr std::size_t kFirstParameterAt = kScheduleAt + 16 + 3 * sizeof(Real);  // x(0): after the schedule
 
 // Recomputes the CRC of a patched image of n bytes: [0, 36) then [40, n).
 void reseal(unsigned char* image, std::size_t n) {
@@ -38,6 +40,15 @@ void put_scalar(unsigned char* p, Real v) {
   Bits bits;
   std::memcpy(&bits, &v, sizeof bits);
   for (std::size_t i = 0; i < sizeof bits; ++i) p[i] = static_cast<unsigned char>(bits >> (8 * i));
+}
+
+// A count as the image stores it (64 bits, little-endian); the sequence number and commit word.
+void put_count(unsigned char* p, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+void put_sequence(unsigned char* image, std::size_t n, std::uint64_t v) {
+  put_count(image + 4, v);
+  for (int i = 0; i < 8; ++i) image[n - 1 - i] = static_cast<unsigned char>(v >> (8 * i));
 }
 
 template <class Solver>
@@ -684,4 +695,149 @@ TEST_CASE("an exact-only solver type steps like the default type, writes the sam
   auto sampled = zero_sum_settings(GradientMode::sampled);
   CHECK(exact->init(f->incentive, sampled, Incentive::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) ==
         Status::bad_setting);
+
+namespace {
+// The solver object's bytes, for "refused: nothing changed, not even scratch".
+template <class Solver>
+Bytes object_bytes(const Solver& solver) {
+  Bytes b = bytes(sizeof(Solver));
+  std::memcpy(b.get(), static_cast<const void*>(&solver), sizeof(Solver));
+  return b;
+}
+template <class Solver>
+bool same_object(const Solver& solver, const Bytes& b) {
+  return std::memcmp(b.get(), static_cast<const void*>(&solver), sizeof(Solver)) == 0;
+}
+}  // namespace
+
+TEST_CASE("restore refuses an intact image of a state no step could leave, solver byte-identical") {
+  const auto f = std::make_unique<Fixtures>();
+  using Solver = PbrlSolver<pbrl::EvaluationMethod::direct>;
+  constexpr std::size_t n = pbrl::checkpoint_size<Solver>();
+  // Payload offsets after the schedule: x (K), y, log pi-hat, pi-hat (S x A each).
+  constexpr std::size_t x_at = kFirstParameterAt, y_at = x_at + K * sizeof(Real),
+                        pi_hat_at = y_at + 2 * S * A * sizeof(Real);
+  auto run = [&](const pbrl::PbrlSettings<Real>& s, const Mat<S, A>& y0) {
+    auto source = std::make_unique<Solver>();
+    auto live = std::make_unique<Solver>();
+    REQUIRE(source->init(f->mixture, s, Mixture::Params::Zero(), y0) == Status::ok);
+    REQUIRE(source->run(3) == Status::ok);
+    const Bytes image = image_of(*source);
+    REQUIRE(live->init(f->mixture, s, Mixture::Params::Zero(), y0) == Status::ok);
+    REQUIRE(live->run(5) == Status::ok);
+    const Bytes before = object_bytes(*live);
+    // Patches image with `patch`, re-seals the CRC, restores: the status; live must be unchanged.
+    auto restore = [&](auto&& patch) {
+      const Bytes patched = bytes(n);
+      std::memcpy(patched.get(), image.get(), n);
+      patch(patched.get());
+      reseal(patched.get(), n);
+      const Status st = pbrl::restore_checkpoint(*live, patched.get(), n);
+      CHECK(same_object(*live, before));
+      return st;
+    };
+    // The mixture problem's box is [-2, 2].
+    CHECK(restore([](unsigned char* p) { put_scalar(p + x_at, Real(2.5)); }) == Status::out_of_bounds);
+    CHECK(restore([](unsigned char* p) { put_scalar(p + x_at + sizeof(Real), Real(-2.01)); }) == Status::out_of_bounds);
+    // pi-hat off the simplex: a row summing to 1.5, a negative entry.
+    CHECK(restore([](unsigned char* p) { put_scalar(p + pi_hat_at, Real(1)); }) == Status::bad_policy);
+    CHECK(restore([](unsigned char* p) {
+            put_scalar(p + pi_hat_at, Real(-0.25));
+            put_scalar(p + pi_hat_at + sizeof(Real), Real(1.25));
+          }) == Status::bad_policy);
+    // The iteration count must be the sequence number.
+    CHECK(restore([](unsigned char* p) { put_count(p + kIterationAt, 4); }) == Status::checkpoint_corrupt);
+    // More growths of lambda than steps.
+    CHECK(restore([](unsigned char* p) { put_count(p + kGrowthsAt, 4); }) == Status::checkpoint_corrupt);
+    // A lambda the schedule cannot reach: fixed mode keeps penalty_start, tolerance mode stays
+    // in [penalty_start, penalty_max].
+    CHECK(restore([&](unsigned char* p) { put_scalar(p + kScheduleAt, s.penalty_max * Real(2)); }) ==
+          Status::checkpoint_corrupt);
+    CHECK(restore([&](unsigned char* p) { put_scalar(p + kScheduleAt, s.penalty_start / Real(2)); }) ==
+          Status::checkpoint_corrupt);
+    // y outside its set: a direct row summing to 1 + y(0,1) - 1e-3, a logit beyond the bound 50.
+    const bool direct = s.policy.parameterization == Parameterization::direct;
+    CHECK(restore([&](unsigned char* p) { put_scalar(p + y_at, direct ? Real(0.999) : Real(60)); }) ==
+          Status::bad_policy);
+    if (direct)  // below the floor, the row still summing to 1
+      CHECK(restore([&](unsigned char* p) {
+              put_scalar(p + y_at, s.policy.floor / Real(2));
+              put_scalar(p + y_at + sizeof(Real), Real(1) - s.policy.floor / Real(2));
+            }) == Status::bad_policy);
+    // The unpatched image restores.
+    CHECK(pbrl::restore_checkpoint(*live, image.get(), n) == Status::ok);
+    CHECK(live->iteration() == 3);
+  };
+  SUBCASE("softmax y, fixed mode") { run(pbrl_settings(kPbrlCases[0]), Mat<S, A>::Zero()); }
+  SUBCASE("direct y, tolerance mode") {
+    auto s = pbrl_settings(kPbrlCases[1]);
+    s.policy.parameterization = Parameterization::direct;
+    s.policy.floor = Real(1e-2);
+    s.gap_tolerance = Real(1e-3);
+    s.penalty_stall = Real(0);
+    s.penalty_patience = 1;
+    s.penalty_max = Real(8);
+    run(s, Mat<S, A>::Constant(Real(1) / Real(A)));
+  }
+}
+
+TEST_CASE("PbrlZeroSum restore refuses x outside its box and policies off their sets, solver byte-identical") {
+  const auto f = std::make_unique<Fixtures>();
+  using Solver = ZeroSumSolver<pbrl::EvaluationMethod::direct>;
+  constexpr std::size_t n = pbrl::checkpoint_size<Solver>();
+  // Payload after the schedule: x (S*A1*A2), y1, y2, log pi-hat1, pi-hat1, log pi-hat2, pi-hat2.
+  constexpr std::size_t x_at = kFirstParameterAt, y2_at = x_at + (S * A1 * A2 + S * A1) * sizeof(Real),
+                        pi2_hat_at = y2_at + (S * A2 + 2 * S * A1 + S * A2) * sizeof(Real);
+  const auto s = zero_sum_settings(GradientMode::exact);  // softmax, logit bound 10
+  auto source = std::make_unique<Solver>();
+  auto live = std::make_unique<Solver>();
+  REQUIRE(init_zero_sum(*source, f->incentive, s) == Status::ok);
+  REQUIRE(source->run(3) == Status::ok);
+  const Bytes image = image_of(*source);
+  REQUIRE(init_zero_sum(*live, f->incentive, s) == Status::ok);
+  REQUIRE(live->run(5) == Status::ok);
+  const Bytes before = object_bytes(*live);
+  auto restore = [&](std::size_t at, Real v) {
+    const Bytes patched = bytes(n);
+    std::memcpy(patched.get(), image.get(), n);
+    put_scalar(patched.get() + at, v);
+    reseal(patched.get(), n);
+    const Status st = pbrl::restore_checkpoint(*live, patched.get(), n);
+    CHECK(same_object(*live, before));
+    return st;
+  };
+  CHECK(restore(x_at + 5 * sizeof(Real), Real(5.5)) == Status::out_of_bounds);  // box [-5, 5]
+  CHECK(restore(y2_at, Real(-11)) == Status::bad_policy);
+  CHECK(restore(pi2_hat_at + sizeof(Real), Real(0.75)) == Status::bad_policy);
+  CHECK(pbrl::restore_checkpoint(*live, image.get(), n) == Status::ok);
+  CHECK(live->iteration() == 3);
+}
+
+TEST_CASE("a restored growth count as large as the iteration count: the sampled oracle's step count does not overflow (regression)") {
+  // Sampled tolerance mode runs inner_steps * (1 + growths) oracle steps, at most inner_steps_max.
+  // The product overflowed (undefined behaviour; in practice a wrapped, small count) for a growth
+  // count near 2^62, which an intact image could hold: restore accepts growths up to the
+  // iteration count, and iteration counts up to 2^63 - 2.
+  const auto f = std::make_unique<Fixtures>();
+  using Solver = PbrlSolver<pbrl::EvaluationMethod::direct>;
+  constexpr std::size_t n = pbrl::checkpoint_size<Solver>();
+  auto s = pbrl_settings(kPbrlCases[3]);  // value, sampled
+  s.gap_tolerance = Real(1e-3);
+  s.inner_steps = 2;
+  s.inner_steps_max = 5;
+  auto solver = std::make_unique<Solver>();
+  REQUIRE(init_pbrl(*solver, f->mixture, s) == Status::ok);
+  REQUIRE(solver->run(1) == Status::ok);
+  const Bytes patched = image_of(*solver);
+  const std::uint64_t huge = std::uint64_t(1) << 62;
+  put_count(patched.get() + kIterationAt, huge);
+  put_count(patched.get() + kGrowthsAt, huge);
+  put_sequence(patched.get(), n, huge);
+  reseal(patched.get(), n);
+  REQUIRE(pbrl::restore_checkpoint(*solver, patched.get(), n) == Status::ok);
+  CHECK(solver->schedule().growths() == std::int64_t(huge));
+  pbrl::PbrlReport<Real> report;
+  REQUIRE(solver->step(&report) == Status::ok);
+  CHECK(report.inner_steps == s.inner_steps_max);
+  CHECK(solver->iteration() == std::int64_t(huge) + 1);
 }

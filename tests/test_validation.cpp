@@ -1640,3 +1640,42 @@ TEST_CASE("evaluate rejects a null kl_reference array (regression)") {
   CHECK(pbrl::evaluate(m, uniform_policy(), out->ws, out->eval) == Status::null_pointer);
   CHECK(same(*out, *before));
 }
+
+namespace {
+// Reward shaping whose f has an infinite policy gradient in state 0: a projected step then sends
+// row 0 of a direct y to -inf.
+struct InfGradientShaping : Shaping {
+  template <EvaluationMethod M>
+  Status upper(const Params& x, const Matrix& pi, Model& model, Ws<M>& ws, Eval& scratch, Real& f, Params& grad_x,
+               Matrix& grad_pi) const {
+    const Status st = Shaping::upper(x, pi, model, ws, scratch, f, grad_x, grad_pi);
+    grad_pi.row(0).setConstant(kInf);
+    return st;
+  }
+};
+}  // namespace
+
+TEST_CASE("a direct policy row sent to -inf is a numerical failure, not a row at the floor (regression, fuzz)") {
+  // Found by tests/fuzz/fuzz_checkpoint (PbrlZeroSum, sampled, direct policies): project_simplex
+  // mapped a row of -inf to the floor everywhere, finite, so the step's finiteness check after the
+  // projection passed and step() returned ok with rows summing to A * floor, off the simplex.
+  Mat<S, A> rows = uniform_policy();
+  rows.row(0).setConstant(-kInf);
+  rows(1, 2) = kNaN;
+  rows(2, 0) = kInf;
+  for (int s = 0; s < S; ++s) pbrl::project_simplex(rows.row(s), Real(1e-3));
+  CHECK(rows.topRows<3>().array().isNaN().all());  // every non-finite row comes out NaN
+  CHECK(std::abs(rows.row(3).sum() - Real(1)) <= pbrl::distribution_tolerance<Real>() * A);  // the rest as before
+
+  const auto task = std::make_unique<RandomModel<S, A>>(17);
+  auto problem = std::make_unique<InfGradientShaping>();
+  REQUIRE(problem->init(shaping_data(*task)) == Status::ok);
+  auto settings = solver_settings(pbrl::PenaltyKind::value, Parameterization::direct,
+                                  pbrl::OracleKind::policy_mirror_descent);
+  auto solver = std::make_unique<pbrl::Pbrl<InfGradientShaping>>();
+  REQUIRE(solver->init(*problem, settings, Shaping::Params::Zero(), uniform_policy()) == Status::ok);
+  const Mat<S, A> y = solver->y();
+  CHECK(solver->step() == Status::numerical_failure);
+  CHECK(same(solver->y(), y));
+  CHECK(solver->iteration() == 0);
+}

@@ -46,9 +46,11 @@
 // Restore checks everything before it writes: the frame (magic, CRC, commit word: else
 // checkpoint_corrupt), then the format version, type tag, payload size and settings digest
 // (else checkpoint_mismatch), then every number of the payload (a non-finite scalar: not_finite;
-// a count with no room for another step or an all-zero random state: checkpoint_corrupt); only
-// then does it decode, in place, into the solver. The problem the solver was init()'d with is
-// not part of an image: restore into a solver set up with the same problem data.
+// a count with no room for another step or an all-zero random state: checkpoint_corrupt), then
+// that the payload is a state the solver could have written (x in its box, policies in their
+// sets, the schedule consistent: the solver's validate_checkpoint_state, on decoded copies of
+// those fields); only then does it decode, in place, into the solver. The problem the solver was
+// init()'d with is not part of an image: restore into a solver set up with the same problem data.
 //
 // A/B storage: save each checkpoint into the slot checkpoint_slot_to_write() names (an invalid
 // one, else the older), and at boot restore_newest_checkpoint(). A power cut during a save then
@@ -310,6 +312,41 @@ struct StateReader {
     (CheckpointField<std::decay_t<Fields>>::read(p, fields), ...);
   }
 };
+// Decodes the one field of an image's payload that visit_state() names `member` (found by its
+// address) into `out`, and nothing else: a solver checks what its next step relies on (x in its
+// box, policies in their sets) on these copies before restore writes anything. False if
+// visit_state() has no such field.
+template <typename T>
+struct FieldDecoder {
+  const unsigned char* p;
+  const T* member;
+  T& out;
+  bool found = false;
+  template <typename... Fields>
+  void operator()(const Fields&... fields) {
+    (next(fields), ...);
+  }
+  template <typename F>
+  void next(const F& field) {
+    if (found) return;
+    if constexpr (std::is_same<F, T>::value) {
+      if (&field == member) {
+        const unsigned char* q = p;
+        CheckpointField<T>::read(q, out);
+        found = true;
+        return;
+      }
+    }
+    p += CheckpointField<F>::size;
+  }
+};
+template <class Solver, typename T>
+bool decode_state_field(const Solver& solver, const unsigned char* payload, const T& member, T& out) {
+  FieldDecoder<T> decoder{payload, &member, out};
+  solver.visit_state(decoder);
+  return decoder.found;
+}
+
 // Fields in visit() order; the domains (solver/settings.hpp) are validation's, not hashed.
 struct SettingsDigest {
   std::uint32_t crc = 0u;
@@ -412,7 +449,12 @@ Status save_checkpoint(const Solver& solver, unsigned char* buffer, std::size_t 
 // problem data and settings. Refusals, in the order checked: null_pointer, not_initialized,
 // buffer_too_small (size < checkpoint_size<Solver>()), checkpoint_corrupt (not an intact image),
 // checkpoint_mismatch (another version, solver type, size or settings), not_finite or
-// checkpoint_corrupt (a number out of its range). On any refusal the solver is untouched.
+// checkpoint_corrupt (a number out of its range), then a state the solver could not have written
+// (its validate_checkpoint_state): out_of_bounds (x outside the problem's box: also an image
+// restored with other problem data), bad_policy (y outside its policy set, an oracle policy off
+// the simplex), checkpoint_corrupt (an iteration count other than the sequence number, a penalty
+// schedule's state that does not fit the settings and the count). On any refusal the solver is
+// untouched.
 template <class Solver>
 Status restore_checkpoint(Solver& solver, const unsigned char* buffer, std::size_t size) {
   if (buffer == nullptr) return Status::null_pointer;
@@ -428,6 +470,12 @@ Status restore_checkpoint(Solver& solver, const unsigned char* buffer, std::size
   detail::StateChecker checker{buffer + kCheckpointHeaderSize};
   static_cast<const Solver&>(solver).visit_state(checker);
   if (checker.status != Status::ok) return checker.status;
+  // Then what the next step relies on, beyond each number's range (the solver's
+  // validate_checkpoint_state): the image must hold a state the solver could have written.
+  if (Status st = static_cast<const Solver&>(solver).validate_checkpoint_state(buffer + kCheckpointHeaderSize,
+                                                                               header.sequence);
+      st != Status::ok)
+    return st;
   detail::StateReader reader{buffer + kCheckpointHeaderSize};
   solver.visit_state(reader);
   return Status::ok;

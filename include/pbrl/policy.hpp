@@ -46,8 +46,13 @@ void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
   static_assert(A > 0, "fixed-size rows only");
   // Shift by the floor: project onto the simplex of mass 1 - A*floor.
   const Scalar mass = Scalar(1) - Scalar(A) * floor;
-  // A non-finite row is not shifted, so that inf still propagates to the caller's check.
-  const Scalar top = std::isfinite(row.maxCoeff()) ? row.maxCoeff() : Scalar(0);
+  // A row with a non-finite entry projects to NaN, so that the caller's finiteness check sees it
+  // (a row of -inf used to land on the floor everywhere: finite, summing to A * floor).
+  if (!row.allFinite()) {
+    row.setConstant(std::numeric_limits<Scalar>::quiet_NaN());
+    return;
+  }
+  const Scalar top = row.maxCoeff();
   Scalar u[A];
   for (int a = 0; a < A; ++a) u[a] = (row(a) - top) - floor;
   for (int i = 1; i < A; ++i) {  // insertion sort, descending

@@ -87,6 +87,10 @@ class PenaltySchedule {
   int inner_steps_max(const Settings& s) const {
     if (!s.tolerance_mode()) return s.inner_steps;
     if (s.gradient == GradientMode::exact) return s.inner_steps_max;
+    // inner_steps * (growths + 1), capped; the product is formed only below the cap (a restored
+    // growth count may be as large as the iteration count, and the product would overflow).
+    if (s.inner_steps == 0) return 0;
+    if (growths_ >= s.inner_steps_max / s.inner_steps) return s.inner_steps_max;
     const std::int64_t t = std::int64_t(s.inner_steps) * (growths_ + 1);
     return t < s.inner_steps_max ? int(t) : s.inner_steps_max;
   }
@@ -120,6 +124,20 @@ class PenaltySchedule {
   }
 
   std::int64_t growths() const { return growths_; }
+
+  // Whether this state (a checkpoint's) is one reset() and observe() can leave after `iteration`
+  // steps under s: in fixed mode reset()'s; in tolerance mode lambda in [penalty_start,
+  // penalty_max], fewer steps above epsilon than penalty_patience, at most one growth per step
+  // (so that no count can overflow before the iteration count does). Else checkpoint_corrupt.
+  Status validate_state(const Settings& s, std::int64_t iteration) const {
+    const bool counts = above_ >= 0 && growths_ >= 0 && above_ <= iteration && growths_ <= iteration;
+    const bool valid = s.tolerance_mode()
+                           ? counts && lambda_ >= s.penalty_start && lambda_ <= s.penalty_max &&
+                                 above_ < s.penalty_patience
+                           : lambda_ == s.penalty_start && above_ == 0 && growths_ == 0 &&
+                                 estimate_ == Scalar(0) && window_start_ == Scalar(0);
+    return valid ? Status::ok : Status::checkpoint_corrupt;
+  }
 
   // The schedule's part of a step's report; oracle: the steps taken (zero-sum: the larger player's)
   // and whether the oracle stopped on its target (zero-sum: both).
