@@ -695,6 +695,7 @@ TEST_CASE("an exact-only solver type steps like the default type, writes the sam
   auto sampled = zero_sum_settings(GradientMode::sampled);
   CHECK(exact->init(f->incentive, sampled, Incentive::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) ==
         Status::bad_setting);
+}
 
 namespace {
 // The solver object's bytes, for "refused: nothing changed, not even scratch".
