@@ -93,8 +93,8 @@ endfunction()
 find_path(PBRL_DOCTEST_ROOT doctest/doctest.h PATHS /usr/include NO_CMAKE_FIND_ROOT_PATH)
 
 # pbrl_add_doctest_executable(<target> [SOURCES] <source>...)
-# A doctest program linked to pbrl::pbrl; sources `#include "doctest.h"` and one
-# of them defines DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN. Built without exceptions
+# A doctest program linked to pbrl::pbrl, with doctest's main() from one shared object
+# (tests/main.cpp, compiled once per tree, not once per program). Built without exceptions
 # or RTTI on every platform, so one set of tests behaves alike everywhere
 # (REQUIRE then records the failure but does not leave the test case).
 function(pbrl_add_doctest_executable target)
@@ -103,7 +103,17 @@ function(pbrl_add_doctest_executable target)
   if(NOT PBRL_DOCTEST_ROOT)
     message(FATAL_ERROR "doctest/doctest.h not found (install doctest-dev)")
   endif()
-  add_executable(${target} ${sources})
+  if(NOT TARGET pbrl_doctest_main)
+    add_library(pbrl_doctest_main OBJECT "${PROJECT_SOURCE_DIR}/tests/main.cpp")
+    _pbrl_doctest_settings(pbrl_doctest_main)
+  endif()
+  add_executable(${target} ${sources} $<TARGET_OBJECTS:pbrl_doctest_main>)
+  _pbrl_doctest_settings(${target})
+  pbrl_configure_executable(${target})
+endfunction()
+
+# The compile settings every doctest object shares (so main() and the test cases agree).
+function(_pbrl_doctest_settings target)
   target_include_directories(${target} SYSTEM PRIVATE "${PBRL_DOCTEST_ROOT}/doctest")
   target_compile_definitions(${target} PRIVATE DOCTEST_CONFIG_NO_EXCEPTIONS_BUT_WITH_ALL_ASSERTS)
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions -fno-rtti>)
@@ -117,5 +127,4 @@ function(pbrl_add_doctest_executable target)
   if(TARGET pbrl::pbrl)
     target_link_libraries(${target} PRIVATE pbrl::pbrl)
   endif()
-  pbrl_configure_executable(${target})
 endfunction()

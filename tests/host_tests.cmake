@@ -24,7 +24,7 @@ int main() {
 ]=] PBRL_HAVE_LIBC_ALLOCATOR)
 
 if(PBRL_HAVE_LIBC_ALLOCATOR AND NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize")
-  pbrl_add_doctest_executable(pbrl_no_allocation_tests main.cpp test_no_allocation.cpp)
+  pbrl_add_doctest_executable(pbrl_no_allocation_tests test_no_allocation.cpp)
   target_compile_definitions(pbrl_no_allocation_tests PRIVATE PBRL_TEST_SCALAR=${PBRL_TEST_SCALAR})
   # Bind every symbol at load time: lazy binding must not run inside an armed region.
   target_link_options(pbrl_no_allocation_tests PRIVATE -Wl,-z,now)
