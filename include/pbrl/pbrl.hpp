@@ -26,5 +26,5 @@
 #include "pbrl/baselines/meta_gradient.hpp"
 #include "pbrl/problems/rlhf.hpp"
 #include "pbrl/baselines/drlhf.hpp"
-#include "pbrl/sampling/rng.hpp"
+#include "pbrl/rng.hpp"
 #include "pbrl/checkpoint.hpp"

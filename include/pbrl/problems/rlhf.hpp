@@ -41,7 +41,7 @@
 #include "pbrl/mdp.hpp"
 #include "pbrl/oracle/soft_value_iteration.hpp"
 #include "pbrl/problem.hpp"
-#include "pbrl/sampling/rng.hpp"
+#include "pbrl/rng.hpp"
 #include "pbrl/status.hpp"
 
 #include <cstdint>

@@ -27,7 +27,7 @@
 #include <cstdint>
 
 #include "pbrl/evaluation.hpp"
-#include "pbrl/sampling/rng.hpp"
+#include "pbrl/rng.hpp"
 
 namespace pbrl {
 
