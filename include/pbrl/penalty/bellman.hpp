@@ -10,7 +10,7 @@
 // this is the paper's penalty and gradient exactly.
 
 #include "pbrl/evaluation.hpp"
-#include "pbrl/oracle/soft_value_iteration.hpp"
+#include "pbrl/regularizer.hpp"
 
 namespace pbrl {
 
