@@ -2,6 +2,7 @@
 // gradient (x through the vector-Jacobian product, y through the policy) against central
 // finite differences with the exact lower-level optimum pi*(x).
 #include "support.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
 
 namespace {
 constexpr int S = 5, A = 3, K = 3;
@@ -29,12 +30,12 @@ struct PenaltyProbe {
     Mat<S, A> dpi = Mat<S, A>::Zero(), weights;
     Real p;
     if (kind == PenaltyKind::value) {
-      p = pbrl::value_penalty(problem, x, m, pi_y, ey, opt.pi, eh, Real(1), weights, dx, dpi);
+      p = pbrl::value_penalty(problem, x, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights, dx, dpi);
     } else {
       Vec<S> warm = Vec<S>::Zero();
       Mat<S, A> start;
       REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
-      p = pbrl::bellman_penalty(problem, x, m, pi_y, opt.pi, eh, start, Real(1), weights, dx, dpi);
+      p = pbrl::bellman_penalty(problem, x, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, dx, dpi);
     }
     if (gx) *gx = dx;
     if (gpi) *gpi = dpi;
