@@ -1,6 +1,7 @@
 // Value and Bellman penalties and the upper objective: sign, zeros, strong convexity, and every
 // gradient (x through the vector-Jacobian product, y through the policy) against central
-// finite differences with the exact lower-level optimum pi*(x).
+// finite differences with the exact lower-level optimum pi*(x); and, at compile time, that a call
+// swapping pi_y and pi-hat does not compile.
 #include "support.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
 
