@@ -2,7 +2,8 @@
 // Trajectories drawn from the generative model of a tabular regularized MDP (the MDP's rho and P
 // and a policy), and their truncated discounted returns: the raw material of the Monte-Carlo
 // estimators in sampling/estimators.hpp and of the paper's experiments ("Monte Carlo sampling
-// with trajectory length 5 and batch size 16").
+// with trajectory length 5 and batch size 16"). The RLHF segment sampler
+// (problems/rlhf/segment_sampler.hpp) walks the same loop (detail::walk) with the same draws.
 //
 //   rollout:  s_0 ~ rho,  a_0 ~ sigma(s_0),  a_t ~ pi(s_t) for t >= 1,  s_{t+1} ~ P(.|s_t, a_t),
 //             t = 0 .. H-1. It records s_0..s_H and a_0..a_{H-1} and takes H environment steps
