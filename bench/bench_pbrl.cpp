@@ -18,6 +18,8 @@
 #include <benchmark/benchmark.h>
 
 #include "pbrl/pbrl.hpp"
+#include "pbrl/problems/random_instance.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
 
 #include <cstdint>
 #include <memory>

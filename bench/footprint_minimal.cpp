@@ -7,6 +7,7 @@
 // path from Solver::step() from this file's -fcallgraph-info=su output (bench/CMakeLists.txt).
 
 #include "pbrl/pbrl.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
 
 #include <cstdint>
 

@@ -6,6 +6,13 @@
 // examples/experiment_settings.hpp (template arguments as in the experiment programs).
 
 #include "pbrl/pbrl.hpp"
+#include "pbrl/baselines/drlhf.hpp"
+#include "pbrl/baselines/independent_pg.hpp"
+#include "pbrl/baselines/meta_gradient.hpp"
+#include "pbrl/problems/incentive_design.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
+#include "pbrl/problems/rlhf.hpp"
+#include "pbrl/problems/stackelberg.hpp"
 
 #define PBRL_SIZEOF(name, ...) \
   extern "C" {                 \

@@ -23,6 +23,9 @@
 // Usage: step_instructions [--steps N]   (bare metal: pass arguments with QEMU's -append)
 
 #include "pbrl/pbrl.hpp"
+#include "pbrl/problems/incentive_design.hpp"
+#include "pbrl/problems/random_instance.hpp"
+#include "pbrl/problems/stackelberg.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -38,6 +38,9 @@
 
 #include "experiment.hpp"
 #include "experiment_settings.hpp"
+#include "pbrl/baselines/meta_gradient.hpp"
+#include "pbrl/problems/incentive_design.hpp"
+#include "pbrl/problems/random_instance.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -11,6 +11,8 @@
 // Prints f, p, the lower-level gap and |G| per iteration, then a summary.
 
 #include "pbrl/pbrl.hpp"
+#include "pbrl/problems/random_instance.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
 
 #include <cstdio>
 #include <cstdlib>

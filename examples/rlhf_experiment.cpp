@@ -38,6 +38,9 @@
 #include "experiment.hpp"
 #include "experiment_settings.hpp"
 #include "pbrl/pbrl.hpp"
+#include "pbrl/baselines/drlhf.hpp"
+#include "pbrl/problems/random_instance.hpp"
+#include "pbrl/problems/rlhf.hpp"
 
 #include <algorithm>
 #include <cinttypes>

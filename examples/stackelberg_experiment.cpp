@@ -35,6 +35,9 @@
 
 #include "experiment.hpp"
 #include "experiment_settings.hpp"
+#include "pbrl/baselines/independent_pg.hpp"
+#include "pbrl/problems/random_instance.hpp"
+#include "pbrl/problems/stackelberg.hpp"
 
 #include <algorithm>
 #include <cinttypes>

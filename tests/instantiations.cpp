@@ -2,6 +2,13 @@
 // (-Wall -Wextra -Werror -fno-exceptions -fno-rtti), so a header that would warn, throw or need
 // RTTI fails the library build itself rather than a user's firmware build.
 #include "pbrl/pbrl.hpp"
+#include "pbrl/baselines/drlhf.hpp"
+#include "pbrl/baselines/independent_pg.hpp"
+#include "pbrl/baselines/meta_gradient.hpp"
+#include "pbrl/problems/incentive_design.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
+#include "pbrl/problems/rlhf.hpp"
+#include "pbrl/problems/stackelberg.hpp"
 
 namespace pbrl {
 

@@ -5,6 +5,7 @@
 
 #include "doctest.h"
 #include "pbrl/pbrl.hpp"
+#include "pbrl/problems/random_instance.hpp"
 
 #include <memory>
 

@@ -9,6 +9,10 @@
 #include "support.hpp"
 
 #include "pbrl/bilevel_value.hpp"
+#include "pbrl/problems/incentive_design.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
+#include "pbrl/problems/rlhf.hpp"
+#include "pbrl/problems/stackelberg.hpp"
 
 #include <climits>
 

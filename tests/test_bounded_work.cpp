@@ -6,6 +6,9 @@
 // Cortex-M4 are measured by bench/step_instructions and the firmware example.)
 #include "game_support.hpp"
 #include "support.hpp"
+#include "pbrl/baselines/meta_gradient.hpp"
+#include "pbrl/problems/incentive_design.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
 
 #include <limits>
 #include <utility>

@@ -4,6 +4,7 @@
 #include "game_support.hpp"
 
 #include "pbrl/checkpoint.hpp"
+#include "pbrl/problems/incentive_design.hpp"
 
 #include <cstring>
 

@@ -4,6 +4,7 @@
 // must keep returning ok with a policy that passes validate_policy, and Pbrl::step must keep
 // running. The sizes are tiny: this file also runs in soft float under QEMU on a Cortex-M0+.
 #include "support.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
 
 namespace {
 constexpr int S = 3, A = 3;

@@ -11,6 +11,7 @@
 #include "pbrl/penalty/nikaido_isoda.hpp"
 #include "pbrl/sampling/game_estimators.hpp"
 #include "pbrl/solver/pbrl_zero_sum.hpp"
+#include "pbrl/problems/incentive_design.hpp"
 
 namespace {
 using pbrl::GradientMode;
@@ -271,8 +272,9 @@ TEST_CASE("sampled Nikaido-Isoda penalty agrees with the exact one; common rando
     Mixture::Params gx = Mixture::Params::Zero();
     M1 gp1 = M1::Zero(), gy1;
     M2 gp2 = M2::Zero(), gy2;
-    const Real psi =
-        pbrl::nikaido_isoda_penalty(problem, x, g, pi1, pi2, pi1_hat, e1, pi2_hat, e2, Real(1), scratch, gx, gp1, gp2);
+    const Real psi = pbrl::nikaido_isoda_penalty(problem, x, g, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+                                                 pbrl::PolicyHat{pi1_hat, e1}, pbrl::PolicyHat{pi2_hat, e2}, Real(1),
+                                                 scratch, gx, gp1, gp2);
     pbrl::chain_policy_gradient<Real, S, A1>(param, pi1, gp1, gy1);
     pbrl::chain_policy_gradient<Real, S, A2>(param, pi2, gp2, gy2);
     Real exact[N];
@@ -286,7 +288,8 @@ TEST_CASE("sampled Nikaido-Isoda penalty agrees with the exact one; common rando
     std::int64_t steps = 0;
     pbrl::SampledNikaidoIsoda<Mixture> out;
     auto estimate = [&](int b, Real* o) {
-      REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, param, pi1, pi2, pi1_hat, pi2_hat,
+      REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, param, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+                                                  pbrl::PolicyHat{pi1_hat}, pbrl::PolicyHat{pi2_hat},
                                                   sampling(kLong, b), rng, *traj, steps, out) == Status::ok);
       o[0] = out.value;
       flatten<K>(out.grad_x, o + 1);
@@ -305,13 +308,15 @@ TEST_CASE("sampled Nikaido-Isoda penalty agrees with the exact one; common rando
   pbrl::Rng rng(234);
   std::int64_t steps = 0;
   pbrl::SampledNikaidoIsoda<Mixture> out;
-  REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pi1, pi2, pi1, pi2,
+  REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+                                              pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2},
                                               sampling(5, 16), rng, *traj, steps, out) == Status::ok);
   CHECK(out.value == Real(0));
   CHECK(out.grad_x.cwiseAbs().maxCoeff() <= kTight);
   pbrl::SamplingSettings independent = sampling(5, 16);
   independent.common_random_numbers = false;
-  REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pi1, pi2, pi1, pi2,
+  REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+                                              pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2},
                                               independent, rng, *traj, steps, out) == Status::ok);
   CHECK(out.value != Real(0));
 }
@@ -384,7 +389,8 @@ TEST_CASE("game estimators validate their inputs; on error the stream and the st
     CHECK(pbrl::sampled_game_policy_gradient(g, Parameterization::softmax, pi1, pi2, size, rng, *traj, steps, v, &g1,
                                              &g2) == Status::bad_setting);
     CHECK(pbrl::sampled_game_vjp(problem, x, g, pi1, pi2, size, rng, *traj, steps, gx) == Status::bad_setting);
-    CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pi1, pi2, pi1, pi2, size, rng,
+    CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+                                              pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2}, size, rng,
                                               *traj, steps, out) == Status::bad_setting);
     CHECK(unchanged());
   }
@@ -394,9 +400,11 @@ TEST_CASE("game estimators validate their inputs; on error the stream and the st
                                            &g1, &g2) == Status::bad_policy);
   CHECK(pbrl::sampled_game_vjp(problem, outside, g, pi1, pi2, sampling(5, 4), rng, *traj, steps, gx) ==
         Status::out_of_bounds);
-  CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pi1, pi2, pi1, bad,
+  CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+                                            pbrl::PolicyHat{pi1}, pbrl::PolicyHat{bad},
                                             sampling(5, 4), rng, *traj, steps, out) == Status::bad_policy);
-  CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, nonsense, pi1, pi2, pi1, pi2, sampling(5, 4), rng, *traj,
+  CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, nonsense, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+                                            pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2}, sampling(5, 4), rng, *traj,
                                             steps, out) == Status::bad_setting);
   CHECK(unchanged());
 }

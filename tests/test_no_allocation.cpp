@@ -6,6 +6,13 @@
 // object they use is allocated before (big ones with std::make_unique).
 // It is a separate executable because it replaces the allocation functions of the whole program.
 #include "game_support.hpp"
+#include "pbrl/baselines/drlhf.hpp"
+#include "pbrl/baselines/independent_pg.hpp"
+#include "pbrl/baselines/meta_gradient.hpp"
+#include "pbrl/problems/incentive_design.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
+#include "pbrl/problems/rlhf.hpp"
+#include "pbrl/problems/stackelberg.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -445,11 +452,11 @@ void primitives_do_not_allocate(std::uint32_t seed, int max_sweeps) {
   REQUIRE(pbrl::evaluate(mdp, b->pi, b->direct, b->eval) == Status::ok);
   REQUIRE(pbrl::evaluate(mdp, b->pi_hat, b->direct, b->eval_hat) == Status::ok);
   Real p(0);
-  CHECK_NO_ALLOCATION(p = pbrl::value_penalty(*problem, *x, mdp, b->pi, b->eval, b->pi_hat, b->eval_hat, Real(2),
+  CHECK_NO_ALLOCATION(p = pbrl::value_penalty(*problem, *x, mdp, pbrl::PolicyY{b->pi, b->eval}, pbrl::PolicyHat{b->pi_hat, b->eval_hat}, Real(2),
                                               b->weights, *grad_x, b->grad_pi));
   CHECK(std::isfinite(p));
   CHECK_NO_ALLOCATION(st = pbrl::occupancy_from_start(mdp, b->pi, b->pi_hat, b->direct, b->warm, b->mu, true);
-                      p = pbrl::bellman_penalty(*problem, *x, mdp, b->pi, b->pi_hat, b->eval_hat, b->mu, Real(2),
+                      p = pbrl::bellman_penalty(*problem, *x, mdp, pbrl::PolicyY{b->pi}, pbrl::PolicyHat{b->pi_hat, b->eval_hat}, b->mu, Real(2),
                                                 b->weights, *grad_x, b->grad_pi));
   CHECK(st == Status::ok);
   CHECK(std::isfinite(p));

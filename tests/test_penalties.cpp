@@ -1,7 +1,13 @@
 // Value and Bellman penalties and the upper objective: sign, zeros, strong convexity, and every
 // gradient (x through the vector-Jacobian product, y through the policy) against central
-// finite differences with the exact lower-level optimum pi*(x).
+// finite differences with the exact lower-level optimum pi*(x); and, at compile time, that a call
+// swapping pi_y and pi-hat does not compile.
 #include "support.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
 
 namespace {
 constexpr int S = 5, A = 3, K = 3;
@@ -29,12 +35,12 @@ struct PenaltyProbe {
     Mat<S, A> dpi = Mat<S, A>::Zero(), weights;
     Real p;
     if (kind == PenaltyKind::value) {
-      p = pbrl::value_penalty(problem, x, m, pi_y, ey, opt.pi, eh, Real(1), weights, dx, dpi);
+      p = pbrl::value_penalty(problem, x, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights, dx, dpi);
     } else {
       Vec<S> warm = Vec<S>::Zero();
       Mat<S, A> start;
       REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
-      p = pbrl::bellman_penalty(problem, x, m, pi_y, opt.pi, eh, start, Real(1), weights, dx, dpi);
+      p = pbrl::bellman_penalty(problem, x, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, dx, dpi);
     }
     if (gx) *gx = dx;
     if (gpi) *gpi = dpi;
@@ -214,3 +220,38 @@ TEST_CASE("upper objective gradients match finite differences") {
     CHECK_CLOSE(g(i), fd, kFdTol, g.cwiseAbs().maxCoeff());
   }
 }
+
+// The penalties take pi_y and pi-hat in role bundles (penalty/policies.hpp), so a call that swaps
+// them is not a call at all: checked here at compile time, for the exact and the sampled forms.
+namespace {
+template <class Y, class Hat, class = void>
+struct ValuePenaltyTakes : std::false_type {};
+template <class Y, class Hat>
+struct ValuePenaltyTakes<Y, Hat,
+                         std::void_t<decltype(pbrl::value_penalty(
+                             std::declval<const Problem&>(), std::declval<const Problem::Params&>(),
+                             std::declval<const pbrl::Mdp<Real, S, A>&>(), std::declval<Y>(), std::declval<Hat>(),
+                             Real(1), std::declval<Mat<S, A>&>(), std::declval<Problem::Params&>(),
+                             std::declval<Mat<S, A>&>()))>> : std::true_type {};
+template <class Y, class Hat, class = void>
+struct SampledValuePenaltyTakes : std::false_type {};
+template <class Y, class Hat>
+struct SampledValuePenaltyTakes<
+    Y, Hat,
+    std::void_t<decltype(pbrl::sampled_value_penalty(
+        std::declval<const Problem&>(), std::declval<const Problem::Params&>(),
+        std::declval<const pbrl::Mdp<Real, S, A>&>(), pbrl::Parameterization::softmax, std::declval<Y>(),
+        std::declval<Hat>(), std::declval<const pbrl::SamplingSettings&>(), std::declval<pbrl::Rng&>(),
+        std::declval<pbrl::Trajectory<Real>&>(), std::declval<std::int64_t&>(),
+        std::declval<pbrl::SampledPenalty<Problem>&>()))>> : std::true_type {};
+using Evaluated = pbrl::Evaluation<Real, S, A>;
+using YE = decltype(pbrl::PolicyY{std::declval<const Mat<S, A>&>(), std::declval<const Evaluated&>()});
+using HatE = decltype(pbrl::PolicyHat{std::declval<const Mat<S, A>&>(), std::declval<const Evaluated&>()});
+using Y = decltype(pbrl::PolicyY{std::declval<const Mat<S, A>&>()});
+using Hat = decltype(pbrl::PolicyHat{std::declval<const Mat<S, A>&>()});
+static_assert(ValuePenaltyTakes<YE, HatE>::value, "value_penalty(y, hat) compiles");
+static_assert(!ValuePenaltyTakes<HatE, YE>::value, "value_penalty(hat, y) must not compile");
+static_assert(!ValuePenaltyTakes<const Mat<S, A>&, const Mat<S, A>&>::value, "bare matrices must not compile");
+static_assert(SampledValuePenaltyTakes<Y, Hat>::value, "sampled_value_penalty(y, hat) compiles");
+static_assert(!SampledValuePenaltyTakes<Hat, Y>::value, "sampled_value_penalty(hat, y) must not compile");
+}  // namespace

@@ -6,6 +6,7 @@
 // entry within 1e-2 of the double run after 200 iterations, for both penalties and both
 // evaluation methods.
 #include "support.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
 
 namespace {
 constexpr int S = 6, A = 3;

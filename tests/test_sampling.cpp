@@ -11,6 +11,7 @@
 // the double run 4x that (PBRL_SAMPLING_SCALE, default 4; -DPBRL_SAMPLING_VERBOSE logs every
 // coordinate's error in units of its SE).
 #include "sampling_support.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
 
 #include <cstring>
 
@@ -541,12 +542,12 @@ ExactPenalty exact_penalty(const Mixture& problem, const Mixture::Params& x, con
   Mat<S, A> gpi = Mat<S, A>::Zero(), gy, weights;
   Real p;
   if (kind == PenaltyKind::value) {
-    p = pbrl::value_penalty(problem, x, m, pi_y, ey, pi_hat, eh, Real(1), weights, gx, gpi);
+    p = pbrl::value_penalty(problem, x, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{pi_hat, eh}, Real(1), weights, gx, gpi);
   } else {
     Vec<S> warm = Vec<S>::Zero();
     Mat<S, A> start;
     REQUIRE(pbrl::occupancy_from_start(m, pi_y, pi_hat, *ws, warm, start, true) == Status::ok);
-    pbrl::bellman_penalty(problem, x, m, pi_y, pi_hat, eh, start, Real(1), weights, gx, gpi);
+    pbrl::bellman_penalty(problem, x, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{pi_hat, eh}, start, Real(1), weights, gx, gpi);
     // The sampled p estimates V^{pi-hat}(rho) - E_{rho,pi_y} Q^{pi-hat} + tau E_rho h(pi_y), which
     // is bellman_penalty's p at pi-hat = pi* (checked below).
     p = eh.value_rho;
@@ -584,7 +585,7 @@ TEST_CASE("sampled value and Bellman penalties agree with the exact ones within 
     Mat<S, A> start, weights, gpi = Mat<S, A>::Zero();
     REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
     Mixture::Params gx = Mixture::Params::Zero();
-    const Real p = pbrl::bellman_penalty(problem, x, m, pi_y, opt.pi, eh, start, Real(1), weights, gx, gpi);
+    const Real p = pbrl::bellman_penalty(problem, x, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, gx, gpi);
     const auto target = exact_penalty(problem, x, m, PenaltyKind::bellman, Parameterization::direct, pi_y, opt.pi);
     CHECK_CLOSE(target.exact[N - 1], p, Real(100) * kTight, std::abs(p));
   }
@@ -603,9 +604,9 @@ TEST_CASE("sampled value and Bellman penalties agree with the exact ones within 
       auto estimate = [&](int b, Real* out) {
         pbrl::SampledPenalty<Mixture> sp;
         const auto call = kind == PenaltyKind::value
-                              ? pbrl::sampled_value_penalty(problem, x, m, param, pi_y, pi_hat, sizes(kLongHorizon, b),
+                              ? pbrl::sampled_value_penalty(problem, x, m, param, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{pi_hat}, sizes(kLongHorizon, b),
                                                             rng, *traj, steps, sp)
-                              : pbrl::sampled_bellman_penalty(problem, x, m, param, pi_y, pi_hat,
+                              : pbrl::sampled_bellman_penalty(problem, x, m, param, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{pi_hat},
                                                               sizes(kLongHorizon, b), rng, *traj, steps, sp);
         REQUIRE(call == Status::ok);
         flatten<K>(sp.grad_x, out);
@@ -639,7 +640,7 @@ TEST_CASE("common random numbers: the value penalty vanishes at pi_y = pi-hat, a
   pbrl::Rng rng(123);
   std::int64_t steps = 0;
   pbrl::SampledPenalty<Mixture> sp;
-  REQUIRE(pbrl::sampled_value_penalty(problem, x, m, Parameterization::softmax, pi_hat, pi_hat, sizes(10, 16), rng,
+  REQUIRE(pbrl::sampled_value_penalty(problem, x, m, Parameterization::softmax, pbrl::PolicyY{pi_hat}, pbrl::PolicyHat{pi_hat}, sizes(10, 16), rng,
                                       *traj, steps, sp) == Status::ok);
   CHECK(sp.value == Real(0));
   CHECK(sp.grad_x.cwiseAbs().maxCoeff() <= kTight);
@@ -647,7 +648,7 @@ TEST_CASE("common random numbers: the value penalty vanishes at pi_y = pi-hat, a
   pbrl::Rng counted(123);
   for (int i = 0; i < 16 * 21; ++i) counted.next();
   CHECK(same_rng(rng, counted));
-  REQUIRE(pbrl::sampled_value_penalty(problem, x, m, Parameterization::softmax, pi_hat, pi_hat,
+  REQUIRE(pbrl::sampled_value_penalty(problem, x, m, Parameterization::softmax, pbrl::PolicyY{pi_hat}, pbrl::PolicyHat{pi_hat},
                                       sizes(10, 16, false), rng, *traj, steps, sp) == Status::ok);
   CHECK(sp.value != Real(0));
 
@@ -660,7 +661,7 @@ TEST_CASE("common random numbers: the value penalty vanishes at pi_y = pi-hat, a
     Stats<K> st;
     const Real zero[K] = {};
     for (int r = 0; r < n; ++r) {
-      REQUIRE(pbrl::sampled_value_penalty(problem, x, m, Parameterization::softmax, pi_y, pi_hat,
+      REQUIRE(pbrl::sampled_value_penalty(problem, x, m, Parameterization::softmax, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{pi_hat},
                                           sizes(20, 4, crn == 1), rng, *traj, steps, sp) == Status::ok);
       st.add(sp.grad_x.data(), zero);
     }
@@ -755,10 +756,10 @@ TEST_CASE("sampled estimators validate their inputs; on error the stream and the
       CHECK(pbrl::sampled_vjp(problem, xx, m, pi, policy, c.size, rng, *traj, steps, gx) == c.expected);
       CHECK(unchanged());
     }
-    CHECK(pbrl::sampled_value_penalty(problem, xx, m, c.param, policy, pi, c.size, rng, *traj, steps, sp) ==
+    CHECK(pbrl::sampled_value_penalty(problem, xx, m, c.param, pbrl::PolicyY{policy}, pbrl::PolicyHat{pi}, c.size, rng, *traj, steps, sp) ==
           c.expected);
     CHECK(unchanged());
-    CHECK(pbrl::sampled_bellman_penalty(problem, xx, m, c.param, pi, policy, c.size, rng, *traj, steps, sp) ==
+    CHECK(pbrl::sampled_bellman_penalty(problem, xx, m, c.param, pbrl::PolicyY{pi}, pbrl::PolicyHat{policy}, c.size, rng, *traj, steps, sp) ==
           c.expected);
     CHECK(unchanged());
   }
@@ -774,8 +775,8 @@ TEST_CASE("sampled estimators validate their inputs; on error the stream and the
   pbrl::Mdp<Real, S, A> sm;
   REQUIRE(poisoned.build(Shaping::Params::Zero(), smodel, sm) == Status::ok);
   pbrl::SampledPenalty<PoisonedShaping> pp;
-  CHECK(pbrl::sampled_value_penalty(poisoned, Shaping::Params::Zero(), sm, Parameterization::softmax, pi, pi,
-                                    sizes(5, 4), rng, *traj, steps, pp) == Status::numerical_failure);
+  CHECK(pbrl::sampled_value_penalty(poisoned, Shaping::Params::Zero(), sm, Parameterization::softmax, pbrl::PolicyY{pi},
+                                    pbrl::PolicyHat{pi}, sizes(5, 4), rng, *traj, steps, pp) == Status::numerical_failure);
   CHECK(same_rng(rng, saved));
   CHECK(steps == 3);
 }

@@ -4,6 +4,8 @@
 // checkpoint taken mid-schedule continues bit for bit; counts never overflow.
 #include "game_support.hpp"
 #include "support.hpp"
+#include "pbrl/problems/incentive_design.hpp"
+#include "pbrl/problems/stackelberg.hpp"
 
 #include <cstdint>
 #include <cstring>

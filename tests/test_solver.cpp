@@ -2,6 +2,7 @@
 // improves f; its report is consistent; the lambda ramp, the oracle warm start, the two
 // evaluation methods and the paper's 100-state size.
 #include "support.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
 
 namespace {
 using pbrl::EvaluationMethod;

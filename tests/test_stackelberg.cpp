@@ -157,12 +157,12 @@ struct PenaltyProbe {
     FollowerMat dpi = FollowerMat::Zero(), weights;
     Real p;
     if (kind == PenaltyKind::value) {
-      p = pbrl::value_penalty(game, x, m, pi_y, ey, opt.pi, eh, Real(1), weights, dx, dpi);
+      p = pbrl::value_penalty(game, x, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights, dx, dpi);
     } else {
       Vec<S> warm = Vec<S>::Zero();
       FollowerMat start;
       REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
-      p = pbrl::bellman_penalty(game, x, m, pi_y, opt.pi, eh, start, Real(1), weights, dx, dpi);
+      p = pbrl::bellman_penalty(game, x, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, dx, dpi);
     }
     if (gx) *gx = dx;
     if (gpi) *gpi = dpi;

@@ -5,6 +5,7 @@
 // output and in-out argument (and the solver's state) is bit-for-bit what it was before the call.
 //
 #include "support.hpp"
+#include "pbrl/problems/reward_shaping.hpp"
 
 #include <cstring>
 #include <limits>

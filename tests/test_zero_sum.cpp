@@ -123,7 +123,8 @@ struct NiProbe {
     typename Problem::Params dx = Problem::Params::Zero();
     Mat<S, A1> d1 = Mat<S, A1>::Zero();
     Mat<S, A2> d2 = Mat<S, A2>::Zero();
-    const Real psi = pbrl::nikaido_isoda_penalty(problem, x, g, pi1, pi2, best1.pi, e1, best2.pi, e2, Real(1),
+    const Real psi = pbrl::nikaido_isoda_penalty(problem, x, g, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+                                                 pbrl::PolicyHat{best1.pi, e1}, pbrl::PolicyHat{best2.pi, e2}, Real(1),
                                                  *scratch, dx, d1, d2);
     if (gx) *gx = dx;
     if (g1) *g1 = d1;

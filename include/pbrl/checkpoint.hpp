@@ -60,7 +60,7 @@
 
 #include "pbrl/config.hpp"
 #include "pbrl/evaluation.hpp"
-#include "pbrl/sampling/rng.hpp"
+#include "pbrl/rng.hpp"
 #include "pbrl/status.hpp"
 
 #include <cstddef>

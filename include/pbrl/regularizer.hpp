@@ -5,9 +5,15 @@
 //   kl_reference: h_s(p) = sum_a p_a log(p_a / ref(a|s))
 // Both are evaluated with the same formula off the simplex, so derivatives with respect to
 // unnormalized policies (finite-difference checks, direct parameterization) are consistent.
+// Also here: the regularizer's conjugate, the soft maximum max_p [<p, q> - tau h_s(p)], and its
+// maximizer, which soft value iteration, the Bellman penalty and the optimality certificates share.
 
 #include "pbrl/config.hpp"
 #include "pbrl/status.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace pbrl {
 
@@ -42,6 +48,41 @@ struct Regularizer {
     return std::log(floored) + Scalar(1) - log_reference(s, a);
   }
 };
+
+namespace detail {
+
+// The soft maximum, the regularizer's conjugate at one state:
+//   max_p [<p, q> - tau h_s(p)] = tau * log sum_a ref(a|s) exp(q_a / tau),   or max_a q_a when tau = 0.
+// Written as M + tau * log sum_a exp((q_a + tau log ref_a - M) / tau) with M the largest
+// q_a + tau log ref_a, so no exponent is positive and q/tau never overflows, however small tau is.
+template <typename Scalar, int S, int A, typename Row>
+Scalar soft_max_row(const Regularizer<Scalar, S, A>& reg, int s, const Row& q) {
+  if (!(reg.tau > Scalar(0))) return q.maxCoeff();
+  Scalar m = -std::numeric_limits<Scalar>::infinity();
+  for (int a = 0; a < A; ++a) m = std::max(m, q(a) + reg.tau * reg.log_reference(s, a));
+  Scalar sum(0);
+  for (int a = 0; a < A; ++a) sum += std::exp((q(a) + reg.tau * reg.log_reference(s, a) - m) / reg.tau);
+  return m + reg.tau * std::log(sum);
+}
+
+// The maximizer of the soft maximum (its gradient in q), as unnormalized log-probabilities:
+// log ref(a|s) + (q_a - max q) / tau, shifted so no entry overflows for a tiny tau; for tau = 0
+// the greedy row, 0 at the first largest q_a and log(log_floor) elsewhere. The caller normalizes
+// (normalize_policy_row, policy.hpp).
+template <typename Scalar, int S, int A, typename Row, typename LogRow>
+void soft_argmax_logits(const Regularizer<Scalar, S, A>& reg, int s, const Row& q, LogRow&& logits) {
+  if (reg.tau > Scalar(0)) {
+    const Scalar top = q.maxCoeff();
+    for (int a = 0; a < A; ++a) logits(a) = reg.log_reference(s, a) + (q(a) - top) / reg.tau;
+  } else {
+    int best = 0;
+    q.maxCoeff(&best);
+    logits.setConstant(std::log(log_floor<Scalar>()));
+    logits(best) = Scalar(0);
+  }
+}
+
+}  // namespace detail
 
 template <typename Scalar, int S, int A>
 Status validate(const Regularizer<Scalar, S, A>& reg) {

@@ -13,6 +13,8 @@
 #endif
 
 #include <pbrl/pbrl.hpp>
+#include <pbrl/problems/random_instance.hpp>
+#include <pbrl/problems/reward_shaping.hpp>
 
 #include <cmath>
 #include <cstdio>

@@ -6,7 +6,8 @@
 // tau h_s(pi*(s)) - V^pi(s)] with d* the discounted occupancy of pi* from rho (mass 1/(1-gamma));
 // each bracket is at most g(s). g = 0 exactly at the regularized optimum.
 
-#include "pbrl/oracle/soft_value_iteration.hpp"
+#include "pbrl/evaluation.hpp"
+#include "pbrl/regularizer.hpp"
 
 namespace pbrl {
 

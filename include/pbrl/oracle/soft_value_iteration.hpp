@@ -6,6 +6,7 @@
 // A gamma-contraction: after a sweep with sup-norm change c, |V - V*| <= gamma*c/(1-gamma).
 
 #include "pbrl/evaluation.hpp"
+#include "pbrl/regularizer.hpp"
 
 namespace pbrl {
 
@@ -15,23 +16,6 @@ struct SoftValueIterationResult {
   bool converged = false;     // change <= tolerance; false: stopped at max_iterations (still ok)
   Scalar change = Scalar(0);  // sup-norm change of V in the last sweep
 };
-
-namespace detail {
-
-// tau * log sum_a ref(a|s) exp(q_a / tau), or max_a q_a when tau = 0. Written as
-// M + tau * log sum_a exp((q_a + tau log ref_a - M) / tau) with M the largest q_a + tau log ref_a,
-// so no exponent is positive and q/tau never overflows, however small tau is.
-template <typename Scalar, int S, int A, typename Row>
-Scalar soft_max_row(const Regularizer<Scalar, S, A>& reg, int s, const Row& q) {
-  if (!(reg.tau > Scalar(0))) return q.maxCoeff();
-  Scalar m = -std::numeric_limits<Scalar>::infinity();
-  for (int a = 0; a < A; ++a) m = std::max(m, q(a) + reg.tau * reg.log_reference(s, a));
-  Scalar sum(0);
-  for (int a = 0; a < A; ++a) sum += std::exp((q(a) + reg.tau * reg.log_reference(s, a) - m) / reg.tau);
-  return m + reg.tau * std::log(sum);
-}
-
-}  // namespace detail
 
 // Runs at most max_iterations sweeps from the warm start `value` until the sup-norm change is
 // <= tolerance. On return value = V, q = Q of V, and (log_pi, pi) the greedy soft policy.
@@ -63,19 +47,9 @@ Status soft_value_iteration(const Mdp<Scalar, S, A>& m, int max_iterations, Scal
   }
   res.converged = res.change <= tolerance;  // a NaN change is no convergence
   if (!detail::write_q(m, value, q)) return Status::numerical_failure;
-  const Scalar floor = std::log(log_floor<Scalar>());
   for (int s = 0; s < S; ++s) {
-    auto row = log_pi.row(s);
-    if (m.tau() > Scalar(0)) {  // (q - max q)/tau <= 0: no overflow for a tiny tau
-      const Scalar top = q.row(s).maxCoeff();
-      for (int a = 0; a < A; ++a) row(a) = m.regularizer.log_reference(s, a) + (q(s, a) - top) / m.tau();
-    } else {
-      int best = 0;
-      q.row(s).maxCoeff(&best);
-      row.setConstant(floor);
-      row(best) = Scalar(0);
-    }
-    normalize_policy_row(row, pi.row(s));
+    detail::soft_argmax_logits(m.regularizer, s, q.row(s), log_pi.row(s));
+    normalize_policy_row(log_pi.row(s), pi.row(s));
   }
   if (result != nullptr) *result = res;
   return Status::ok;

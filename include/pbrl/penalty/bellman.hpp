@@ -10,20 +10,22 @@
 // this is the paper's penalty and gradient exactly.
 
 #include "pbrl/evaluation.hpp"
-#include "pbrl/oracle/soft_value_iteration.hpp"
+#include "pbrl/penalty/policies.hpp"
+#include "pbrl/regularizer.hpp"
 
 namespace pbrl {
 
-// Returns p and adds scale * grad p to (grad_x, grad_pi). eval_hat is the evaluation of pi_hat
-// and start_occupancy = mu' from occupancy_from_start(mdp, pi_y, pi_hat, ...). weights: scratch.
+// Returns p and adds scale * grad p to (grad_x, grad_pi). y = {pi_y}, hat = {pi_hat, its
+// evaluation} on M(x) = mdp, and start_occupancy = mu' from occupancy_from_start(mdp, pi_y,
+// pi_hat, ...). weights: scratch.
 template <class Problem, typename Scalar, int S, int A>
-Scalar bellman_penalty(const Problem& problem, const typename Problem::Params& x,
-                       const Mdp<Scalar, S, A>& mdp, const StateActionMatrix<Scalar, S, A>& pi_y,
-                       const StateActionMatrix<Scalar, S, A>& pi_hat,
-                       const Evaluation<Scalar, S, A>& eval_hat,
+Scalar bellman_penalty(const Problem& problem, const typename Problem::Params& x, const Mdp<Scalar, S, A>& mdp,
+                       const PolicyY<Scalar, S, A, false>& y, const PolicyHat<Scalar, S, A, true>& hat,
                        const StateActionMatrix<Scalar, S, A>& start_occupancy, Scalar scale,
                        StateActionMatrix<Scalar, S, A>& weights, typename Problem::Params& grad_x,
                        StateActionMatrix<Scalar, S, A>& grad_pi) {
+  const StateActionMatrix<Scalar, S, A>& pi_y = y.pi;
+  const Evaluation<Scalar, S, A>& eval_hat = hat.eval;
   const auto rho = mdp.rho();
   const Scalar tau = mdp.tau();
   Scalar p(0);
@@ -38,7 +40,7 @@ Scalar bellman_penalty(const Problem& problem, const typename Problem::Params& x
       grad_pi(s, a) += scale * rho(s) * g;
     }
   }
-  state_action_occupancy(eval_hat, pi_hat, weights);
+  state_action_occupancy(eval_hat, hat.pi, weights);
   weights -= start_occupancy;
   problem.vjp(x, weights, eval_hat.value, scale, grad_x);
   return p;

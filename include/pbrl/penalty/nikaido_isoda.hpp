@@ -11,6 +11,7 @@
 // psi is 0 exactly at the regularized Nash equilibrium of M_tau(x); it is the NE gap.
 
 #include "pbrl/game.hpp"
+#include "pbrl/penalty/policies.hpp"
 #include "pbrl/oracle/soft_value_iteration.hpp"
 
 namespace pbrl {
@@ -21,34 +22,30 @@ struct NikaidoIsodaScratch {
   StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();
 };
 
-// Returns psi and adds scale * grad psi to (grad_x, grad_pi1, grad_pi2). eval1_hat is the
-// evaluation of pi1_hat on player1_mdp(game, pi2), eval2_hat that of pi2_hat on
-// player2_mdp(game, pi1); game = M(x) built by problem.build(x, ...).
+// Returns psi and adds scale * grad psi to (grad_x, grad_pi1, grad_pi2). y1 = {pi1}, y2 = {pi2};
+// hat1 = {pi1_hat, its evaluation on player1_mdp(game, pi2)}, hat2 = {pi2_hat, its evaluation on
+// player2_mdp(game, pi1)}; game = M(x) built by problem.build(x, ...).
 template <class GameProblem, typename Scalar, int S, int A1, int A2>
 Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProblem::Params& x,
-                             const MarkovGame<Scalar, S, A1, A2>& game,
-                             const StateActionMatrix<Scalar, S, A1>& pi1,
-                             const StateActionMatrix<Scalar, S, A2>& pi2,
-                             const StateActionMatrix<Scalar, S, A1>& pi1_hat,
-                             const Evaluation<Scalar, S, A1>& eval1_hat,
-                             const StateActionMatrix<Scalar, S, A2>& pi2_hat,
-                             const Evaluation<Scalar, S, A2>& eval2_hat, Scalar scale,
+                             const MarkovGame<Scalar, S, A1, A2>& game, const PolicyY<Scalar, S, A1, false>& y1,
+                             const PolicyY<Scalar, S, A2, false>& y2, const PolicyHat<Scalar, S, A1, true>& hat1,
+                             const PolicyHat<Scalar, S, A2, true>& hat2, Scalar scale,
                              NikaidoIsodaScratch<Scalar, S, A1, A2>& scratch,
                              typename GameProblem::Params& grad_x,
                              StateActionMatrix<Scalar, S, A1>& grad_pi1,
                              StateActionMatrix<Scalar, S, A2>& grad_pi2) {
   // (pi-hat1, pi2): value and occupancy straight from player 1's MDP.
-  joint_occupancy(eval1_hat.occupancy, pi1_hat, pi2, scratch.weights);
-  problem.vjp(x, scratch.weights, eval1_hat.value, scale, grad_x);
-  add_game_policy_gradients(game, pi1_hat, pi2, eval1_hat.value, eval1_hat.occupancy, Scalar(0),
+  joint_occupancy(hat1.eval.occupancy, hat1.pi, y2.pi, scratch.weights);
+  problem.vjp(x, scratch.weights, hat1.eval.value, scale, grad_x);
+  add_game_policy_gradients(game, hat1.pi, y2.pi, hat1.eval.value, hat1.eval.occupancy, Scalar(0),
                             static_cast<StateActionMatrix<Scalar, S, A1>*>(nullptr), scale, &grad_pi2);
   // (pi1, pi-hat2): player 2's value is -V.
-  scratch.value = -eval2_hat.value;
-  joint_occupancy(eval2_hat.occupancy, pi1, pi2_hat, scratch.weights);
+  scratch.value = -hat2.eval.value;
+  joint_occupancy(hat2.eval.occupancy, y1.pi, hat2.pi, scratch.weights);
   problem.vjp(x, scratch.weights, scratch.value, -scale, grad_x);
-  add_game_policy_gradients(game, pi1, pi2_hat, scratch.value, eval2_hat.occupancy, -scale, &grad_pi1,
+  add_game_policy_gradients(game, y1.pi, hat2.pi, scratch.value, hat2.eval.occupancy, -scale, &grad_pi1,
                             Scalar(0), static_cast<StateActionMatrix<Scalar, S, A2>*>(nullptr));
-  return eval1_hat.value_rho + eval2_hat.value_rho;
+  return hat1.eval.value_rho + hat2.eval.value_rho;
 }
 
 // Exact best responses by soft value iteration on both induced MDPs, and the exact psi

@@ -5,7 +5,7 @@
 // Everything is written into caller arrays.
 
 #include "pbrl/config.hpp"
-#include "pbrl/sampling/rng.hpp"
+#include "pbrl/rng.hpp"
 
 namespace pbrl {
 

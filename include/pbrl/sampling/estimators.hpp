@@ -76,6 +76,7 @@
 #include <cstdint>
 
 #include "pbrl/oracle/policy_gradient.hpp"
+#include "pbrl/penalty/policies.hpp"
 #include "pbrl/policy.hpp"
 #include "pbrl/problem.hpp"
 #include "pbrl/sampling/rollouts.hpp"
@@ -285,11 +286,13 @@ Status sampled_vjp(const Problem& problem, const typename Problem::Params& x, co
 template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
 Status sampled_value_penalty(const Problem& problem, const typename Problem::Params& x,
                              const Mdp<Scalar, S, A>& m, Parameterization param,
-                             const StateActionMatrix<Scalar, S, A>& pi_y,
-                             const StateActionMatrix<Scalar, S, A>& pi_hat, const SamplingSettings& settings,
+                             const PolicyY<Scalar, S, A, false>& y, const PolicyHat<Scalar, S, A, false>& hat,
+                             const SamplingSettings& settings,
                              Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                              SampledPenalty<Problem>& out) {
   static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
+  const StateActionMatrix<Scalar, S, A>& pi_y = y.pi;
+  const StateActionMatrix<Scalar, S, A>& pi_hat = hat.pi;
   if (Status st = detail::check_penalty_call<Problem, Scalar, S, A, MaxHorizon>(problem, x, m, param, pi_y,
                                                                              pi_hat, settings);
       st != Status::ok)
@@ -324,11 +327,13 @@ Status sampled_value_penalty(const Problem& problem, const typename Problem::Par
 template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
 Status sampled_bellman_penalty(const Problem& problem, const typename Problem::Params& x,
                                const Mdp<Scalar, S, A>& m, Parameterization param,
-                               const StateActionMatrix<Scalar, S, A>& pi_y,
-                               const StateActionMatrix<Scalar, S, A>& pi_hat, const SamplingSettings& settings,
+                               const PolicyY<Scalar, S, A, false>& y, const PolicyHat<Scalar, S, A, false>& hat,
+                               const SamplingSettings& settings,
                                Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                                SampledPenalty<Problem>& out) {
   static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
+  const StateActionMatrix<Scalar, S, A>& pi_y = y.pi;
+  const StateActionMatrix<Scalar, S, A>& pi_hat = hat.pi;
   if (Status st = detail::check_penalty_call<Problem, Scalar, S, A, MaxHorizon>(problem, x, m, param, pi_y,
                                                                              pi_hat, settings);
       st != Status::ok)

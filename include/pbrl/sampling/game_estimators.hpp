@@ -270,15 +270,19 @@ Status sampled_game_vjp(const GameProblem& problem, const typename GameProblem::
 template <class GameProblem, typename Scalar, int S, int A1, int A2, int MaxHorizon>
 Status sampled_nikaido_isoda_penalty(const GameProblem& problem, const typename GameProblem::Params& x,
                                      const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param,
-                                     const StateActionMatrix<Scalar, S, A1>& pi1,
-                                     const StateActionMatrix<Scalar, S, A2>& pi2,
-                                     const StateActionMatrix<Scalar, S, A1>& pi1_hat,
-                                     const StateActionMatrix<Scalar, S, A2>& pi2_hat,
+                                     const PolicyY<Scalar, S, A1, false>& y1,
+                                     const PolicyY<Scalar, S, A2, false>& y2,
+                                     const PolicyHat<Scalar, S, A1, false>& hat1,
+                                     const PolicyHat<Scalar, S, A2, false>& hat2,
                                      const SamplingSettings& settings, Rng& rng,
                                      GameTrajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                                      SampledNikaidoIsoda<GameProblem>& out) {
   static_assert(has_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
   using Traj = GameTrajectory<Scalar, MaxHorizon>;
+  const StateActionMatrix<Scalar, S, A1>& pi1 = y1.pi;
+  const StateActionMatrix<Scalar, S, A2>& pi2 = y2.pi;
+  const StateActionMatrix<Scalar, S, A1>& pi1_hat = hat1.pi;
+  const StateActionMatrix<Scalar, S, A2>& pi2_hat = hat2.pi;
   if (!detail::valid_parameterization(param)) return Status::bad_setting;
   if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
     return st;

@@ -2,7 +2,8 @@
 // Trajectories drawn from the generative model of a tabular regularized MDP (the MDP's rho and P
 // and a policy), and their truncated discounted returns: the raw material of the Monte-Carlo
 // estimators in sampling/estimators.hpp and of the paper's experiments ("Monte Carlo sampling
-// with trajectory length 5 and batch size 16").
+// with trajectory length 5 and batch size 16"). The RLHF segment sampler
+// (problems/rlhf/segment_sampler.hpp) walks the same loop (detail::walk) with the same draws.
 //
 //   rollout:  s_0 ~ rho,  a_0 ~ sigma(s_0),  a_t ~ pi(s_t) for t >= 1,  s_{t+1} ~ P(.|s_t, a_t),
 //             t = 0 .. H-1. It records s_0..s_H and a_0..a_{H-1} and takes H environment steps
@@ -27,7 +28,7 @@
 #include <cstdint>
 
 #include "pbrl/evaluation.hpp"
-#include "pbrl/sampling/rng.hpp"
+#include "pbrl/rng.hpp"
 
 namespace pbrl {
 
@@ -67,24 +68,38 @@ int sample_index(Rng& rng, const Eigen::DenseBase<Derived>& p) {
 
 namespace detail {
 
+// The walk every single-agent rollout takes (inputs validated): s_0 ~ rho, then for
+// t = 0 .. steps-1: a_t ~ policy_row(t, s_t), visit(t, s_t, a_t), and s_{t+1} ~ P(.|s_t, a_t),
+// after the last action only if `final_state` (a trajectory ends at s_H; an RLHF segment ends at
+// its last pair and draws no state after it). One uniform per draw, in this order. Returns the
+// last state drawn.
+template <typename Scalar, int S, int A, typename PolicyRow, typename Visit>
+int walk(const ConstStateMap<Scalar, S>& rho, const ConstTransitionMap<Scalar, S, A>& P, int steps, bool final_state,
+         Rng& rng, PolicyRow&& policy_row, Visit&& visit) {
+  int s = sample_index(rng, rho);
+  for (int t = 0; t < steps; ++t) {
+    const int a = sample_index(rng, policy_row(t, s));
+    visit(t, s, a);
+    if (final_state || t + 1 < steps) s = sample_index(rng, P.row(s * A + a));
+  }
+  return s;
+}
+
 // The rollout without checks (model, policies and horizon already validated).
 template <typename Scalar, int S, int A, int MaxHorizon>
 void rollout_unchecked(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
                        const StateActionMatrix<Scalar, S, A>& pi, int horizon, Rng& rng,
                        Trajectory<Scalar, MaxHorizon>& out) {
-  const auto P = m.P();
   // Callers validated 1 <= horizon <= MaxHorizon; the clamp keeps every index in range by
   // construction (and lets the compiler see it).
   const int H = horizon < MaxHorizon ? horizon : MaxHorizon;
-  int s = sample_index(rng, m.rho());
   out.horizon = H;
-  for (int t = 0; t < H; ++t) {
-    const int a = t == 0 ? sample_index(rng, sigma.row(s)) : sample_index(rng, pi.row(s));
-    out.state[t] = s;
-    out.action[t] = a;
-    s = sample_index(rng, P.row(s * A + a));
-  }
-  out.state[H] = s;
+  out.state[H] = walk<Scalar, S, A>(
+      m.rho(), m.P(), H, true, rng, [&](int t, int s) { return t == 0 ? sigma.row(s) : pi.row(s); },
+      [&](int t, int s, int a) {
+        out.state[t] = s;
+        out.action[t] = a;
+      });
 }
 
 // V_hat_t for t = H .. 0 (states and actions in range).

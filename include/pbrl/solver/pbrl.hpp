@@ -153,15 +153,15 @@ class Pbrl {
     if (Status st = evaluate(mdp, pi_next_, ws_, eval_hat_); st != Status::ok) return st;
     Scalar p(0);
     if (settings_.penalty == PenaltyKind::value) {
-      p = value_penalty(problem, x_, mdp, pi_y_, eval_y_, pi_next_, eval_hat_, lambda, weights_,
-                        grad_x_, grad_pi_);
+      p = value_penalty(problem, x_, mdp, PolicyY{pi_y_, eval_y_}, PolicyHat{pi_next_, eval_hat_}, lambda,
+                        weights_, grad_x_, grad_pi_);
     } else {
       if (Status st = occupancy_from_start(mdp, pi_y_, pi_next_, ws_, start_warm_, start_occupancy_,
                                            Method == EvaluationMethod::direct);
           st != Status::ok)
         return st;
-      p = bellman_penalty(problem, x_, mdp, pi_y_, pi_next_, eval_hat_, start_occupancy_, lambda,
-                          weights_, grad_x_, grad_pi_);
+      p = bellman_penalty(problem, x_, mdp, PolicyY{pi_y_}, PolicyHat{pi_next_, eval_hat_}, start_occupancy_,
+                          lambda, weights_, grad_x_, grad_pi_);
     }
     chain_policy_gradient<Scalar, S, A>(settings_.policy.parameterization, pi_y_, grad_pi_, grad_y_);
     // The certified gap of y_k: pi-hat's own gap plus how far pi_y trails pi-hat.
@@ -307,13 +307,15 @@ class Pbrl {
       policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi_y_);
       const Parameterization param = settings_.policy.parameterization;
       if (settings_.penalty == PenaltyKind::value) {
-        if (Status st = sampled_value_penalty(problem, x_, mdp, param, pi_y_, pi_next_, settings_.sampling,
-                                              sampled_.rng_next, sampled_.trajectory, steps, sampled_.penalty);
+        if (Status st = sampled_value_penalty(problem, x_, mdp, param, PolicyY{pi_y_}, PolicyHat{pi_next_},
+                                              settings_.sampling, sampled_.rng_next, sampled_.trajectory, steps,
+                                              sampled_.penalty);
             st != Status::ok)
           return st;
       } else {
-        if (Status st = sampled_bellman_penalty(problem, x_, mdp, param, pi_y_, pi_next_, settings_.sampling,
-                                                sampled_.rng_next, sampled_.trajectory, steps, sampled_.penalty);
+        if (Status st = sampled_bellman_penalty(problem, x_, mdp, param, PolicyY{pi_y_}, PolicyHat{pi_next_},
+                                                settings_.sampling, sampled_.rng_next, sampled_.trajectory, steps,
+                                                sampled_.penalty);
             st != Status::ok)
           return st;
       }

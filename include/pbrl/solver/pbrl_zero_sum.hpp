@@ -302,8 +302,8 @@ class PbrlZeroSum {
     if (Status st = problem.upper(x_, pi1_, pi2_, model_, ws_, eval_upper_, f, grad_x_, grad_pi1_, grad_pi2_);
         st != Status::ok)
       return st;
-    psi = nikaido_isoda_penalty(problem, x_, game, pi1_, pi2_, pi1_next_, eval1_, pi2_next_, eval2_, lambda,
-                                ni_scratch_, grad_x_, grad_pi1_, grad_pi2_);
+    psi = nikaido_isoda_penalty(problem, x_, game, PolicyY{pi1_}, PolicyY{pi2_}, PolicyHat{pi1_next_, eval1_},
+                                PolicyHat{pi2_next_, eval2_}, lambda, ni_scratch_, grad_x_, grad_pi1_, grad_pi2_);
     chain_policy_gradient<Scalar, S, A1>(settings_.policy.parameterization, pi1_, grad_pi1_, grad_y1_);
     chain_policy_gradient<Scalar, S, A2>(settings_.policy.parameterization, pi2_, grad_pi2_, grad_y2_);
     return Status::ok;
@@ -358,8 +358,9 @@ class PbrlZeroSum {
             st != Status::ok)
           return st;
       }
-      if (Status st = sampled_nikaido_isoda_penalty(problem, x_, game, settings_.policy.parameterization, pi1_, pi2_,
-                                                    pi1_next_, pi2_next_, settings_.sampling, sampled_.rng_next, sampled_.trajectory,
+      if (Status st = sampled_nikaido_isoda_penalty(problem, x_, game, settings_.policy.parameterization, PolicyY{pi1_},
+                                                    PolicyY{pi2_}, PolicyHat{pi1_next_}, PolicyHat{pi2_next_},
+                                                    settings_.sampling, sampled_.rng_next, sampled_.trajectory,
                                                     steps, sampled_.penalty);
           st != Status::ok)
         return st;

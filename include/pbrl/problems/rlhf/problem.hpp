@@ -1,0 +1,155 @@
+#pragma once
+// RLHF (problems/rlhf.hpp): the bilevel problem, reward model r_x = x in a box, the upper level the
+// Bradley-Terry loss of a caller-owned preference buffer, the lower level M_tau(x) with the true P.
+
+#include "pbrl/bilevel_value.hpp"
+#include "pbrl/config.hpp"
+#include "pbrl/evaluation.hpp"
+#include "pbrl/mdp.hpp"
+#include "pbrl/problem.hpp"
+#include "pbrl/problems/rlhf/preference_buffer.hpp"
+#include "pbrl/problems/rlhf/preference_loss.hpp"
+#include "pbrl/status.hpp"
+
+#include <limits>
+
+namespace pbrl {
+
+template <typename Scalar_, int S, int A, int MaxLen, int Capacity>
+class RlhfProblem {
+ public:
+  using Scalar = Scalar_;
+  static constexpr int kStates = S;
+  static constexpr int kActions = A;
+  static constexpr int kParams = S * A;
+  using Params = Vector<Scalar, kParams>;
+  using Matrix = StateActionMatrix<Scalar, S, A>;
+  using MdpType = Mdp<Scalar, S, A>;
+  using Buffer = PreferenceBuffer<S, A, MaxLen, Capacity>;
+
+  struct Model {
+    Scalar reward[S * A];  // r_x = x
+  };
+
+  struct Data {
+    const Scalar* transition = nullptr;  // the true P(s'|s,a), (S*A) x S row-major
+    const Scalar* initial = nullptr;     // rho
+    Scalar discount = Scalar(0.9);
+    Regularizer<Scalar, S, A> lower{};   // tau*h of M_tau(x): entropy, or KL to a reference policy
+    Box<Scalar> reward{Scalar(-1), Scalar(1)};  // X = [-B, B]^{S*A}, the reward model's range
+    Scalar l2 = Scalar(0);               // optional weight decay: f += l2/2 |x|^2
+    const Buffer* preferences = nullptr; // caller-owned; read at every upper() call
+  };
+
+  // Caller storage of value_at_best_response (bilevel_value.hpp).
+  struct BilevelValueWorkspace {
+    BestResponseSettings<Scalar> settings{};
+    Model model;                                // r_x = x
+    RegularizedOptimum<Scalar, S, A> optimum{};  // after a success: pi*(x) in optimum.pi; warm start
+    Evaluation<Scalar, S, A> task_evaluation{};  // after a success: pi*(x) on the task
+  };
+
+  // Validates all data; on error the problem stays as it was.
+  Status init(const Data& data) {
+    check_sizes<S, A>();
+    if (Status st = validate_transition<Scalar, S, A>(data.transition); st != Status::ok) return st;
+    if (Status st = validate_initial<Scalar, S>(data.initial); st != Status::ok) return st;
+    if (Status st = validate_discount(data.discount); st != Status::ok) return st;
+    if (Status st = validate(data.lower); st != Status::ok) return st;
+    if (!valid(data.reward)) return Status::bad_setting;
+    // The box keeps every segment return far from overflow (preference_loss's requirement).
+    const Scalar limit = std::numeric_limits<Scalar>::max() / Scalar(4 * MaxLen);
+    if (!(std::abs(data.reward.lower) < limit) || !(std::abs(data.reward.upper) < limit))
+      return Status::bad_setting;
+    if (!std::isfinite(data.l2) || data.l2 < Scalar(0)) return Status::bad_setting;
+    if (data.preferences == nullptr) return Status::null_pointer;
+    data_ = data;
+    initialized_ = true;
+    return Status::ok;
+  }
+
+  const Data& data() const { return data_; }
+  const Buffer& preferences() const { return *data_.preferences; }
+  const Box<Scalar>& box() const { return data_.reward; }
+
+  Status validate_parameters(const Params& x) const {
+    if (!initialized_) return Status::not_initialized;
+    if (!x.allFinite()) return Status::not_finite;
+    return contains(data_.reward, x) ? Status::ok : Status::out_of_bounds;
+  }
+  void project_parameters(Params& x) const { project(data_.reward, x); }
+
+  Status build(const Params& x, Model& model, MdpType& mdp) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    Eigen::Map<Params>(model.reward) = x;
+    mdp = MdpType{model.reward, data_.transition, data_.initial, data_.discount, data_.lower};
+    return Status::ok;
+  }
+
+  // J^T(w, v) = w: r_x = x, P independent of x.
+  void vjp(const Params& /*x*/, const Matrix& w, const StateVector<Scalar, S>& /*v*/, Scalar scale,
+           Params& grad) const {
+    grad += scale * Eigen::Map<const Params>(w.data());
+  }
+
+  // Per-sample form of vjp() for a sampled lower level (the optional hook of problem.hpp):
+  // grad_x r_x(s,a) = e_{(s,a)}; P does not depend on x, so the transition term is zero.
+  void sample_vjp(const Params& /*x*/, int s, int a, int /*s_next*/, Scalar reward_weight,
+                  Scalar /*transition_weight*/, Params& grad) const {
+    grad(s * A + a) += reward_weight;
+  }
+
+  // f(x) = mean Bradley-Terry NLL of the buffer under r_x (+ l2/2 |x|^2) and grad_x f; on error
+  // f and grad_x are unchanged.
+  Status loss(const Params& x, Scalar& f, Params& grad_x) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    const Scalar decay = Scalar(0.5) * data_.l2 * x.squaredNorm();
+    if (!(decay < std::numeric_limits<Scalar>::max() / Scalar(4))) return Status::numerical_failure;
+    // From here nothing can fail: the box bounds every return (init) and the decay term.
+    Scalar value(0);
+    if (Status st = preference_loss(x.data(), *data_.preferences, value, grad_x.data()); st != Status::ok)
+      return st;
+    if (data_.l2 > Scalar(0)) grad_x += data_.l2 * x;
+    f = value + decay;
+    return Status::ok;
+  }
+
+  // f(x, pi) and its gradients: grad_x f as loss(); grad_pi f = 0 (the buffer is data; see the
+  // file comment).
+  template <EvaluationMethod M>
+  Status upper(const Params& x, const Matrix& /*pi*/, Model& /*model*/, EvaluationWorkspace<Scalar, S, M>& /*ws*/,
+               Evaluation<Scalar, S, A>& /*scratch*/, Scalar& f, Params& grad_x, Matrix& grad_pi) const {
+    if (Status st = loss(x, f, grad_x); st != Status::ok) return st;
+    grad_pi.setZero();
+    return Status::ok;
+  }
+
+  // The bilevel answer: the true return V^{pi*(x)}_task(rho) of the learner's exact regularized
+  // optimum pi*(x) on M_tau(x) (soft value iteration, regularized_best_response), not of the
+  // solver's current y. `task` is the task as scored, usually {r_true, P, rho, gamma, tau = 0}
+  // (the hidden reward the problem never sees); it is validated in full. out.lower_level_gap
+  // certifies pi*(x) on M_tau(x) (optimality_gap_bound), out.converged = it <=
+  // ws.settings.tolerance, out.iterations = sweeps. On error out is unchanged (ws is scratch;
+  // optimum.value changes only on success). Work: at most settings.max_iterations sweeps of
+  // O(S*A*S), two S x S LU factorizations.
+  Status value_at_best_response(const Params& x, const MdpType& task, BilevelValueWorkspace& ws,
+                                BestResponseValue<Scalar>& out) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    if (Status st = validate(task); st != Status::ok) return st;
+    MdpType learner;
+    if (Status st = build(x, ws.model, learner); st != Status::ok) return st;
+    BestResponseValue<Scalar> lower;
+    if (Status st = regularized_best_response(learner, ws.settings, ws.optimum, lower); st != Status::ok) return st;
+    if (Status st = evaluate(task, ws.optimum.pi, ws.optimum.workspace, ws.task_evaluation); st != Status::ok)
+      return st;
+    out = lower;
+    out.value = ws.task_evaluation.value_rho;
+    return Status::ok;
+  }
+
+ private:
+  Data data_{};
+  bool initialized_ = false;
+};
+
+}  // namespace pbrl
