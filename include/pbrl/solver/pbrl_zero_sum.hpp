@@ -247,27 +247,9 @@ class PbrlZeroSum {
   // problem's box, y1 and y2 in the policy set, pi-hat1 and pi-hat2 policies, the schedule's
   // state consistent.
   Status validate_checkpoint_state(const unsigned char* payload, std::uint64_t sequence) const {
-    if (problem_ == nullptr) return Status::not_initialized;
-    Params x;
-    Matrix1 m1;
-    Matrix2 m2;
-    PenaltySchedule<Scalar> schedule;
-    std::int64_t k = 0;
-    if (!detail::decode_state_field(*this, payload, counts_.iteration, k) ||
-        !detail::decode_state_field(*this, payload, schedule_, schedule) ||
-        !detail::decode_state_field(*this, payload, x_, x))
-      return Status::checkpoint_corrupt;
-    if (static_cast<std::uint64_t>(k) != sequence) return Status::checkpoint_corrupt;
-    if (Status st = schedule.validate_state(settings_, k); st != Status::ok) return st;
-    if (Status st = problem_->validate_parameters(x); st != Status::ok) return st;
-    if (!detail::decode_state_field(*this, payload, y1_, m1)) return Status::checkpoint_corrupt;
-    if (Status st = validate_parameters<Scalar, S, A1>(settings_.policy, m1); st != Status::ok) return st;
-    if (!detail::decode_state_field(*this, payload, pi1_hat_, m1)) return Status::checkpoint_corrupt;
-    if (Status st = validate_policy(m1); st != Status::ok) return st;
-    if (!detail::decode_state_field(*this, payload, y2_, m2)) return Status::checkpoint_corrupt;
-    if (Status st = validate_parameters<Scalar, S, A2>(settings_.policy, m2); st != Status::ok) return st;
-    if (!detail::decode_state_field(*this, payload, pi2_hat_, m2)) return Status::checkpoint_corrupt;
-    return validate_policy(m2);
+    return detail::validate_penalty_solver_state(*this, payload, sequence, problem_, settings_, counts_.iteration,
+                                                 schedule_, x_, detail::PlayerStateFields<Matrix1>{y1_, pi1_hat_},
+                                                 detail::PlayerStateFields<Matrix2>{y2_, pi2_hat_});
   }
 
  private:
