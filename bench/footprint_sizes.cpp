@@ -45,20 +45,28 @@ template <typename T> using PbrlStackelbergExact =
 template <typename T> using PbrlZeroSumIncentiveExact =
     pbrl::PbrlZeroSum<Incentive<T>, EvaluationMethod::direct, pbrl::GradientSources::exact>;
 template <typename T> using MetaGradientIncentive = pbrl::MetaGradient<Incentive<T>>;
+template <typename T> using IndependentPgExact =
+    pbrl::IndependentPolicyGradient<Stackelberg<T>, EvaluationMethod::direct, pbrl::GradientSources::exact>;
+template <typename T> using MetaGradientIncentiveExact =
+    pbrl::MetaGradient<Incentive<T>, EvaluationMethod::direct, pbrl::GradientSources::exact>;
 template <typename T> using PbrlRlhf = pbrl::Pbrl<Rlhf<T>>;
 template <typename T> using DrlhfRlhf = pbrl::Drlhf<Rlhf<T>>;
+template <typename T> using DrlhfRlhfExact = pbrl::Drlhf<Rlhf<T>, EvaluationMethod::direct, pbrl::GradientSources::exact>;
 template <typename T> using PbrlMinimal = pbrl::Pbrl<Minimal<T>>;
 template <typename T> using RlhfBuffer = typename Rlhf<T>::Buffer;
 
 PBRL_SIZEOF_BOTH(solver_pbrl_stackelberg100_direct, PbrlStackelberg)
 PBRL_SIZEOF_BOTH(solver_pbrl_stackelberg100_sweeps, PbrlStackelbergSweeps)
 PBRL_SIZEOF_BOTH(solver_independent_pg_stackelberg100, IndependentPg)
+PBRL_SIZEOF_BOTH(solver_independent_pg_stackelberg100_exact, IndependentPgExact)
 PBRL_SIZEOF_BOTH(solver_pbrl_zero_sum_incentive10, PbrlZeroSumIncentive)
 PBRL_SIZEOF_BOTH(solver_pbrl_stackelberg100_exact, PbrlStackelbergExact)
 PBRL_SIZEOF_BOTH(solver_pbrl_zero_sum_incentive10_exact, PbrlZeroSumIncentiveExact)
 PBRL_SIZEOF_BOTH(solver_meta_gradient_incentive10, MetaGradientIncentive)
+PBRL_SIZEOF_BOTH(solver_meta_gradient_incentive10_exact, MetaGradientIncentiveExact)
 PBRL_SIZEOF_BOTH(solver_pbrl_rlhf10, PbrlRlhf)
 PBRL_SIZEOF_BOTH(solver_drlhf_rlhf10, DrlhfRlhf)
+PBRL_SIZEOF_BOTH(solver_drlhf_rlhf10_exact, DrlhfRlhfExact)
 PBRL_SIZEOF_BOTH(solver_pbrl_minimal, PbrlMinimal)
 PBRL_SIZEOF_BOTH(problem_stackelberg100, Stackelberg)
 PBRL_SIZEOF_BOTH(problem_incentive10, Incentive)

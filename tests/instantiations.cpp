@@ -25,6 +25,7 @@ template class Pbrl<Stackelberg<float, 4, 3, 2>, EvaluationMethod::direct>;
 template class Pbrl<Stackelberg<double, 4, 3, 2>, EvaluationMethod::sweeps>;
 template class IndependentPolicyGradient<Stackelberg<float, 4, 3, 2>, EvaluationMethod::direct>;
 template class IndependentPolicyGradient<Stackelberg<double, 4, 3, 2>, EvaluationMethod::sweeps>;
+template class IndependentPolicyGradient<Stackelberg<float, 4, 3, 2>, EvaluationMethod::direct, GradientSources::exact>;
 
 template class IncentiveDesign<float, 4, 2, 3>;
 template class IncentiveDesign<double, 4, 2, 3>;
@@ -37,6 +38,7 @@ template class Pbrl<Stackelberg<float, 4, 3, 2>, EvaluationMethod::direct, Gradi
 template class Pbrl<RewardShaping<double, 4, 3>, EvaluationMethod::sweeps, GradientSources::exact>;
 template class MetaGradient<IncentiveDesign<float, 4, 2, 3>, EvaluationMethod::direct>;
 template class MetaGradient<IncentiveDesign<double, 4, 2, 3>, EvaluationMethod::sweeps>;
+template class MetaGradient<IncentiveDesign<float, 4, 2, 3>, EvaluationMethod::direct, GradientSources::exact>;
 
 template class RlhfProblem<float, 4, 3, 4, 16>;
 template class RlhfProblem<double, 4, 3, 4, 16>;
@@ -49,6 +51,7 @@ template class Pbrl<RlhfProblem<float, 4, 3, 4, 16>, EvaluationMethod::direct>;
 template class Pbrl<RlhfProblem<double, 4, 3, 4, 16>, EvaluationMethod::sweeps>;
 template class Drlhf<RlhfProblem<float, 4, 3, 4, 16>, EvaluationMethod::direct>;
 template class Drlhf<RlhfProblem<double, 4, 3, 4, 16>, EvaluationMethod::sweeps>;
+template class Drlhf<RlhfProblem<double, 4, 3, 4, 16>, EvaluationMethod::sweeps, GradientSources::exact>;
 
 // Checkpoints of both solvers, both scalars and both evaluation methods.
 #define PBRL_INSTANTIATE_CHECKPOINT(...)                                                               \
@@ -61,6 +64,7 @@ PBRL_INSTANTIATE_CHECKPOINT(Pbrl<RewardShaping<double, 4, 3>, EvaluationMethod::
 PBRL_INSTANTIATE_CHECKPOINT(Pbrl<Stackelberg<float, 4, 3, 2>, EvaluationMethod::direct>)
 PBRL_INSTANTIATE_CHECKPOINT(PbrlZeroSum<IncentiveDesign<float, 4, 2, 3>, EvaluationMethod::direct>)
 PBRL_INSTANTIATE_CHECKPOINT(PbrlZeroSum<IncentiveDesign<double, 4, 2, 3>, EvaluationMethod::sweeps>)
+PBRL_INSTANTIATE_CHECKPOINT(PbrlZeroSum<IncentiveDesign<float, 4, 2, 3>, EvaluationMethod::direct, GradientSources::exact>)
 #undef PBRL_INSTANTIATE_CHECKPOINT
 
 }  // namespace pbrl

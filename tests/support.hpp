@@ -7,6 +7,7 @@
 #include "pbrl/pbrl.hpp"
 #include "pbrl/problems/random_instance.hpp"
 
+#include <cstring>
 #include <memory>
 
 #ifndef PBRL_TEST_SCALAR
@@ -226,3 +227,29 @@ Real central_difference(F&& f, Real h = kFdStep) {
 #define CHECK_CLOSE(a, b, tol, scale)                                                   \
   CHECK(std::abs(Real(a) - Real(b)) <=                                                  \
         Real(tol) * std::max(Real(1), Real(scale)))
+
+// An exact-only type (GradientSources::exact) against the default one: init(solver, mode) sets
+// either up alike in GradientMode `mode`. In exact mode the two step bit for bit alike (same(a, b,
+// report_a, report_b) compares what is observable); sampled mode is refused at init() by the
+// exact-only type, whose bytes stay as they were, and accepted by the default type.
+template <class Default, class Exact, class Init, class Same>
+void check_exact_only_type(Init init, Same same, int steps = 4) {
+  static_assert(sizeof(Exact) < sizeof(Default), "the exact-only type holds no sampled-mode scratch");
+  auto a = std::make_unique<Default>();
+  auto b = std::make_unique<Exact>();
+  REQUIRE(init(*a, pbrl::GradientMode::exact) == pbrl::Status::ok);
+  REQUIRE(init(*b, pbrl::GradientMode::exact) == pbrl::Status::ok);
+  for (int k = 0; k < steps; ++k) {
+    CAPTURE(k);
+    typename Default::Report ra, rb;
+    const bool with_report = k % 2 == 0;  // a step without a report may take another path
+    REQUIRE(a->step(with_report ? &ra : nullptr) == pbrl::Status::ok);
+    REQUIRE(b->step(with_report ? &rb : nullptr) == pbrl::Status::ok);
+    same(*a, *b, ra, rb);
+  }
+  auto before = std::make_unique<unsigned char[]>(sizeof(Exact));
+  std::memcpy(before.get(), b.get(), sizeof(Exact));
+  CHECK(init(*b, pbrl::GradientMode::sampled) == pbrl::Status::bad_setting);
+  CHECK(std::memcmp(before.get(), b.get(), sizeof(Exact)) == 0);
+  CHECK(init(*a, pbrl::GradientMode::sampled) == pbrl::Status::ok);
+}

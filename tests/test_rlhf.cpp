@@ -957,3 +957,43 @@ TEST_CASE("Drlhf sampled mode: bad settings are refused and change nothing") {
   CHECK(same_rng(solver->rng(), twin->rng()));
   CHECK(solver->environment_steps() == twin->environment_steps());
 }
+
+TEST_CASE("an exact-only Drlhf steps like the default type and refuses sampled mode") {
+  constexpr int S = 4, A = 3, L = 2, C = 4;
+  using Inst = RlhfInstance<S, A, L, C>;
+  using Problem = Inst::Problem;
+  auto inst = std::make_unique<Inst>(67, Real(0.8), Real(0.1), Real(1));
+  const auto truth = inst->truth(Real(0.1));
+  pbrl::Segment<S, A, L> d0, d1;
+  REQUIRE(d0.push_back(0, 1) == Status::ok);
+  REQUIRE(d1.push_back(2, 0) == Status::ok);
+  REQUIRE(inst->buffer.push(d0, d1, Label(1)) == Status::ok);  // the reward moves too
+  const Mat<S, A> uniform = Mat<S, A>::Constant(Real(1) / A);
+  auto init = [&](auto& baseline, pbrl::GradientMode mode) {
+    pbrl::DrlhfSettings<Real> s;
+    s.policy_steps = 2;
+    s.gradient = mode;
+    if (mode == pbrl::GradientMode::sampled) s.policy_oracle = pbrl::OracleKind::policy_gradient;
+    s.sampling.horizon = 5;
+    s.sampling.batch = 3;
+    return baseline.init(inst->problem, s, Problem::Params::Zero(), uniform, &truth);
+  };
+  auto same = [](const auto& a, const auto& b, const auto& ra, const auto& rb) {
+    CHECK(a.x() == b.x());
+    CHECK(a.policy() == b.policy());
+    CHECK(a.log_policy() == b.log_policy());
+    CHECK(same_rng(a.rng(), b.rng()));
+    CHECK(ra.iteration == rb.iteration);
+    CHECK(ra.loss == rb.loss);
+    CHECK(ra.reward_gradient_norm == rb.reward_gradient_norm);
+    CHECK(ra.fitted_loss == rb.fitted_loss);
+    CHECK(ra.has_true_return == rb.has_true_return);
+    CHECK(std::memcmp(&ra.true_return, &rb.true_return, sizeof(Real)) == 0);  // NaN without a report
+    CHECK(ra.environment_steps == rb.environment_steps);
+    CHECK(ra.max_sweeps_hit == rb.max_sweeps_hit);
+  };
+  check_exact_only_type<pbrl::Drlhf<Problem>,
+                        pbrl::Drlhf<Problem, EvaluationMethod::direct, pbrl::GradientSources::exact>>(init, same);
+  check_exact_only_type<pbrl::Drlhf<Problem, EvaluationMethod::sweeps>,
+                        pbrl::Drlhf<Problem, EvaluationMethod::sweeps, pbrl::GradientSources::exact>>(init, same);
+}

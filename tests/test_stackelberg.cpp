@@ -1022,3 +1022,35 @@ TEST_CASE("independent PG sampled mode with the paper's H = 5, B = 16: the follo
   MESSAGE("sampled independent PG (H 5, B 16): V_l ", first.leader_value, " -> ", last.leader_value, ", gap ",
           first.follower_gap, " -> ", last.follower_gap);
 }
+
+TEST_CASE("an exact-only IndependentPolicyGradient steps like the default type and refuses sampled mode") {
+  auto inst = std::make_unique<SmallInstance>(311, Real(0.8), Real(0.05), Real(0.2));
+  pbrl::Rng rng(41);
+  const Params x0 = random_x(rng, Real(0.5));
+  const FollowerMat y0 = random_logits<S, AF>(rng, Real(0.5));
+  auto init = [&](auto& baseline, pbrl::GradientMode mode) {
+    pbrl::IndependentPgSettings<Real> s;
+    s.gradient = mode;
+    s.sampling.horizon = 5;
+    s.sampling.batch = 3;
+    return baseline.init(inst->problem, s, x0, y0);
+  };
+  auto same = [](const auto& a, const auto& b, const auto& ra, const auto& rb) {
+    CHECK(a.x() == b.x());
+    CHECK(a.y() == b.y());
+    CHECK(same_rng(a.rng(), b.rng()));
+    CHECK(ra.iteration == rb.iteration);
+    CHECK(ra.leader_value == rb.leader_value);
+    CHECK(ra.follower_value == rb.follower_value);
+    CHECK(ra.follower_gap == rb.follower_gap);
+    CHECK(ra.follower_gap_converged == rb.follower_gap_converged);
+    CHECK(ra.environment_steps == rb.environment_steps);
+    CHECK(ra.max_sweeps_hit == rb.max_sweeps_hit);
+  };
+  check_exact_only_type<pbrl::IndependentPolicyGradient<Game>,
+                        pbrl::IndependentPolicyGradient<Game, EvaluationMethod::direct, pbrl::GradientSources::exact>>(
+      init, same);
+  check_exact_only_type<pbrl::IndependentPolicyGradient<Game, EvaluationMethod::sweeps>,
+                        pbrl::IndependentPolicyGradient<Game, EvaluationMethod::sweeps, pbrl::GradientSources::exact>>(
+      init, same);
+}

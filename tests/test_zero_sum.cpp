@@ -805,3 +805,37 @@ TEST_CASE("the paper's incentive-design size (S = 10, A1 = A2 = 5) builds and st
   CHECK(std::isfinite(m.upper_objective));
   CHECK(m.meta_gradient_norm > Real(0));
 }
+
+TEST_CASE("an exact-only MetaGradient steps like the default type and refuses sampled mode") {
+  auto inst = std::make_unique<IncentiveInstance<S, A1, A2>>(5, Real(0.8), Real(0.3));
+  pbrl::Rng rng(43);
+  const M1 y1 = random_logits<S, A1>(rng);
+  const M2 y2 = random_logits<S, A2>(rng);
+  auto init = [&](auto& baseline, pbrl::GradientMode mode) {
+    pbrl::MetaGradientSettings<Real> s;
+    s.agent_steps = 2;
+    s.gradient = mode;
+    s.sampling.horizon = 5;
+    s.sampling.batch = 3;
+    return baseline.init(inst->problem, s, Incentive::Params::Zero(), y1, y2);
+  };
+  auto same = [](const auto& a, const auto& b, const auto& ra, const auto& rb) {
+    CHECK(a.x() == b.x());
+    CHECK(a.y1() == b.y1());
+    CHECK(a.y2() == b.y2());
+    CHECK(a.meta_gradient() == b.meta_gradient());
+    CHECK(std::memcmp(a.rng().state(), b.rng().state(), 16) == 0);
+    CHECK(ra.iteration == rb.iteration);
+    CHECK(ra.upper_objective == rb.upper_objective);
+    CHECK(ra.agents_value == rb.agents_value);
+    CHECK(ra.meta_gradient_norm == rb.meta_gradient_norm);
+    CHECK(ra.environment_steps == rb.environment_steps);
+    CHECK(ra.max_sweeps_hit == rb.max_sweeps_hit);
+  };
+  check_exact_only_type<pbrl::MetaGradient<Incentive>,
+                        pbrl::MetaGradient<Incentive, EvaluationMethod::direct, pbrl::GradientSources::exact>>(init,
+                                                                                                              same);
+  check_exact_only_type<pbrl::MetaGradient<Incentive, EvaluationMethod::sweeps>,
+                        pbrl::MetaGradient<Incentive, EvaluationMethod::sweeps, pbrl::GradientSources::exact>>(init,
+                                                                                                              same);
+}

@@ -347,6 +347,53 @@ bool decode_state_field(const Solver& solver, const unsigned char* payload, cons
   return decoder.found;
 }
 
+// One lower-level player's fields of a penalty solver's state: its policy parameters y and the
+// oracle's warm start pi-hat (the solver's members; they locate the copies in a payload).
+template <class Matrix>
+struct PlayerStateFields {
+  const Matrix& y;
+  const Matrix& pi_hat;
+};
+
+// A player's part of validate_penalty_solver_state: y in the policy set `set`, pi-hat a policy.
+template <class Solver, class Set, class Matrix>
+Status validate_player_state(const Solver& solver, const unsigned char* payload, const Set& set,
+                             const PlayerStateFields<Matrix>& player) {
+  using Scalar = typename Matrix::Scalar;
+  constexpr int S = Matrix::RowsAtCompileTime, A = Matrix::ColsAtCompileTime;
+  Matrix m;
+  if (!decode_state_field(solver, payload, player.y, m)) return Status::checkpoint_corrupt;
+  if (Status st = validate_parameters<Scalar, S, A>(set, m); st != Status::ok) return st;
+  if (!decode_state_field(solver, payload, player.pi_hat, m)) return Status::checkpoint_corrupt;
+  return validate_policy<Scalar, S, A>(m);
+}
+
+// The penalty solvers' (Pbrl, PbrlZeroSum) validate_checkpoint_state, restore_checkpoint's last
+// check, on copies decoded from the payload (whose numbers are known finite): a state the solver
+// could have written at iteration `sequence`. The iteration count is the sequence number, the
+// schedule's state is consistent with the settings and the count, x lies in the problem's box,
+// and each player's y lies in the policy set and its pi-hat is a policy; the first refusal decides.
+// iteration, schedule, x and the players' fields are the solver's members.
+template <class Solver, class Problem, class Settings, class Schedule, class Params, class... Matrices>
+Status validate_penalty_solver_state(const Solver& solver, const unsigned char* payload, std::uint64_t sequence,
+                                     const Problem* problem, const Settings& settings,
+                                     const std::int64_t& iteration, const Schedule& schedule, const Params& x,
+                                     const PlayerStateFields<Matrices>&... players) {
+  if (problem == nullptr) return Status::not_initialized;
+  Params x_copy;
+  Schedule schedule_copy;
+  std::int64_t k = 0;
+  if (!decode_state_field(solver, payload, iteration, k) ||
+      !decode_state_field(solver, payload, schedule, schedule_copy) || !decode_state_field(solver, payload, x, x_copy))
+    return Status::checkpoint_corrupt;
+  if (static_cast<std::uint64_t>(k) != sequence) return Status::checkpoint_corrupt;
+  if (Status st = schedule_copy.validate_state(settings, k); st != Status::ok) return st;
+  if (Status st = problem->validate_parameters(x_copy); st != Status::ok) return st;
+  Status st = Status::ok;
+  ((st = st == Status::ok ? validate_player_state(solver, payload, settings.policy, players) : st), ...);
+  return st;
+}
+
 // Fields in visit() order; the domains (solver/settings.hpp) are validation's, not hashed.
 struct SettingsDigest {
   std::uint32_t crc = 0u;

@@ -96,12 +96,17 @@ Status validate(const MarkovGame<Scalar, S, A1, A2>& g) {
   return Status::ok;
 }
 
-// Storage of one induced single-agent MDP (S x A reward, (S*A) x S transition).
+// Storage of one induced single-agent MDP (S x A reward, (S*A) x S transition). Storage for A
+// actions also holds the MDP of a player with fewer (in its leading entries), so the two players'
+// MDPs, when needed one at a time, share one buffer (SharedInducedModel).
 template <typename Scalar, int S, int A>
 struct InducedModel {
   Scalar reward[S * A];
   Scalar transition[S * A * S];
 };
+
+template <typename Scalar, int S, int A1, int A2>
+using SharedInducedModel = InducedModel<Scalar, S, (A1 > A2 ? A1 : A2)>;
 
 namespace detail {
 
@@ -123,11 +128,12 @@ Status check_game(const MarkovGame<Scalar, S, A1, A2>& g) {
 
 }  // namespace detail
 
-// Player 1's MDP given pi2, written into `storage`; `mdp` views it (with the game's rho).
-// On error neither storage nor mdp changes.
-template <typename Scalar, int S, int A1, int A2>
+// Player 1's MDP given pi2, written into `storage` (for C >= A1 actions); `mdp` views it (with
+// the game's rho). On error neither storage nor mdp changes.
+template <typename Scalar, int S, int A1, int A2, int C>
 Status player1_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A2>& pi2,
-                   InducedModel<Scalar, S, A1>& storage, Mdp<Scalar, S, A1>& mdp) {
+                   InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A1>& mdp) {
+  static_assert(C >= A1, "storage for at least player 1's actions");
   if (Status st = detail::check_game(g); st != Status::ok) return st;
   if (Status st = validate_policy(pi2); st != Status::ok) return st;
   const auto r = g.r();
@@ -146,11 +152,12 @@ Status player1_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatr
   return Status::ok;
 }
 
-// Player 2's MDP given pi1 (player 2 maximizes -V), written into `storage`.
+// Player 2's MDP given pi1 (player 2 maximizes -V), written into `storage` (for C >= A2 actions).
 // On error neither storage nor mdp changes.
-template <typename Scalar, int S, int A1, int A2>
+template <typename Scalar, int S, int A1, int A2, int C>
 Status player2_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
-                   InducedModel<Scalar, S, A2>& storage, Mdp<Scalar, S, A2>& mdp) {
+                   InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A2>& mdp) {
+  static_assert(C >= A2, "storage for at least player 2's actions");
   if (Status st = detail::check_game(g); st != Status::ok) return st;
   if (Status st = validate_policy(pi1); st != Status::ok) return st;
   const auto r = g.r();

@@ -81,9 +81,14 @@ Status validate(const DrlhfSettings<Scalar>& s) {
 }
 
 // Problem: an RlhfProblem (uses its loss(), build(), validate_parameters(), project_parameters()).
-template <class Problem, EvaluationMethod Method = EvaluationMethod::direct>
+// Sources = GradientSources::exact (solver/settings.hpp): the type holds no sampled-mode scratch
+// (second random stream, trajectory buffer) and has no sampled code; init() refuses
+// GradientMode::sampled.
+template <class Problem, EvaluationMethod Method = EvaluationMethod::direct,
+          GradientSources Sources = GradientSources::exact_and_sampled>
 class Drlhf {
  public:
+  static constexpr bool kSampled = Sources == GradientSources::exact_and_sampled;
   using Scalar = typename Problem::Scalar;
   static constexpr int S = Problem::kStates;
   static constexpr int A = Problem::kActions;
@@ -105,6 +110,7 @@ class Drlhf {
     if (Status st = validate_policy(pi0); st != Status::ok) return st;
     if (truth != nullptr)
       if (Status st = validate(*truth); st != Status::ok) return st;
+    if (settings.gradient == GradientMode::sampled && !kSampled) return Status::bad_setting;
     problem_ = &problem;
     settings_ = settings;
     x_ = x0;
@@ -156,10 +162,9 @@ class Drlhf {
     log_pi_next_ = log_pi_;
     pi_next_ = pi_;
     value_next_ = value_;
-    rng_next_ = rng_;
     std::int64_t steps = 0;
-    if (Status st = settings_.gradient == GradientMode::sampled ? run_sampled_oracle(mdp, steps) : run_oracle(mdp);
-        st != Status::ok)
+    const bool sampled = kSampled && settings_.gradient == GradientMode::sampled;
+    if (Status st = sampled ? run_sampled_oracle(mdp, steps) : run_oracle(mdp); st != Status::ok)
       return st;
     if (!pi_next_.allFinite() || !log_pi_next_.allFinite() || !std::isfinite(loss) || !std::isfinite(fitted) ||
         !std::isfinite(gradient_norm))
@@ -180,7 +185,8 @@ class Drlhf {
     log_pi_ = log_pi_next_;
     pi_ = pi_next_;
     value_ = value_next_;
-    rng_ = rng_next_;
+    if constexpr (kSampled)
+      if (sampled) rng_ = sampled_.rng_next;
     counts_.commit(steps);
     return Status::ok;
   }
@@ -210,12 +216,18 @@ class Drlhf {
 
  private:
   // (b) in sampled mode: policy_steps sampled policy-gradient ascent steps on (log_pi_next_,
-  // pi_next_) with rng_next_, the same update as Pbrl's sampled oracle; the estimate goes
-  // through weights_. Adds policy_steps * B * H to steps.
+  // pi_next_) with sampled_.rng_next (a copy of rng_, committed by step()), the same update as
+  // Pbrl's sampled oracle; the estimate goes through weights_. Adds policy_steps * B * H to steps.
   Status run_sampled_oracle(const MdpType& mdp, std::int64_t& steps) {
-    return sampled_policy_gradient_steps(mdp, settings_.oracle_policy, settings_.policy_step, settings_.policy_steps,
-                                         settings_.sampling, rng_next_, trajectory_, steps, weights_, log_pi_next_,
-                                         pi_next_);
+    if constexpr (!kSampled) {
+      (void)mdp, (void)steps;
+      return Status::bad_setting;  // init() refuses this already
+    } else {
+      sampled_.rng_next = rng_;
+      return sampled_policy_gradient_steps(mdp, settings_.oracle_policy, settings_.policy_step,
+                                           settings_.policy_steps, settings_.sampling, sampled_.rng_next,
+                                           sampled_.trajectory, steps, weights_, log_pi_next_, pi_next_);
+    }
   }
 
   Status run_oracle(const MdpType& mdp) {
@@ -241,9 +253,13 @@ class Drlhf {
   typename Problem::Model model_{};
   Evaluation<Scalar, S, A> eval_{}, eval_truth_{};
   Workspace ws_{};
-  // Sampled mode: the random stream (state) and its scratch.
-  Rng rng_{1u}, rng_next_{1u};
-  Trajectory<Scalar, kMaxHorizon> trajectory_{};
+  // Sampled mode: the random stream (state) and its scratch (none in an exact-only type).
+  Rng rng_{1u};
+  struct SampledState {
+    Rng rng_next{1u};
+    Trajectory<Scalar, kMaxHorizon> trajectory{};
+  };
+  SampledScratch<Sources, SampledState> sampled_{};
 };
 
 }  // namespace pbrl

@@ -23,7 +23,9 @@
 // never part of the update). In exact mode no environment step is counted.
 //
 // The object is the whole state, like Pbrl: sizeof(IndependentPolicyGradient<...>) is the RAM it
-// needs; it points only at the problem.
+// needs; it points only at the problem. Sources = GradientSources::exact (solver/settings.hpp):
+// the type holds no sampled-mode scratch (second random stream, trajectory buffer) and has no
+// sampled code; init() refuses GradientMode::sampled.
 
 #include "pbrl/problems/stackelberg.hpp"
 #include "pbrl/sampling/estimators.hpp"
@@ -67,9 +69,11 @@ Status validate(const IndependentPgSettings<Scalar>& s) {
   return check_domains(s);
 }
 
-template <class Problem, EvaluationMethod Method = EvaluationMethod::direct>
+template <class Problem, EvaluationMethod Method = EvaluationMethod::direct,
+          GradientSources Sources = GradientSources::exact_and_sampled>
 class IndependentPolicyGradient {
  public:
+  static constexpr bool kSampled = Sources == GradientSources::exact_and_sampled;
   using Scalar = typename Problem::Scalar;
   static constexpr int S = Problem::kStates;
   static constexpr int AF = Problem::kActions;
@@ -88,6 +92,7 @@ class IndependentPolicyGradient {
     if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
     if (!y0.allFinite()) return Status::not_finite;
     if ((y0.array().abs() > settings.follower_logit_bound).any()) return Status::bad_policy;
+    if (settings.gradient == GradientMode::sampled && !kSampled) return Status::bad_setting;
     problem_ = &problem;
     settings_ = settings;
     x_ = x0;
@@ -113,13 +118,9 @@ class IndependentPolicyGradient {
 
     // Follower: grad_y V_f^{pi_x, pi_y}(rho) = grad_y V^{pi_y}_{M(x)}(rho), exact or sampled.
     std::int64_t steps = 0;
-    rng_next_ = rng_;
-    if (settings_.gradient == GradientMode::sampled) {
-      Scalar sampled_value(0);
-      if (Status st = sampled_policy_gradient(mdp, Parameterization::softmax, pi_y_, settings_.sampling, rng_next_,
-                                              trajectory_, steps, sampled_value, grad_y_);
-          st != Status::ok)
-        return st;
+    const bool sampled = kSampled && settings_.gradient == GradientMode::sampled;
+    if (sampled) {
+      if (Status st = sampled_follower_gradient(mdp, steps); st != Status::ok) return st;
       // The report's V_f is exact (diagnostics only, not part of the update).
       if (report != nullptr)
         if (Status st = evaluate(mdp, pi_y_, ws_, eval_f_); st != Status::ok) return st;
@@ -162,7 +163,8 @@ class IndependentPolicyGradient {
     }
     x_ = x_next_;
     y_ = y_next_;
-    rng_ = rng_next_;
+    if constexpr (kSampled)
+      if (sampled) rng_ = sampled_.rng_next;
     counts_.commit(steps);
     return Status::ok;
   }
@@ -186,6 +188,20 @@ class IndependentPolicyGradient {
   const Rng& rng() const { return rng_; }
 
  private:
+  // Sampled mode: grad_y_ = the follower's sampled gradient, drawn from sampled_.rng_next (a copy
+  // of rng_, committed by step()).
+  Status sampled_follower_gradient(const Mdp<Scalar, S, AF>& mdp, std::int64_t& steps) {
+    if constexpr (!kSampled) {
+      (void)mdp, (void)steps;
+      return Status::bad_setting;  // init() refuses this already
+    } else {
+      sampled_.rng_next = rng_;
+      Scalar sampled_value(0);
+      return sampled_policy_gradient(mdp, Parameterization::softmax, pi_y_, settings_.sampling, sampled_.rng_next,
+                                     sampled_.trajectory, steps, sampled_value, grad_y_);
+    }
+  }
+
   const Problem* problem_ = nullptr;
   Settings settings_{};
   StepCounts counts_{};
@@ -196,9 +212,13 @@ class IndependentPolicyGradient {
   Evaluation<Scalar, S, AF> eval_f_{}, eval_l_{};
   Optimum optimum_{};
   Workspace ws_{};
-  // Sampled mode: the random stream (state) and its scratch.
-  Rng rng_{1u}, rng_next_{1u};
-  Trajectory<Scalar, kMaxHorizon> trajectory_{};
+  // Sampled mode: the random stream (state) and its scratch (none in an exact-only type).
+  Rng rng_{1u};
+  struct SampledState {
+    Rng rng_next{1u};
+    Trajectory<Scalar, kMaxHorizon> trajectory{};
+  };
+  SampledScratch<Sources, SampledState> sampled_{};
 };
 
 }  // namespace pbrl

@@ -151,12 +151,17 @@ void projection_vjp(const PolicySet<Scalar>& set, const StateActionMatrix<Scalar
 
 }  // namespace detail
 
-template <class GameProblem, EvaluationMethod Method = EvaluationMethod::direct>
+// Sources = GradientSources::exact (solver/settings.hpp): the type holds no sampled-mode scratch
+// (second random stream, trajectory buffer, sampled product) and has no sampled code; init()
+// refuses GradientMode::sampled.
+template <class GameProblem, EvaluationMethod Method = EvaluationMethod::direct,
+          GradientSources Sources = GradientSources::exact_and_sampled>
 class MetaGradient {
   static_assert(GameProblem::kRewardOnly,
                 "the exact meta-gradient needs transitions that do not depend on x (kRewardOnly)");
 
  public:
+  static constexpr bool kSampled = Sources == GradientSources::exact_and_sampled;
   using Scalar = typename GameProblem::Scalar;
   static constexpr int S = GameProblem::kStates;
   static constexpr int A1 = GameProblem::kActions1;
@@ -178,7 +183,8 @@ class MetaGradient {
     if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A1>(settings.policy, y1); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A2>(settings.policy, y2); st != Status::ok) return st;
-    if (settings.gradient == GradientMode::sampled && !has_sample_vjp<GameProblem>::value) return Status::bad_setting;
+    if (settings.gradient == GradientMode::sampled && (!kSampled || !has_sample_vjp<GameProblem>::value))
+      return Status::bad_setting;
     problem_ = &problem;
     settings_ = settings;
     x_ = x0;
@@ -207,11 +213,11 @@ class MetaGradient {
     if (Status st = problem.build(x_, model_, game); st != Status::ok) return st;
 
     // 1. The agents' policy-gradient steps.
-    const bool sampled = settings_.gradient == GradientMode::sampled;
+    const bool sampled = kSampled && settings_.gradient == GradientMode::sampled;
     Mdp<Scalar, S, A1> mdp1;
     y1_next_ = y1_;
     y2_next_ = y2_;
-    rng_next_ = rng_;
+    if constexpr (kSampled) sampled_.rng_next = rng_;
     std::int64_t steps = 0;
     Scalar value_before(0);
     for (int t = 0; t < settings_.agent_steps; ++t) {
@@ -219,11 +225,13 @@ class MetaGradient {
       policy_from_parameters<Scalar, S, A2>(param, y2_next_, pi2_);
       Scalar value(0);
       if (sampled) {
-        if (Status st = sampled_game_policy_gradient(game, param, pi1_, pi2_, settings_.sampling, rng_next_,
-                                                     trajectory_, steps, value, &w1_, &w2_);
-            st != Status::ok)
-          return st;
-        w2_ = -w2_;
+        if constexpr (kSampled) {
+          if (Status st = sampled_game_policy_gradient(game, param, pi1_, pi2_, settings_.sampling, sampled_.rng_next,
+                                                       sampled_.trajectory, steps, value, &w1_, &w2_);
+              st != Status::ok)
+            return st;
+          w2_ = -w2_;
+        }
       } else {
         if (Status st = player1_mdp(game, pi2_, induced1_, mdp1); st != Status::ok) return st;
         if (Status st = evaluate(mdp1, pi1_, ws_, eval1_); st != Status::ok) return st;
@@ -265,12 +273,12 @@ class MetaGradient {
       u2_ = -u2_;  // player 2 descends V
       warm_next_ = warm_;
       if (sampled) {
-        if constexpr (has_sample_vjp<GameProblem>::value) {  // init() refuses sampled mode otherwise
+        if constexpr (kSampled && has_sample_vjp<GameProblem>::value) {  // init() refuses sampled mode otherwise
           if (Status st = sampled_directional_vjp(problem, x_, game, pi1_, pi2_, u1_, u2_, settings_.sampling,
-                                                  rng_next_, trajectory_, steps, mixed_);
+                                                  sampled_.rng_next, sampled_.trajectory, steps, sampled_.mixed);
               st != Status::ok)
             return st;
-          meta_next_ += eta * mixed_;
+          meta_next_ += eta * sampled_.mixed;
         }
       } else {
         if (Status st = occupancy_directional_derivative(game, mdp1, pi1_, pi2_, eval1_.occupancy, u1_, u2_, ws_,
@@ -304,7 +312,8 @@ class MetaGradient {
     y2_ = y2_next_;
     meta_ = meta_next_;
     warm_ = warm_next_;
-    rng_ = rng_next_;
+    if constexpr (kSampled)
+      if (sampled) rng_ = sampled_.rng_next;
     counts_.commit(steps);
     return Status::ok;
   }
@@ -347,10 +356,14 @@ class MetaGradient {
   Evaluation<Scalar, S, A1> eval1_{};
   Evaluation<Scalar, S, A1 * A2> eval_upper_{};
   Workspace ws_{};
-  // Sampled mode: the random stream (state) and its scratch.
-  Rng rng_{}, rng_next_{};
-  GameTrajectory<Scalar, kMaxHorizon> trajectory_{};
-  Params mixed_ = Params::Zero();
+  // Sampled mode: the random stream (state) and its scratch (none in an exact-only type).
+  Rng rng_{};
+  struct SampledState {
+    Rng rng_next{};
+    GameTrajectory<Scalar, kMaxHorizon> trajectory{};
+    Params mixed = Params::Zero();  // the sampled mixed derivative grad_x D_u V(rho)
+  };
+  SampledScratch<Sources, SampledState> sampled_{};
 };
 
 }  // namespace pbrl

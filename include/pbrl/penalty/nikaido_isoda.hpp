@@ -52,8 +52,7 @@ Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProb
 // (for reports, tests and baselines that do not run oracles of their own).
 template <typename Scalar, int S, int A1, int A2>
 struct BestResponseWorkspace {
-  InducedModel<Scalar, S, A1> model1;
-  InducedModel<Scalar, S, A2> model2;
+  SharedInducedModel<Scalar, S, A1, A2> model;  // player 1's induced MDP, then player 2's
   StateVector<Scalar, S> value1 = StateVector<Scalar, S>::Zero();  // V*_1 (warm start, kept)
   StateVector<Scalar, S> value2 = StateVector<Scalar, S>::Zero();  // V*_2 = -min_pi2 V (kept)
   StateActionMatrix<Scalar, S, A1> q1, log_pi1, pi1;               // pi1 = BR1(pi2)
@@ -72,12 +71,12 @@ Status nikaido_isoda_exact(const MarkovGame<Scalar, S, A1, A2>& game, const Stat
                            BestResponseWorkspace<Scalar, S, A1, A2>& ws, Scalar& psi) {
   Mdp<Scalar, S, A1> m1;
   Mdp<Scalar, S, A2> m2;
-  if (Status st = player1_mdp(game, pi2, ws.model1, m1); st != Status::ok) return st;
-  if (Status st = player2_mdp(game, pi1, ws.model2, m2); st != Status::ok) return st;
+  if (Status st = player1_mdp(game, pi2, ws.model, m1); st != Status::ok) return st;
   if (Status st = soft_value_iteration(m1, max_iterations, tolerance, ws.value1, ws.q1, ws.log_pi1, ws.pi1,
                                        &ws.result1);
       st != Status::ok)
     return st;
+  if (Status st = player2_mdp(game, pi1, ws.model, m2); st != Status::ok) return st;
   if (Status st = soft_value_iteration(m2, max_iterations, tolerance, ws.value2, ws.q2, ws.log_pi2, ws.pi2,
                                        &ws.result2);
       st != Status::ok)

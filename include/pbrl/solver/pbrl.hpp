@@ -236,22 +236,8 @@ class Pbrl {
   // are known finite): a state this solver could have written at iteration `sequence`. x in the
   // problem's box, y in its policy set, pi-hat a policy, the schedule's state consistent.
   Status validate_checkpoint_state(const unsigned char* payload, std::uint64_t sequence) const {
-    if (problem_ == nullptr) return Status::not_initialized;
-    Params x;
-    Matrix m;
-    PenaltySchedule<Scalar> schedule;
-    std::int64_t k = 0;
-    if (!detail::decode_state_field(*this, payload, counts_.iteration, k) ||
-        !detail::decode_state_field(*this, payload, schedule_, schedule) ||
-        !detail::decode_state_field(*this, payload, x_, x))
-      return Status::checkpoint_corrupt;
-    if (static_cast<std::uint64_t>(k) != sequence) return Status::checkpoint_corrupt;
-    if (Status st = schedule.validate_state(settings_, k); st != Status::ok) return st;
-    if (Status st = problem_->validate_parameters(x); st != Status::ok) return st;
-    if (!detail::decode_state_field(*this, payload, y_, m)) return Status::checkpoint_corrupt;
-    if (Status st = validate_parameters<Scalar, S, A>(settings_.policy, m); st != Status::ok) return st;
-    if (!detail::decode_state_field(*this, payload, pi_hat_, m)) return Status::checkpoint_corrupt;
-    return validate_policy(m);
+    return detail::validate_penalty_solver_state(*this, payload, sequence, problem_, settings_, counts_.iteration,
+                                                 schedule_, x_, detail::PlayerStateFields<Matrix>{y_, pi_hat_});
   }
 
  private:

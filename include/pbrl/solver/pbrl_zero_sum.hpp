@@ -150,13 +150,14 @@ class PbrlZeroSum {
     OracleResult oracle;
     Scalar f(0), psi(0), oracle_gap(0);
     const bool sampled = kSampled && settings_.gradient == GradientMode::sampled;
-    const Status gradients = sampled ? sampled_gradients(game, lambda, f, psi, steps, oracle.steps)
-                                     : exact_gradients(game, lambda, f, psi, oracle);
-    if (gradients != Status::ok) return gradients;
     // The certificate: exact mode always in tolerance mode; otherwise a diagnostic for the report
     // (sampled mode: exact, model-based, no environment steps, never part of the update).
-    if (settings_.tolerance_mode() || report != nullptr)
-      if (Status st = certify(game, sampled, oracle_gap); st != Status::ok) return st;
+    const bool certified = settings_.tolerance_mode() || report != nullptr;
+    const Status gradients = sampled ? sampled_gradients(game, lambda, f, psi, steps, oracle.steps)
+                                     : exact_gradients(game, lambda, certified, f, psi, oracle, oracle_gap);
+    if (gradients != Status::ok) return gradients;
+    if (sampled && certified)
+      if (Status st = best_responses(game, false, true, oracle, oracle_gap); st != Status::ok) return st;
     const Scalar psi_exact = eval1_.value_rho + eval2_.value_rho;  // with pi-hat, from the model
 
     // 3. Projected step on Z = X x Y1 x Y2.
@@ -246,27 +247,9 @@ class PbrlZeroSum {
   // problem's box, y1 and y2 in the policy set, pi-hat1 and pi-hat2 policies, the schedule's
   // state consistent.
   Status validate_checkpoint_state(const unsigned char* payload, std::uint64_t sequence) const {
-    if (problem_ == nullptr) return Status::not_initialized;
-    Params x;
-    Matrix1 m1;
-    Matrix2 m2;
-    PenaltySchedule<Scalar> schedule;
-    std::int64_t k = 0;
-    if (!detail::decode_state_field(*this, payload, counts_.iteration, k) ||
-        !detail::decode_state_field(*this, payload, schedule_, schedule) ||
-        !detail::decode_state_field(*this, payload, x_, x))
-      return Status::checkpoint_corrupt;
-    if (static_cast<std::uint64_t>(k) != sequence) return Status::checkpoint_corrupt;
-    if (Status st = schedule.validate_state(settings_, k); st != Status::ok) return st;
-    if (Status st = problem_->validate_parameters(x); st != Status::ok) return st;
-    if (!detail::decode_state_field(*this, payload, y1_, m1)) return Status::checkpoint_corrupt;
-    if (Status st = validate_parameters<Scalar, S, A1>(settings_.policy, m1); st != Status::ok) return st;
-    if (!detail::decode_state_field(*this, payload, pi1_hat_, m1)) return Status::checkpoint_corrupt;
-    if (Status st = validate_policy(m1); st != Status::ok) return st;
-    if (!detail::decode_state_field(*this, payload, y2_, m2)) return Status::checkpoint_corrupt;
-    if (Status st = validate_parameters<Scalar, S, A2>(settings_.policy, m2); st != Status::ok) return st;
-    if (!detail::decode_state_field(*this, payload, pi2_hat_, m2)) return Status::checkpoint_corrupt;
-    return validate_policy(m2);
+    return detail::validate_penalty_solver_state(*this, payload, sequence, problem_, settings_, counts_.iteration,
+                                                 schedule_, x_, detail::PlayerStateFields<Matrix1>{y1_, pi1_hat_},
+                                                 detail::PlayerStateFields<Matrix2>{y2_, pi2_hat_});
   }
 
  private:
@@ -278,27 +261,12 @@ class PbrlZeroSum {
   }
 
   // Exact mode: oracles on the induced MDPs, f and psi from the model; fills grad_x_, grad_y1_,
-  // grad_y2_ with grad F, the *_next_ warm starts, mdp1_, mdp2_ and the evaluations of pi-hat;
+  // grad_y2_ with grad F, the *_next_ warm starts and the evaluations of pi-hat (best_responses);
   // oracle: the larger player's steps, converged when both oracles met their targets.
-  Status exact_gradients(const GameType& game, Scalar lambda, Scalar& f, Scalar& psi, OracleResult& oracle) {
+  Status exact_gradients(const GameType& game, Scalar lambda, bool certified, Scalar& f, Scalar& psi,
+                         OracleResult& oracle, Scalar& oracle_gap) {
     const GameProblem& problem = *problem_;
-    if (Status st = player1_mdp(game, pi2_, induced1_, mdp1_); st != Status::ok) return st;
-    if (Status st = player2_mdp(game, pi1_, induced2_, mdp2_); st != Status::ok) return st;
-    const int min_steps = schedule_.inner_steps_min(settings_), max_steps = schedule_.inner_steps_max(settings_);
-    const Scalar target = schedule_.oracle_target(settings_) / Scalar(2);  // each player's half
-    OracleResult used1, used2;
-    if (Status st = run_oracle(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, mdp1_, min_steps, max_steps, target, ws_, eval1_, scratch1_, log_pi1_next_,
-                               pi1_next_, value1_next_, used1);
-        st != Status::ok)
-      return st;
-    if (Status st = run_oracle(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, mdp2_, min_steps, max_steps, target, ws_, eval2_, scratch2_, log_pi2_next_,
-                               pi2_next_, value2_next_, used2);
-        st != Status::ok)
-      return st;
-    oracle.steps = used1.steps > used2.steps ? used1.steps : used2.steps;
-    oracle.converged = used1.converged && used2.converged;
-    if (Status st = evaluate(mdp1_, pi1_next_, ws_, eval1_); st != Status::ok) return st;
-    if (Status st = evaluate(mdp2_, pi2_next_, ws_, eval2_); st != Status::ok) return st;
+    if (Status st = best_responses(game, true, certified, oracle, oracle_gap); st != Status::ok) return st;
     if (Status st = problem.upper(x_, pi1_, pi2_, model_, ws_, eval_upper_, f, grad_x_, grad_pi1_, grad_pi2_);
         st != Status::ok)
       return st;
@@ -309,21 +277,56 @@ class PbrlZeroSum {
     return Status::ok;
   }
 
-  // The oracles' certified gaps, summed: psi <= psi-hat + oracle_gap. Exact mode: on what
-  // exact_gradients left; sampled mode: the induced MDPs are built and pi-hat evaluated here.
-  Status certify(const GameType& game, bool sampled, Scalar& oracle_gap) {
-    if (sampled) {
-      if (Status st = player1_mdp(game, pi2_, induced1_, mdp1_); st != Status::ok) return st;
-      if (Status st = player2_mdp(game, pi1_, induced2_, mdp2_); st != Status::ok) return st;
-      if (Status st = evaluate(mdp1_, pi1_next_, ws_, eval1_); st != Status::ok) return st;
-      if (Status st = evaluate(mdp2_, pi2_next_, ws_, eval2_); st != Status::ok) return st;
+  // Player 1's MDP given pi2, then player 2's given pi1, one at a time in the one buffer induced_;
+  // on each (best_response) the oracle if `oracles` (exact mode; sampled mode's ran on samples),
+  // pi-hat's evaluation into eval1_ / eval2_ and, if `certified`, oracle_gap = the sum of the
+  // certified gaps (psi <= psi-hat + oracle_gap). oracle is set only with the oracles.
+  Status best_responses(const GameType& game, bool oracles, bool certified, OracleResult& oracle, Scalar& oracle_gap) {
+    OracleResult used1, used2;
+    Scalar gap1(0), gap2(0);
+    Mdp<Scalar, S, A1> mdp1;
+    if (Status st = player1_mdp(game, pi2_, induced_, mdp1); st != Status::ok) return st;
+    if (Status st = best_response(mdp1, oracles, certified, eval1_, grad_y1_, log_pi1_next_, pi1_next_, value1_next_,
+                                  used1, gap1);
+        st != Status::ok)
+      return st;
+    Mdp<Scalar, S, A2> mdp2;
+    if (Status st = player2_mdp(game, pi1_, induced_, mdp2); st != Status::ok) return st;
+    if (Status st = best_response(mdp2, oracles, certified, eval2_, grad_y2_, log_pi2_next_, pi2_next_, value2_next_,
+                                  used2, gap2);
+        st != Status::ok)
+      return st;
+    if (oracles) {
+      oracle.steps = used1.steps > used2.steps ? used1.steps : used2.steps;
+      oracle.converged = used1.converged && used2.converged;
     }
-    oracle_gap = optimality_gap_bound(mdp1_, eval1_) + optimality_gap_bound(mdp2_, eval2_);
+    if (certified) oracle_gap = gap1 + gap2;
+    return Status::ok;
+  }
+
+  // One player's part of best_responses on its MDP m; scratch is the oracle's (grad_y1_ or
+  // grad_y2_, written only after the oracles).
+  template <int A>
+  Status best_response(const Mdp<Scalar, S, A>& m, bool oracle, bool certified, Evaluation<Scalar, S, A>& eval,
+                       StateActionMatrix<Scalar, S, A>& scratch, StateActionMatrix<Scalar, S, A>& log_pi_next,
+                       StateActionMatrix<Scalar, S, A>& pi_next, StateVector<Scalar, S>& value_next,
+                       OracleResult& used, Scalar& gap) {
+    if (oracle) {
+      const Scalar target = schedule_.oracle_target(settings_) / Scalar(2);  // each player's half
+      if (Status st = run_oracle(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, m,
+                                 schedule_.inner_steps_min(settings_), schedule_.inner_steps_max(settings_), target,
+                                 ws_, eval, scratch, log_pi_next, pi_next, value_next, used);
+          st != Status::ok)
+        return st;
+    }
+    if (Status st = evaluate(m, pi_next, ws_, eval); st != Status::ok) return st;
+    if (certified) gap = optimality_gap_bound(m, eval);
     return Status::ok;
   }
 
   // Sampled mode: T sampled policy-gradient steps per player, the sampled psi, the exact f; the
   // same outputs as exact_gradients plus sampled_.rng_next and the environment steps taken.
+  // grad_y1_ and grad_y2_ carry the players' sampled gradients until grad F overwrites them.
   Status sampled_gradients(const GameType& game, Scalar lambda, Scalar& f, Scalar& psi, std::int64_t& steps,
                            std::int64_t& inner) {
     if constexpr (!kSampled || !has_sample_vjp<GameProblem>::value) {
@@ -339,22 +342,22 @@ class PbrlZeroSum {
       inner = T;
       for (int i = 0; i < T; ++i) {  // player 1 ascends V against pi2
         if (Status st = sampled_game_policy_gradient(game, set.parameterization, pi1_next_, pi2_, settings_.sampling,
-                                                     sampled_.rng_next, sampled_.trajectory, steps, value, &scratch1_,
+                                                     sampled_.rng_next, sampled_.trajectory, steps, value, &grad_y1_,
                                                      static_cast<Matrix2*>(nullptr));
             st != Status::ok)
           return st;
-        if (Status st = policy_ascent_update<Scalar, S, A1>(set, eta, scratch1_, log_pi1_next_, pi1_next_);
+        if (Status st = policy_ascent_update<Scalar, S, A1>(set, eta, grad_y1_, log_pi1_next_, pi1_next_);
             st != Status::ok)
           return st;
       }
       for (int i = 0; i < T; ++i) {  // player 2 descends V against pi1
         if (Status st = sampled_game_policy_gradient(game, set.parameterization, pi1_, pi2_next_, settings_.sampling,
                                                      sampled_.rng_next, sampled_.trajectory, steps, value,
-                                                     static_cast<Matrix1*>(nullptr), &scratch2_);
+                                                     static_cast<Matrix1*>(nullptr), &grad_y2_);
             st != Status::ok)
           return st;
-        scratch2_ = -scratch2_;
-        if (Status st = policy_ascent_update<Scalar, S, A2>(set, eta, scratch2_, log_pi2_next_, pi2_next_);
+        grad_y2_ = -grad_y2_;
+        if (Status st = policy_ascent_update<Scalar, S, A2>(set, eta, grad_y2_, log_pi2_next_, pi2_next_);
             st != Status::ok)
           return st;
       }
@@ -389,15 +392,12 @@ class PbrlZeroSum {
   // Scratch of one step.
   Params x_next_ = Params::Zero(), grad_x_ = Params::Zero();
   Matrix1 y1_next_ = Matrix1::Zero(), log_pi1_next_ = Matrix1::Zero(), pi1_next_ = Matrix1::Zero();
-  Matrix1 pi1_ = Matrix1::Zero(), grad_pi1_ = Matrix1::Zero(), grad_y1_ = Matrix1::Zero(), scratch1_ = Matrix1::Zero();
+  Matrix1 pi1_ = Matrix1::Zero(), grad_pi1_ = Matrix1::Zero(), grad_y1_ = Matrix1::Zero();
   Matrix2 y2_next_ = Matrix2::Zero(), log_pi2_next_ = Matrix2::Zero(), pi2_next_ = Matrix2::Zero();
-  Matrix2 pi2_ = Matrix2::Zero(), grad_pi2_ = Matrix2::Zero(), grad_y2_ = Matrix2::Zero(), scratch2_ = Matrix2::Zero();
+  Matrix2 pi2_ = Matrix2::Zero(), grad_pi2_ = Matrix2::Zero(), grad_y2_ = Matrix2::Zero();
   StateVector<Scalar, S> value1_next_ = StateVector<Scalar, S>::Zero();
   StateVector<Scalar, S> value2_next_ = StateVector<Scalar, S>::Zero();
-  InducedModel<Scalar, S, A1> induced1_{};
-  InducedModel<Scalar, S, A2> induced2_{};
-  Mdp<Scalar, S, A1> mdp1_{};  // player 1's MDP given pi2 (views induced1_)
-  Mdp<Scalar, S, A2> mdp2_{};  // player 2's MDP given pi1 (views induced2_)
+  SharedInducedModel<Scalar, S, A1, A2> induced_{};  // player 1's MDP given pi2, then player 2's given pi1
   NikaidoIsodaScratch<Scalar, S, A1, A2> ni_scratch_{};
   typename GameProblem::Model model_{};
   Evaluation<Scalar, S, A1> eval1_{};

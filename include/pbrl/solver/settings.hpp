@@ -25,10 +25,11 @@ enum class OracleKind : unsigned char { policy_mirror_descent, policy_gradient, 
 // from trajectories of the generative model (sampling/estimators.hpp).
 enum class GradientMode : unsigned char { exact, sampled };
 
-// Which gradient sources a penalty solver type carries, a template parameter as the evaluation
+// Which gradient sources a solver or baseline type carries, a template parameter as the evaluation
 // method is. exact_and_sampled (the default): settings.gradient chooses at init(). exact: the type
 // holds no sampled-mode scratch (trajectory buffer, sampled-penalty state, second random stream)
-// and has no sampled code; init() refuses GradientMode::sampled. The checkpoint image is the same.
+// and has no sampled code; init() refuses GradientMode::sampled. A solver's checkpoint image is
+// the same.
 enum class GradientSources : unsigned char { exact_and_sampled, exact };
 
 // The sampled-mode scratch of a solver: State, or nothing for an exact-only type.
