@@ -130,7 +130,7 @@ Status regularized_best_response(const Mdp<Scalar, S, A>& m, const BestResponseS
                                  RegularizedOptimum<Scalar, S, A>& opt, BestResponseValue<Scalar>& out) {
   if (Status st = detail::check_model(m); st != Status::ok) return st;
   if (Status st = validate(settings); st != Status::ok) return st;
-  if (!opt.value.allFinite()) return Status::not_finite;
+  if (!all_finite(opt.value)) return Status::not_finite;
   opt.next = opt.value;
   SoftValueIterationResult<Scalar> sweeps;
   if (Status st = soft_value_iteration(m, static_cast<int>(settings.max_iterations),
@@ -254,7 +254,7 @@ bool solve_dense(Scalar* J, Vector<Scalar, N>& b) {
     for (int j = i + 1; j < N; ++j) acc -= J[i * N + j] * b(j);
     b(i) = acc / J[i * N + i];
   }
-  return b.allFinite();
+  return pbrl::all_finite(b);
 }
 
 // The equilibrium of state s's matrix game ws.payoff by damped Newton from (ws.sweep_pi1(s),
@@ -338,7 +338,7 @@ Status regularized_nash_equilibrium(const MarkovGame<Scalar, S, A1, A2>& g, cons
   if (Status st = validate(g); st != Status::ok) return st;
   if (!(g.tau() > Scalar(0))) return Status::bad_regularization;
   if (Status st = validate(settings); st != Status::ok) return st;
-  if (!ws.value.allFinite()) return Status::not_finite;
+  if (!all_finite(ws.value)) return Status::not_finite;
   if (Status st = validate_policy(ws.pi1); st != Status::ok) return st;
   if (Status st = validate_policy(ws.pi2); st != Status::ok) return st;
   constexpr int J = A1 * A2;
@@ -359,14 +359,14 @@ Status regularized_nash_equilibrium(const MarkovGame<Scalar, S, A1, A2>& g, cons
           const int j = a1 * A2 + a2;
           ws.payoff(a1, a2) = r(s, j) + gamma * P.row(s * J + j).dot(ws.sweep_value);
         }
-      if (!ws.payoff.allFinite()) return Status::numerical_failure;
+      if (!all_finite(ws.payoff)) return Status::numerical_failure;
       res.inner_iterations += detail::solve_state_game(g, s, settings.max_inner_iterations, ws);
       const auto p = ws.sweep_pi1.row(s);
       const auto q = ws.sweep_pi2.row(s);
       ws.sweep_next(s) = (p * ws.payoff * q.transpose()).value() - g.tau() * g.regularizer1.value(s, p) +
                          g.tau() * g.regularizer2.value(s, q);
     }
-    if (!ws.sweep_next.allFinite()) return Status::numerical_failure;
+    if (!all_finite(ws.sweep_next)) return Status::numerical_failure;
     ++res.sweeps;
     res.change = (ws.sweep_next - ws.sweep_value).cwiseAbs().maxCoeff();
     ws.sweep_value = ws.sweep_next;

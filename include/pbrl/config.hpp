@@ -3,6 +3,8 @@
 // The alignment setting that changes layouts (EIGEN_MAX_STATIC_ALIGN_BYTES) comes from the
 // CMake target pbrl::pbrl so that the library and its users always agree on it.
 
+#include "pbrl/status.hpp"
+
 #include <Eigen/Core>
 
 #include <cmath>
@@ -66,9 +68,67 @@ constexpr Scalar log_floor() {
   return std::numeric_limits<Scalar>::min() * Scalar(1) / std::numeric_limits<Scalar>::epsilon();
 }
 
+// Checks on stored arrays: plain loops over pointers, instantiated once per Scalar rather than
+// once per size and expression type. Why: GCC's front end slows superlinearly with the number of
+// Eigen class instantiations in a translation unit, and Eigen's allFinite() and (x < c).any()
+// instantiate a handful per array type; these checks run once per call, never in an inner loop.
+namespace detail {
+
+template <typename Scalar>
+bool all_finite(const Scalar* p, int n) {
+  for (int i = 0; i < n; ++i)
+    if (!std::isfinite(p[i])) return false;
+  return true;
+}
+
+// rows x cols values, row after row: every entry finite (else not_finite), every entry >= lower
+// (> lower if positive) and every row summing to one within tol (else bad).
+template <typename Scalar>
+Status check_distribution_rows(const Scalar* p, int rows, int cols, Scalar lower, bool positive, Scalar tol,
+                               Status bad) {
+  if (!all_finite(p, rows * cols)) return Status::not_finite;
+  for (int r = 0; r < rows; ++r) {
+    const Scalar* row = p + r * cols;
+    Scalar sum = 0;
+    for (int c = 0; c < cols; ++c) {
+      if (positive ? !(row[c] > lower) : row[c] < lower) return bad;
+      sum += row[c];
+    }
+    if (std::abs(sum - Scalar(1)) > tol) return bad;
+  }
+  return Status::ok;
+}
+
+// Every entry finite and within [lower, upper].
+template <typename Scalar>
+bool all_within(const Scalar* p, int n, Scalar lower, Scalar upper) {
+  for (int i = 0; i < n; ++i)
+    if (!(p[i] >= lower && p[i] <= upper)) return false;
+  return true;
+}
+
+// True when the coefficients are stored one after another (a Matrix, a Map with default strides,
+// a row of a row-major matrix): then data() and size() describe them.
+template <typename Derived>
+constexpr bool contiguous() {
+  if constexpr ((int(Derived::Flags) & Eigen::DirectAccessBit) == 0) {
+    return false;
+  } else {
+    return int(Derived::InnerStrideAtCompileTime) == 1 &&
+           (bool(Derived::IsVectorAtCompileTime) ||
+            int(Derived::OuterStrideAtCompileTime) ==
+                int(Derived::IsRowMajor ? Derived::ColsAtCompileTime : Derived::RowsAtCompileTime));
+  }
+}
+
+}  // namespace detail
+
 template <typename Derived>
 bool all_finite(const Eigen::DenseBase<Derived>& m) {
-  return m.allFinite();
+  if constexpr (detail::contiguous<Derived>())
+    return detail::all_finite(m.derived().data(), int(m.size()));
+  else
+    return m.allFinite();
 }
 
 }  // namespace pbrl

@@ -279,10 +279,10 @@ template <typename Scalar, int S, int A, EvaluationMethod M>
 Status evaluate(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
                 EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out) {
   if (Status st = detail::check_call(m, pi, ws); st != Status::ok) return st;
-  if (M == EvaluationMethod::sweeps && (!out.value.allFinite() || !out.occupancy.allFinite()))
+  if (M == EvaluationMethod::sweeps && (!all_finite(out.value) || !all_finite(out.occupancy)))
     return Status::not_finite;  // the warm start
   detail::solve_value_and_occupancy(m, pi, out, ws);
-  if (!ws.value.allFinite() || !ws.occupancy.allFinite()) return Status::numerical_failure;
+  if (!all_finite(ws.value) || !all_finite(ws.occupancy)) return Status::numerical_failure;
   if (!detail::write_q(m, ws.value, out.q)) return Status::numerical_failure;
   out.value = ws.value;
   out.occupancy = ws.occupancy;
@@ -304,7 +304,7 @@ Status occupancy_from_start(const Mdp<Scalar, S, A>& m, const StateActionMatrix<
                             StateActionMatrix<Scalar, S, A>& mu, bool factors_current = false) {
   if (Status st = detail::check_call(m, pi, ws); st != Status::ok) return st;
   if (Status st = validate_policy(sigma); st != Status::ok) return st;
-  if (!warm.allFinite()) return Status::not_finite;
+  if (!all_finite(warm)) return Status::not_finite;
   const auto rho = m.rho();
   detail::apply_transition_transposed(m, sigma, rho, ws.rhs);
   ws.rhs *= m.discount;
@@ -316,7 +316,7 @@ Status occupancy_from_start(const Mdp<Scalar, S, A>& m, const StateActionMatrix<
     ws.occupancy = warm;
     detail::record_max_sweeps(ws, detail::sweep_solve<true>(m, pi, ws.rhs, ws, ws.occupancy));
   }
-  if (!ws.occupancy.allFinite()) return Status::numerical_failure;
+  if (!all_finite(ws.occupancy)) return Status::numerical_failure;
   warm = ws.occupancy;
   for (int s = 0; s < S; ++s) mu.row(s) = rho(s) * sigma.row(s) + ws.occupancy(s) * pi.row(s);
   return Status::ok;

@@ -86,7 +86,7 @@ Status validate(const MarkovGame<Scalar, S, A1, A2>& g) {
   check_sizes<S, A1>();
   check_sizes<S, A2>();
   if (g.reward == nullptr) return Status::null_pointer;
-  if (!g.r().allFinite()) return Status::not_finite;
+  if (!detail::all_finite(g.reward, S * A1 * A2)) return Status::not_finite;
   if (Status st = validate_transition<Scalar, S, A1 * A2>(g.transition); st != Status::ok) return st;
   if (Status st = validate_initial<Scalar, S>(g.initial); st != Status::ok) return st;
   if (Status st = validate_discount(g.discount); st != Status::ok) return st;

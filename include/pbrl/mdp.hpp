@@ -32,26 +32,16 @@ struct Mdp {
 template <typename Scalar, int S, int A>
 Status validate_transition(const Scalar* transition) {
   if (transition == nullptr) return Status::null_pointer;
-  const ConstTransitionMap<Scalar, S, A> P(transition);
-  if (!P.allFinite()) return Status::not_finite;
-  for (int row = 0; row < S * A; ++row) {
-    if ((P.row(row).array() < Scalar(0)).any()) return Status::bad_transition;
-    if (std::abs(P.row(row).sum() - Scalar(1)) > distribution_tolerance<Scalar>() * S)
-      return Status::bad_transition;
-  }
-  return Status::ok;
+  return detail::check_distribution_rows(transition, S * A, S, Scalar(0), false,
+                                         distribution_tolerance<Scalar>() * S, Status::bad_transition);
 }
 
 // rho > 0 everywhere and sums to one (the paper's standing assumption).
 template <typename Scalar, int S>
 Status validate_initial(const Scalar* initial) {
   if (initial == nullptr) return Status::null_pointer;
-  const ConstStateMap<Scalar, S> rho(initial);
-  if (!rho.allFinite()) return Status::not_finite;
-  if ((rho.array() <= Scalar(0)).any()) return Status::bad_distribution;
-  if (std::abs(rho.sum() - Scalar(1)) > distribution_tolerance<Scalar>() * S)
-    return Status::bad_distribution;
-  return Status::ok;
+  return detail::check_distribution_rows(initial, 1, S, Scalar(0), true, distribution_tolerance<Scalar>() * S,
+                                         Status::bad_distribution);
 }
 
 template <typename Scalar>
@@ -64,7 +54,7 @@ template <typename Scalar, int S, int A>
 Status validate(const Mdp<Scalar, S, A>& m) {
   check_sizes<S, A>();
   if (m.reward == nullptr) return Status::null_pointer;
-  if (!m.r().allFinite()) return Status::not_finite;
+  if (!detail::all_finite(m.reward, S * A)) return Status::not_finite;
   if (Status st = validate_transition<Scalar, S, A>(m.transition); st != Status::ok) return st;
   if (Status st = validate_initial<Scalar, S>(m.initial); st != Status::ok) return st;
   if (Status st = validate_discount(m.discount); st != Status::ok) return st;

@@ -48,7 +48,7 @@ void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
   const Scalar mass = Scalar(1) - Scalar(A) * floor;
   // A row with a non-finite entry projects to NaN, so that the caller's finiteness check sees it
   // (a row of -inf used to land on the floor everywhere: finite, summing to A * floor).
-  if (!row.allFinite()) {
+  if (!all_finite(row)) {
     row.setConstant(std::numeric_limits<Scalar>::quiet_NaN());
     return;
   }
@@ -150,29 +150,18 @@ void project_policy_set(const PolicySet<Scalar>& set, StateActionMatrix<Scalar, 
 template <typename Scalar, int S, int A>
 Status validate_parameters(const PolicySet<Scalar>& set, const StateActionMatrix<Scalar, S, A>& y) {
   if (Status st = validate<Scalar, A>(set); st != Status::ok) return st;
-  if (!y.allFinite()) return Status::not_finite;
-  if (set.parameterization == Parameterization::direct) {
-    const Scalar tol = distribution_tolerance<Scalar>() * A;
-    for (int s = 0; s < S; ++s) {
-      if ((y.row(s).array() < set.floor).any()) return Status::bad_policy;  // projection: exact
-      if (std::abs(y.row(s).sum() - Scalar(1)) > tol) return Status::bad_policy;
-    }
-  } else if ((y.array().abs() > set.logit_bound).any()) {
-    return Status::bad_policy;
-  }
-  return Status::ok;
+  if (set.parameterization == Parameterization::direct)  // floor: the projection meets it exactly
+    return detail::check_distribution_rows(y.data(), S, A, set.floor, false, distribution_tolerance<Scalar>() * A,
+                                           Status::bad_policy);
+  if (!detail::all_finite(y.data(), S * A)) return Status::not_finite;
+  return detail::all_within(y.data(), S * A, -set.logit_bound, set.logit_bound) ? Status::ok : Status::bad_policy;
 }
 
 // A policy (probabilities) whose rows are distributions; zeros allowed.
 template <typename Scalar, int S, int A>
 Status validate_policy(const StateActionMatrix<Scalar, S, A>& pi) {
-  if (!pi.allFinite()) return Status::not_finite;
-  for (int s = 0; s < S; ++s) {
-    if ((pi.row(s).array() < Scalar(0)).any()) return Status::bad_policy;
-    if (std::abs(pi.row(s).sum() - Scalar(1)) > distribution_tolerance<Scalar>() * A)
-      return Status::bad_policy;
-  }
-  return Status::ok;
+  return detail::check_distribution_rows(pi.data(), S, A, Scalar(0), false, distribution_tolerance<Scalar>() * A,
+                                         Status::bad_policy);
 }
 
 }  // namespace pbrl

@@ -70,7 +70,8 @@ bool valid(const Box<Scalar>& box) {
 
 template <typename Scalar, typename Derived>
 bool contains(const Box<Scalar>& box, const Eigen::MatrixBase<Derived>& x) {
-  return x.allFinite() && (x.array() >= box.lower).all() && (x.array() <= box.upper).all();
+  static_assert(detail::contiguous<Derived>(), "parameters are stored vectors");
+  return detail::all_within(x.derived().data(), int(x.size()), box.lower, box.upper);
 }
 
 template <typename Scalar, typename Derived>

@@ -89,13 +89,10 @@ Status validate(const Regularizer<Scalar, S, A>& reg) {
   if (!std::isfinite(reg.tau) || reg.tau < Scalar(0)) return Status::bad_regularization;
   if (reg.kind == RegularizerKind::kl_reference) {
     if (reg.reference == nullptr) return Status::null_pointer;
-    const ConstStateActionMap<Scalar, S, A> ref(reg.reference);
-    if (!ref.allFinite()) return Status::not_finite;
-    for (int s = 0; s < S; ++s) {
-      if ((ref.row(s).array() <= Scalar(0)).any()) return Status::bad_regularization;
-      if (std::abs(ref.row(s).sum() - Scalar(1)) > distribution_tolerance<Scalar>() * A)
-        return Status::bad_regularization;
-    }
+    if (Status st = detail::check_distribution_rows(reg.reference, S, A, Scalar(0), true,
+                                                    distribution_tolerance<Scalar>() * A, Status::bad_regularization);
+        st != Status::ok)
+      return st;
   } else if (reg.kind != RegularizerKind::entropy) {
     return Status::bad_regularization;
   }

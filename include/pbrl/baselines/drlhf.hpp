@@ -152,7 +152,7 @@ class Drlhf {
     for (int i = 0; i < settings_.reward_steps; ++i) {
       x_next_ -= settings_.reward_step * grad_;
       problem.project_parameters(x_next_);
-      if (!x_next_.allFinite()) return Status::numerical_failure;
+      if (!all_finite(x_next_)) return Status::numerical_failure;
       if (Status st = problem.loss(x_next_, fitted, grad_); st != Status::ok) return st;
     }
 
@@ -166,7 +166,7 @@ class Drlhf {
     const bool sampled = kSampled && settings_.gradient == GradientMode::sampled;
     if (Status st = sampled ? run_sampled_oracle(mdp, steps) : run_oracle(mdp); st != Status::ok)
       return st;
-    if (!pi_next_.allFinite() || !log_pi_next_.allFinite() || !std::isfinite(loss) || !std::isfinite(fitted) ||
+    if (!all_finite(pi_next_) || !all_finite(log_pi_next_) || !std::isfinite(loss) || !std::isfinite(fitted) ||
         !std::isfinite(gradient_norm))
       return Status::numerical_failure;
     if (Status st = counts_.room_for(steps); st != Status::ok) return st;

@@ -90,8 +90,9 @@ class IndependentPolicyGradient {
   Status init(const Problem& problem, const Settings& settings, const Params& x0, const Matrix& y0) {
     if (Status st = validate(settings); st != Status::ok) return st;
     if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
-    if (!y0.allFinite()) return Status::not_finite;
-    if ((y0.array().abs() > settings.follower_logit_bound).any()) return Status::bad_policy;
+    if (!all_finite(y0)) return Status::not_finite;
+    if (!detail::all_within(y0.data(), int(y0.size()), -settings.follower_logit_bound, settings.follower_logit_bound))
+      return Status::bad_policy;
     if (settings.gradient == GradientMode::sampled && !kSampled) return Status::bad_setting;
     problem_ = &problem;
     settings_ = settings;
@@ -140,7 +141,7 @@ class IndependentPolicyGradient {
     projected_step(x_, settings_.step_leader, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); });
     projected_step(y_, settings_.step_follower, -grad_y_, y_next_,
                    [&](Matrix& y) { y = y.cwiseMax(-bound).cwiseMin(bound); });
-    if (!x_next_.allFinite() || !y_next_.allFinite() || !std::isfinite(f)) return Status::numerical_failure;
+    if (!all_finite(x_next_) || !all_finite(y_next_) || !std::isfinite(f)) return Status::numerical_failure;
     if (Status st = counts_.room_for(steps); st != Status::ok) return st;
 
     // Last, so that only a successful step moves the optimum's warm start.

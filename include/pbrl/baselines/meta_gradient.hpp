@@ -57,7 +57,7 @@ Status occupancy_directional_derivative(const MarkovGame<Scalar, S, A1, A2>& gam
   if (Status st = detail::check_game(game); st != Status::ok) return st;
   if (Status st = detail::check_call(mdp1, pi1, ws); st != Status::ok) return st;
   if (Status st = validate_policy(pi2); st != Status::ok) return st;
-  if (!d.allFinite() || !u1.allFinite() || !u2.allFinite() || !warm.allFinite()) return Status::not_finite;
+  if (!all_finite(d) || !all_finite(u1) || !all_finite(u2) || !all_finite(warm)) return Status::not_finite;
   const auto P = game.P();
   ws.rhs.setZero();
   for (int s = 0; s < S; ++s)
@@ -75,7 +75,7 @@ Status occupancy_directional_derivative(const MarkovGame<Scalar, S, A1, A2>& gam
     ws.occupancy = warm;
     detail::record_max_sweeps(ws, detail::sweep_solve<true>(mdp1, pi1, ws.rhs, ws, ws.occupancy));
   }
-  if (!ws.occupancy.allFinite()) return Status::numerical_failure;
+  if (!all_finite(ws.occupancy)) return Status::numerical_failure;
   warm = ws.occupancy;
   for (int s = 0; s < S; ++s)
     for (int a1 = 0; a1 < A1; ++a1)
@@ -246,7 +246,7 @@ class MetaGradient {
       if (t == 0) value_before = value;
       z1_ = y1_next_ + eta * w1_;
       z2_ = y2_next_ + eta * w2_;
-      if (!z1_.allFinite() || !z2_.allFinite()) return Status::numerical_failure;
+      if (!all_finite(z1_) || !all_finite(z2_)) return Status::numerical_failure;
       y1_next_ = z1_;
       y2_next_ = z2_;
       project_policy_set<Scalar, S, A1>(settings_.policy, y1_next_);
@@ -294,7 +294,7 @@ class MetaGradient {
       meta_next_.setZero();
       warm_next_ = warm_;
     }
-    if (!x_next_.allFinite() || !y1_next_.allFinite() || !y2_next_.allFinite() || !std::isfinite(f) ||
+    if (!all_finite(x_next_) || !all_finite(y1_next_) || !all_finite(y2_next_) || !std::isfinite(f) ||
         !std::isfinite(norm))
       return Status::numerical_failure;
     if (Status st = counts_.room_for(steps); st != Status::ok) return st;

@@ -35,7 +35,7 @@ Status pmd_step(const Mdp<Scalar, S, A>& m, Scalar eta, EvaluationWorkspace<Scal
                 Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& log_pi,
                 StateActionMatrix<Scalar, S, A>& pi) {
   if (!std::isfinite(eta) || eta <= Scalar(0)) return Status::bad_step_size;
-  if (!log_pi.allFinite()) return Status::not_finite;
+  if (!all_finite(log_pi)) return Status::not_finite;
   if (Status st = evaluate(m, pi, ws, eval); st != Status::ok) return st;
   // Two passes over O(S*A) numbers, so that a step that overflows (a huge eta) writes nothing;
   // finite logits always normalize to a finite policy row.

@@ -22,15 +22,15 @@ Status policy_ascent_update(const PolicySet<Scalar>& set, Scalar eta, StateActio
   StateActionMatrix<Scalar, S, A>& next = g;  // the gradient is consumed row by row
   if (set.parameterization == Parameterization::direct) {
     next = pi + eta * g;
-    if (!next.allFinite()) return Status::numerical_failure;  // before the projection hides it
+    if (!all_finite(next)) return Status::numerical_failure;  // before the projection hides it
     project_policy_set<Scalar, S, A>(set, next);
-    if (!next.allFinite()) return Status::numerical_failure;
+    if (!all_finite(next)) return Status::numerical_failure;
     pi = next;
     log_pi = pi.array().log().matrix();  // pi >= set.floor > 0: finite
   } else {
     next = log_pi + eta * g;
     // Finite logits always give a finite policy row, so checking them first suffices.
-    if (!next.allFinite()) return Status::numerical_failure;
+    if (!all_finite(next)) return Status::numerical_failure;
     log_pi = next;
     for (int s = 0; s < S; ++s) normalize_policy_row(log_pi.row(s), pi.row(s));
   }
@@ -48,10 +48,10 @@ Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>&
                             StateActionMatrix<Scalar, S, A>& pi) {
   if (!std::isfinite(eta) || eta <= Scalar(0)) return Status::bad_step_size;
   if (Status st = validate<Scalar, A>(set); st != Status::ok) return st;
-  if (!log_pi.allFinite()) return Status::not_finite;
+  if (!all_finite(log_pi)) return Status::not_finite;
   if (Status st = evaluate(m, pi, ws, eval); st != Status::ok) return st;
   policy_gradient(m, pi, eval, grad);
-  if (!grad.allFinite()) return Status::numerical_failure;
+  if (!all_finite(grad)) return Status::numerical_failure;
   if (set.parameterization == Parameterization::softmax)
     chain_policy_gradient<Scalar, S, A>(Parameterization::softmax, pi, grad, grad);
   return policy_ascent_update<Scalar, S, A>(set, eta, grad, log_pi, pi);

@@ -30,7 +30,7 @@ Status soft_value_iteration(const Mdp<Scalar, S, A>& m, int max_iterations, Scal
                             SoftValueIterationResult<Scalar>* result = nullptr) {
   if (Status st = detail::check_model(m); st != Status::ok) return st;
   if (max_iterations < 1 || !(tolerance >= Scalar(0))) return Status::bad_setting;
-  if (!value.allFinite()) return Status::not_finite;
+  if (!all_finite(value)) return Status::not_finite;
   const Scalar bound = m.r().cwiseAbs().maxCoeff() / (Scalar(1) - m.discount) + value.cwiseAbs().maxCoeff();
   if (!(bound < std::numeric_limits<Scalar>::max() / Scalar(8))) return Status::numerical_failure;
   SoftValueIterationResult<Scalar> res;

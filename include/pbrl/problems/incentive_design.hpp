@@ -75,9 +75,9 @@ class IncentiveDesign {
     GameType base{data.reward, data.transition, data.initial, data.discount, data.regularizer1, data.regularizer2};
     if (Status st = validate(base); st != Status::ok) return st;
     if (data.designer_reward == nullptr) return Status::null_pointer;
-    if (!Eigen::Map<const Params>(data.designer_reward).allFinite()) return Status::not_finite;
+    if (!detail::all_finite(data.designer_reward, int(Params::SizeAtCompileTime))) return Status::not_finite;
     if (Status st = validate_transition<Scalar, S, A1 * A2>(data.designer_transition); st != Status::ok) return st;
-    if (data.designer_cost != nullptr && !ConstStateMap<Scalar, S>(data.designer_cost).allFinite())
+    if (data.designer_cost != nullptr && !detail::all_finite(data.designer_cost, S))
       return Status::not_finite;
     if (!std::isfinite(data.incentive_scale)) return Status::bad_setting;
     if (!valid(data.incentive)) return Status::bad_setting;
@@ -102,7 +102,7 @@ class IncentiveDesign {
 
   Status validate_parameters(const Params& x) const {
     if (!initialized_) return Status::not_initialized;
-    if (!x.allFinite()) return Status::not_finite;
+    if (!all_finite(x)) return Status::not_finite;
     return contains(box_, x) ? Status::ok : Status::out_of_bounds;
   }
   void project_parameters(Params& x) const { project(box_, x); }

@@ -66,7 +66,7 @@ class RewardShaping {
 
   Status validate_parameters(const Params& x) const {
     if (!initialized_) return Status::not_initialized;
-    if (!x.allFinite()) return Status::not_finite;
+    if (!all_finite(x)) return Status::not_finite;
     return contains(box_, x) ? Status::ok : Status::out_of_bounds;
   }
   void project_parameters(Params& x) const { project(box_, x); }

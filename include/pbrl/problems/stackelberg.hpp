@@ -115,7 +115,7 @@ class Stackelberg {
     static_assert(S >= 2 && AL >= 2 && AF >= 2, "pbrl needs at least two states and two actions per player");
     if (data.leader_reward == nullptr || data.follower_reward == nullptr) return Status::null_pointer;
     const Eigen::Map<const Vector<Scalar, S * AL * AF>> rl(data.leader_reward), rf(data.follower_reward);
-    if (!rl.allFinite() || !rf.allFinite()) return Status::not_finite;
+    if (!all_finite(rl) || !all_finite(rf)) return Status::not_finite;
     if (Status st = validate_transition<Scalar, S, AL * AF>(data.transition); st != Status::ok) return st;
     if (Status st = validate_initial<Scalar, S>(data.initial); st != Status::ok) return st;
     if (Status st = validate_discount(data.discount); st != Status::ok) return st;
@@ -135,7 +135,7 @@ class Stackelberg {
 
   Status validate_parameters(const Params& x) const {
     if (!initialized_) return Status::not_initialized;
-    if (!x.allFinite()) return Status::not_finite;
+    if (!all_finite(x)) return Status::not_finite;
     return contains(box_, x) ? Status::ok : Status::out_of_bounds;
   }
   void project_parameters(Params& x) const { project(box_, x); }
@@ -245,7 +245,7 @@ class Stackelberg {
       }
       gx.template segment<AL>(s * AL) = -p.cwiseProduct((g.array() - p.dot(g)).matrix());
     }
-    if (!gx.allFinite() || !gpi.allFinite()) return Status::numerical_failure;
+    if (!all_finite(gx) || !all_finite(gpi)) return Status::numerical_failure;
     grad_x = gx;
     grad_pi = gpi;
     f = -scratch.value_rho;
@@ -309,7 +309,7 @@ class Stackelberg {
   Status value_at_best_response(const Params& x, BilevelValueWorkspace& ws, BestResponseValue<Scalar>& out) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
     if (Status st = validate(ws.settings); st != Status::ok) return st;
-    if (!ws.optimum.value.allFinite()) return Status::not_finite;
+    if (!all_finite(ws.optimum.value)) return Status::not_finite;
     MdpType mdp;
     if (Status st = build(x, ws.model, mdp); st != Status::ok) return st;
     ws.optimum.max_iterations = static_cast<int>(ws.settings.max_iterations);
@@ -349,7 +349,7 @@ class Stackelberg {
 
   static Status validate_optimum(const FollowerOptimum& opt) {
     if (opt.max_iterations < 1 || !(opt.tolerance >= Scalar(0))) return Status::bad_setting;
-    if (!opt.value.allFinite()) return Status::not_finite;
+    if (!all_finite(opt.value)) return Status::not_finite;
     return Status::ok;
   }
 

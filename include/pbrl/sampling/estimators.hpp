@@ -230,7 +230,7 @@ Status sampled_policy_gradient(const Mdp<Scalar, S, A>& m, Parameterization para
     detail::accumulate_policy_gradient(m, param, pi, traj, w, grad);
   });
   const Scalar v = sum * w;
-  if (!std::isfinite(v) || !grad.allFinite()) return Status::numerical_failure;
+  if (!std::isfinite(v) || !all_finite(grad)) return Status::numerical_failure;
   value = v;
   rng = local;
   steps += batch_steps(settings);
@@ -275,7 +275,7 @@ Status sampled_vjp(const Problem& problem, const typename Problem::Params& x, co
   detail::run_batch(m, sigma, pi, settings, local, scratch, [&](const Trajectory<Scalar, MaxHorizon>& traj) {
     detail::accumulate_vjp(problem, x, m.discount, traj, w, grad);
   });
-  if (!grad.allFinite()) return Status::numerical_failure;
+  if (!all_finite(grad)) return Status::numerical_failure;
   rng = local;
   steps += batch_steps(settings);
   return Status::ok;
@@ -315,7 +315,7 @@ Status sampled_value_penalty(const Problem& problem, const typename Problem::Par
     detail::accumulate_policy_gradient(m, param, pi_y, traj, -w, out.grad_y);
   });
   out.value = (sum_hat - sum_y) * w;
-  if (!std::isfinite(out.value) || !out.grad_x.allFinite() || !out.grad_y.allFinite())
+  if (!std::isfinite(out.value) || !all_finite(out.grad_x) || !all_finite(out.grad_y))
     return Status::numerical_failure;
   rng = second;  // with common random numbers both copies stopped at the same state
   steps += 2 * batch_steps(settings);
@@ -365,7 +365,7 @@ Status sampled_bellman_penalty(const Problem& problem, const typename Problem::P
       detail::add_regularizer_term(m, param, pi_y, s, -rho(s), out.grad_y);
     }
   out.value = (sum_hat - sum_q) * w + m.tau() * regularization;
-  if (!std::isfinite(out.value) || !out.grad_x.allFinite() || !out.grad_y.allFinite())
+  if (!std::isfinite(out.value) || !all_finite(out.grad_x) || !all_finite(out.grad_y))
     return Status::numerical_failure;
   rng = second;
   steps += 2 * batch_steps(settings);

@@ -233,7 +233,7 @@ Status sampled_game_policy_gradient(const MarkovGame<Scalar, S, A1, A2>& g, Para
     detail::accumulate_game_policy_gradients(g, param, pi1, pi2, traj, w, grad1, grad2);
   });
   const Scalar v = sum * w;
-  if (!std::isfinite(v) || (grad1 != nullptr && !grad1->allFinite()) || (grad2 != nullptr && !grad2->allFinite()))
+  if (!std::isfinite(v) || (grad1 != nullptr && !all_finite(*grad1)) || (grad2 != nullptr && !all_finite(*grad2)))
     return Status::numerical_failure;
   value = v;
   rng = local;
@@ -259,7 +259,7 @@ Status sampled_game_vjp(const GameProblem& problem, const typename GameProblem::
   detail::run_game_batch(g, pi1, pi2, settings, local, scratch, [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
     detail::accumulate_game_vjp(problem, x, g.discount, traj, w, grad);
   });
-  if (!grad.allFinite()) return Status::numerical_failure;
+  if (!all_finite(grad)) return Status::numerical_failure;
   rng = local;
   steps += batch_steps(settings);
   return Status::ok;
@@ -310,7 +310,7 @@ Status sampled_nikaido_isoda_penalty(const GameProblem& problem, const typename 
                                              static_cast<StateActionMatrix<Scalar, S, A2>*>(nullptr));
   });
   out.value = (sum1 - sum2) * w;
-  if (!std::isfinite(out.value) || !out.grad_x.allFinite() || !out.grad_y1.allFinite() || !out.grad_y2.allFinite())
+  if (!std::isfinite(out.value) || !all_finite(out.grad_x) || !all_finite(out.grad_y1) || !all_finite(out.grad_y2))
     return Status::numerical_failure;
   rng = second;  // with common random numbers both copies stopped at the same state
   steps += 2 * batch_steps(settings);
@@ -332,7 +332,7 @@ Status sampled_directional_vjp(const GameProblem& problem, const typename GamePr
   if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
     return st;
   if (Status st = problem.validate_parameters(x); st != Status::ok) return st;
-  if (!u1.allFinite() || !u2.allFinite()) return Status::not_finite;
+  if (!all_finite(u1) || !all_finite(u2)) return Status::not_finite;
   Rng local = rng;
   const Scalar w = Scalar(1) / Scalar(settings.batch);
   grad.setZero();
@@ -345,7 +345,7 @@ Status sampled_directional_vjp(const GameProblem& problem, const typename GamePr
       d *= g.discount;
     }
   });
-  if (!grad.allFinite()) return Status::numerical_failure;
+  if (!all_finite(grad)) return Status::numerical_failure;
   rng = local;
   steps += batch_steps(settings);
   return Status::ok;

@@ -82,7 +82,7 @@ Status run_oracle(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, con
       return Status::bad_setting;
   }
   // The oracles may return ok with a non-finite policy on overflow: never let one through.
-  if (!log_pi.allFinite() || validate_policy(pi) != Status::ok) return Status::numerical_failure;
+  if (!all_finite(log_pi) || validate_policy(pi) != Status::ok) return Status::numerical_failure;
   return Status::ok;
 }
 

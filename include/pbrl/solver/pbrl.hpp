@@ -176,7 +176,7 @@ class Pbrl {
                       projected_step(y_, alpha_y, grad_y_, y_next_, [&](Matrix& y) {
                         project_policy_set<Scalar, S, A>(settings_.policy, y);
                       });
-    if (!x_next_.allFinite() || !y_next_.allFinite() || !std::isfinite(f) || !std::isfinite(p) ||
+    if (!all_finite(x_next_) || !all_finite(y_next_) || !std::isfinite(f) || !std::isfinite(p) ||
         !std::isfinite(g2) || !std::isfinite(oracle_gap))
       return Status::numerical_failure;
 
@@ -329,7 +329,7 @@ class Pbrl {
           projected_step(x_, alpha_x, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); }) +
           projected_step(y_, alpha_y, grad_y_, y_next_,
                          [&](Matrix& y) { project_policy_set<Scalar, S, A>(settings_.policy, y); });
-      if (!x_next_.allFinite() || !y_next_.allFinite() || !std::isfinite(f) || !std::isfinite(p) ||
+      if (!all_finite(x_next_) || !all_finite(y_next_) || !std::isfinite(f) || !std::isfinite(p) ||
           !std::isfinite(g2) || !std::isfinite(gap) || !std::isfinite(oracle_gap))
         return Status::numerical_failure;
       if (Status st = counts_.room_for(steps); st != Status::ok) return st;

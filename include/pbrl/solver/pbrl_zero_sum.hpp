@@ -169,7 +169,7 @@ class PbrlZeroSum {
                        [&](Matrix1& y) { project_policy_set<Scalar, S, A1>(settings_.policy, y); }) +
         projected_step(y2_, alpha_pi, grad_y2_, y2_next_,
                        [&](Matrix2& y) { project_policy_set<Scalar, S, A2>(settings_.policy, y); });
-    if (!x_next_.allFinite() || !y1_next_.allFinite() || !y2_next_.allFinite() || !std::isfinite(f) ||
+    if (!all_finite(x_next_) || !all_finite(y1_next_) || !all_finite(y2_next_) || !std::isfinite(f) ||
         !std::isfinite(psi) || !std::isfinite(g2) || !std::isfinite(oracle_gap))
       return Status::numerical_failure;
     if (Status st = counts_.room_for(steps); st != Status::ok) return st;

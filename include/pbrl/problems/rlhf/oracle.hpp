@@ -30,7 +30,7 @@ class RlhfOracle {
         st != Status::ok)
       return st;
     const Scalar value_rho = truth.rho().dot(value_next_);
-    if (!std::isfinite(value_rho) || !pi_next_.allFinite() || !q_next_.allFinite())
+    if (!std::isfinite(value_rho) || !all_finite(pi_next_) || !all_finite(q_next_))
       return Status::numerical_failure;
     value_ = value_next_;
     q_ = q_next_;

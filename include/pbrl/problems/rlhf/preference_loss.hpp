@@ -44,7 +44,7 @@ Status preference_loss(const Scalar* reward, const PreferenceBuffer<S, A, MaxLen
                        Scalar& loss, Scalar* grad = nullptr) {
   if (reward == nullptr) return Status::null_pointer;
   const ConstStateActionMap<Scalar, S, A> r(reward);
-  if (!r.allFinite()) return Status::not_finite;
+  if (!all_finite(r)) return Status::not_finite;
   if (!(r.cwiseAbs().maxCoeff() < std::numeric_limits<Scalar>::max() / Scalar(4 * MaxLen)))
     return Status::numerical_failure;
   const int n = buffer.size();
