@@ -81,7 +81,7 @@ Scalar soft_sweep_tolerance(const Mdp<Scalar, S, A>& m, Scalar tolerance) {
   const Scalar gamma = m.discount, keep = Scalar(1) - gamma;
   const Scalar wanted = gamma > Scalar(0) ? tolerance * keep * keep / (Scalar(2) * gamma * gamma) : tolerance;
   const Scalar floor =
-      Scalar(16) * std::numeric_limits<Scalar>::epsilon() * (Scalar(1) + m.r().cwiseAbs().maxCoeff()) / keep;
+      Scalar(16) * std::numeric_limits<Scalar>::epsilon() * (Scalar(1) + detail::max_abs(m.reward, S * A)) / keep;
   return wanted > floor ? wanted : floor;
 }
 

@@ -107,6 +107,18 @@ bool all_within(const Scalar* p, int n, Scalar lower, Scalar upper) {
   return true;
 }
 
+// Largest |p_i|; NaN if any entry is NaN.
+template <typename Scalar>
+Scalar max_abs(const Scalar* p, int n) {
+  Scalar largest = 0;
+  for (int i = 0; i < n; ++i) {
+    const Scalar a = std::abs(p[i]);
+    if (std::isnan(a)) return a;
+    if (a > largest) largest = a;
+  }
+  return largest;
+}
+
 // True when the coefficients are stored one after another (a Matrix, a Map with default strides,
 // a row of a row-major matrix): then data() and size() describe them.
 template <typename Derived>

@@ -202,7 +202,7 @@ template <typename Scalar, int S, int A>
 bool write_q(const Mdp<Scalar, S, A>& m, const StateVector<Scalar, S>& v,
              StateActionMatrix<Scalar, S, A>& q) {
   const Scalar limit = std::numeric_limits<Scalar>::max() / Scalar(4);
-  if (!(m.r().cwiseAbs().maxCoeff() < limit) || !(v.cwiseAbs().maxCoeff() < limit)) return false;
+  if (!(detail::max_abs(m.reward, S * A) < limit) || !(detail::max_abs(v.data(), S) < limit)) return false;
   Eigen::Map<Vector<Scalar, S * A>> flat(q.data());
   flat.noalias() = m.P() * v;
   flat = Eigen::Map<const Vector<Scalar, S * A>>(m.reward) + m.discount * flat;

@@ -31,7 +31,8 @@ Status soft_value_iteration(const Mdp<Scalar, S, A>& m, int max_iterations, Scal
   if (Status st = detail::check_model(m); st != Status::ok) return st;
   if (max_iterations < 1 || !(tolerance >= Scalar(0))) return Status::bad_setting;
   if (!all_finite(value)) return Status::not_finite;
-  const Scalar bound = m.r().cwiseAbs().maxCoeff() / (Scalar(1) - m.discount) + value.cwiseAbs().maxCoeff();
+  const Scalar bound =
+      detail::max_abs(m.reward, S * A) / (Scalar(1) - m.discount) + detail::max_abs(value.data(), S);
   if (!(bound < std::numeric_limits<Scalar>::max() / Scalar(8))) return Status::numerical_failure;
   SoftValueIterationResult<Scalar> res;
   for (; res.iterations < max_iterations;) {

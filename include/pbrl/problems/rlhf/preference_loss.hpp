@@ -43,9 +43,8 @@ template <typename Scalar, int S, int A, int MaxLen, int Capacity>
 Status preference_loss(const Scalar* reward, const PreferenceBuffer<S, A, MaxLen, Capacity>& buffer,
                        Scalar& loss, Scalar* grad = nullptr) {
   if (reward == nullptr) return Status::null_pointer;
-  const ConstStateActionMap<Scalar, S, A> r(reward);
-  if (!all_finite(r)) return Status::not_finite;
-  if (!(r.cwiseAbs().maxCoeff() < std::numeric_limits<Scalar>::max() / Scalar(4 * MaxLen)))
+  if (!detail::all_finite(reward, S * A)) return Status::not_finite;
+  if (!(detail::max_abs(reward, S * A) < std::numeric_limits<Scalar>::max() / Scalar(4 * MaxLen)))
     return Status::numerical_failure;
   const int n = buffer.size();
   if (grad != nullptr)
