@@ -71,7 +71,8 @@ constexpr Scalar log_floor() {
 // Checks on stored arrays: plain loops over pointers, instantiated once per Scalar rather than
 // once per size and expression type. Why: GCC's front end slows superlinearly with the number of
 // Eigen class instantiations in a translation unit, and Eigen's allFinite() and (x < c).any()
-// instantiate a handful per array type; these checks run once per call, never in an inner loop.
+// instantiate a handful per array type. They cost O(n) against the O(S^2)-O(S^3) work of the
+// calls that use them (some run once per oracle step).
 namespace detail {
 
 template <typename Scalar>
