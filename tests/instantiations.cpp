@@ -67,4 +67,24 @@ PBRL_INSTANTIATE_CHECKPOINT(PbrlZeroSum<IncentiveDesign<double, 4, 2, 3>, Evalua
 PBRL_INSTANTIATE_CHECKPOINT(PbrlZeroSum<IncentiveDesign<float, 4, 2, 3>, EvaluationMethod::direct, GradientSources::exact>)
 #undef PBRL_INSTANTIATE_CHECKPOINT
 
+// The model and policy-set checks at runtime sizes (host tools call them) and the enum names.
+#define PBRL_INSTANTIATE_RUNTIME_CHECKS(Scalar)                                 \
+  template Status detail::check_transition_rows(const Scalar*, int, int);     \
+  template Status detail::check_initial(const Scalar*, int);                  \
+  template Status detail::check_tau(Scalar);                                  \
+  template Status detail::check_reference_rows(const Scalar*, int, int);      \
+  template Status validate(const PolicySet<Scalar>&, int);
+PBRL_INSTANTIATE_RUNTIME_CHECKS(float)
+PBRL_INSTANTIATE_RUNTIME_CHECKS(double)
+#undef PBRL_INSTANTIATE_RUNTIME_CHECKS
+#define PBRL_INSTANTIATE_ENUM_NAMES(E)       \
+  template const char* enum_name(E);         \
+  template bool enum_from_name(const char*, E&);
+PBRL_INSTANTIATE_ENUM_NAMES(RegularizerKind)
+PBRL_INSTANTIATE_ENUM_NAMES(Parameterization)
+PBRL_INSTANTIATE_ENUM_NAMES(PenaltyKind)
+PBRL_INSTANTIATE_ENUM_NAMES(OracleKind)
+PBRL_INSTANTIATE_ENUM_NAMES(GradientMode)
+#undef PBRL_INSTANTIATE_ENUM_NAMES
+
 }  // namespace pbrl

@@ -33,7 +33,7 @@ struct LayoutRecorder {
   std::vector<FieldLayout> fields;
   std::vector<pbrl::Domain> domains;
   template <class T>
-  void operator()(const T& f, const pbrl::Domain& d) {
+  void operator()(const T& f, const pbrl::Domain& d, const char* /*name*/) {
     fields.push_back({static_cast<std::size_t>(reinterpret_cast<const unsigned char*>(&f) - base), sizeof(T)});
     domains.push_back(d);
   }
@@ -44,7 +44,7 @@ struct LayoutRecorder {
 struct Perturb {
   int target, index = 0;
   template <class T>
-  void operator()(const T& f, const pbrl::Domain&) {
+  void operator()(const T& f, const pbrl::Domain&, const char* /*name*/) {
     if (index++ == target) bump(const_cast<T&>(f));
   }
   template <class T>
@@ -116,7 +116,7 @@ struct Violate {
   int target, index = 0;
   bool done = false;
   template <class T>
-  void operator()(const T& f, const pbrl::Domain& d) {
+  void operator()(const T& f, const pbrl::Domain& d, const char* /*name*/) {
     if (index++ != target) return;
     T& v = const_cast<T&>(f);
     using K = pbrl::Domain::Kind;
@@ -236,4 +236,127 @@ TEST_CASE("a setting unused in the current mode is not checked, and what relates
   s = sampled_tolerance<pbrl::PbrlSettings<Real>>();
   s.oracle = pbrl::OracleKind::policy_mirror_descent;
   CHECK(pbrl::validate(s, 3) == pbrl::Status::bad_setting);
+}
+
+namespace {
+
+// A visited field's name: identifiers joined by dots (the member path).
+bool member_path(const std::string& name) {
+  bool start = true;
+  for (char c : name) {
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    const bool digit = c >= '0' && c <= '9';
+    if (c == '.' && !start) {
+      start = true;
+    } else if (letter || (digit && !start)) {
+      start = false;
+    } else {
+      return false;
+    }
+  }
+  return !start;
+}
+
+// Every enumerator's name reads back as that enumerator; a value outside the table has no name,
+// a name outside it no value.
+template <class E>
+void check_enum_names() {
+  constexpr auto table = pbrl::enum_names(E{});
+  for (int i = 0; i < table.size; ++i) {
+    CAPTURE(i);
+    const char* name = pbrl::enum_name(static_cast<E>(i));
+    REQUIRE(name != nullptr);
+    if (name == nullptr) continue;
+    CHECK(member_path(name));
+    E back = static_cast<E>(table.size - 1 - i);
+    CHECK(pbrl::enum_from_name(name, back));
+    CHECK(back == static_cast<E>(i));
+  }
+  CHECK(pbrl::enum_name(static_cast<E>(table.size)) == nullptr);
+  E unchanged = static_cast<E>(0);
+  CHECK(!pbrl::enum_from_name("no_such_enumerator", unchanged));
+  CHECK(!pbrl::enum_from_name("", unchanged));
+  CHECK(unchanged == static_cast<E>(0));
+}
+
+struct NameRecorder {
+  const unsigned char* base;
+  std::vector<std::string> names;
+  std::vector<std::size_t> offsets;
+  template <class T>
+  void operator()(const T& f, const pbrl::Domain& d, const char* name) {
+    REQUIRE(name != nullptr);
+    if (name == nullptr) return;  // REQUIRE does not leave the test case without exceptions
+    names.emplace_back(name);
+    offsets.push_back(static_cast<std::size_t>(reinterpret_cast<const unsigned char*>(&f) - base));
+    CAPTURE(name);
+    CHECK(member_path(name));
+    // An enum setting accepts [0, hi] (validation) and each of those values has a name.
+    if constexpr (std::is_enum<T>::value) {
+      if (d.kind == pbrl::Domain::Kind::range) {
+        CHECK(d.lo == 0);
+        CHECK(pbrl::enum_names(T{}).size == d.hi + 1);
+      } else {
+        CHECK(d.kind == pbrl::Domain::Kind::any);  // the policy sets' parameterization
+      }
+      check_enum_names<T>();
+    }
+  }
+  // The name given to the field at `field`'s address (empty if none is).
+  template <class T>
+  std::string name_of(const T& field) const {
+    const auto offset = static_cast<std::size_t>(reinterpret_cast<const unsigned char*>(&field) - base);
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+      if (offsets[i] == offset) return names[i];
+    return {};
+  }
+};
+
+template <class Settings>
+NameRecorder check_names(const std::string& type) {
+  CAPTURE(type);
+  const Settings s{};
+  NameRecorder rec{reinterpret_cast<const unsigned char*>(&s), {}, {}};
+  s.visit(rec);
+  std::vector<std::string> sorted = rec.names;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+  return rec;
+}
+
+}  // namespace
+
+TEST_CASE("every visited settings field has a name, its member path, and no two share one") {
+  check_names<pbrl::GradientSettings>("GradientSettings");
+  check_names<pbrl::PenaltySolverSettings<Real>>("PenaltySolverSettings");
+  check_names<pbrl::IndependentPgSettings<Real>>("IndependentPgSettings");
+  check_names<pbrl::MetaGradientSettings<Real>>("MetaGradientSettings");
+  check_names<pbrl::DrlhfSettings<Real>>("DrlhfSettings");
+  check_names<pbrl::PbrlSettings<Real>>("PbrlSettings");
+  check_names<pbrl::PbrlZeroSumSettings<Real>>("PbrlZeroSumSettings");
+  // The names are the member paths (spot checks: a field, a nested field, an enum, a subclass's).
+  const pbrl::PbrlSettings<Real> s{};
+  NameRecorder rec{reinterpret_cast<const unsigned char*>(&s), {}, {}};
+  s.visit(rec);
+  CHECK(rec.name_of(s.step_x) == "step_x");
+  CHECK(rec.name_of(s.policy.floor) == "policy.floor");
+  CHECK(rec.name_of(s.oracle_policy.logit_bound) == "oracle_policy.logit_bound");
+  CHECK(rec.name_of(s.sampling.batch) == "sampling.batch");
+  CHECK(rec.name_of(s.oracle) == "oracle");
+  CHECK(rec.name_of(s.penalty) == "penalty");
+  CHECK(rec.name_of(s.step_y) == "step_y");
+}
+
+TEST_CASE("enum name tables read back every enumerator") {
+  check_enum_names<pbrl::GradientMode>();
+  check_enum_names<pbrl::OracleKind>();
+  check_enum_names<pbrl::PenaltyKind>();
+  check_enum_names<pbrl::Parameterization>();
+  check_enum_names<pbrl::RegularizerKind>();
+  CHECK(std::string(pbrl::enum_name(pbrl::OracleKind::soft_value_iteration)) == "soft_value_iteration");
+  pbrl::Parameterization p = pbrl::Parameterization::softmax;
+  CHECK(pbrl::enum_from_name("direct", p));
+  CHECK(p == pbrl::Parameterization::direct);
+  static_assert(pbrl::detail::same_text(pbrl::enum_name(pbrl::GradientMode::sampled), "sampled"),
+                "names are constants");
 }

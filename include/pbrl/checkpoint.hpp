@@ -394,11 +394,12 @@ Status validate_penalty_solver_state(const Solver& solver, const unsigned char* 
   return st;
 }
 
-// Fields in visit() order; the domains (solver/settings.hpp) are validation's, not hashed.
+// Fields in visit() order; the domains (solver/settings.hpp) are validation's and the names are
+// settings files', neither is hashed (an image's digest does not change with a field's name).
 struct SettingsDigest {
   std::uint32_t crc = 0u;
   template <typename T, typename Domain>
-  void operator()(const T& field, const Domain&) {
+  void operator()(const T& field, const Domain&, const char* /*name*/) {
     using Field = CheckpointField<T>;
     unsigned char bytes[Field::size > 0 ? Field::size : 1] = {};
     unsigned char* p = bytes;

@@ -61,6 +61,11 @@ template <typename Scalar>
 constexpr Scalar distribution_tolerance() {
   return std::numeric_limits<Scalar>::epsilon() * Scalar(64);
 }
+// ... for a row of n probabilities (n roundings): what the model checks use.
+template <typename Scalar>
+constexpr Scalar distribution_tolerance(int n) {
+  return distribution_tolerance<Scalar>() * Scalar(n);
+}
 
 // Smallest probability that enters a logarithm: keeps log and its gradient finite.
 template <typename Scalar>

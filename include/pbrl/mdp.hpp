@@ -28,20 +28,36 @@ struct Mdp {
   Scalar tau() const { return regularizer.tau; }
 };
 
+namespace detail {
+
+// The two checks below at runtime sizes: validate_transition and validate_initial are these at
+// their template sizes, and a host tool (tools/codegen) runs them on a model whose sizes it reads
+// from a file, so the tool and the device accept the same arrays.
+template <typename Scalar>
+Status check_transition_rows(const Scalar* transition, int rows, int states) {
+  return check_distribution_rows(transition, rows, states, Scalar(0), false, distribution_tolerance<Scalar>(states),
+                                 Status::bad_transition);
+}
+template <typename Scalar>
+Status check_initial(const Scalar* initial, int states) {
+  return check_distribution_rows(initial, 1, states, Scalar(0), true, distribution_tolerance<Scalar>(states),
+                                 Status::bad_distribution);
+}
+
+}  // namespace detail
+
 // Rows of a transition table are distributions.
 template <typename Scalar, int S, int A>
 Status validate_transition(const Scalar* transition) {
   if (transition == nullptr) return Status::null_pointer;
-  return detail::check_distribution_rows(transition, S * A, S, Scalar(0), false,
-                                         distribution_tolerance<Scalar>() * S, Status::bad_transition);
+  return detail::check_transition_rows(transition, S * A, S);
 }
 
 // rho > 0 everywhere and sums to one (the paper's standing assumption).
 template <typename Scalar, int S>
 Status validate_initial(const Scalar* initial) {
   if (initial == nullptr) return Status::null_pointer;
-  return detail::check_distribution_rows(initial, 1, S, Scalar(0), true, distribution_tolerance<Scalar>() * S,
-                                         Status::bad_distribution);
+  return detail::check_initial(initial, S);
 }
 
 template <typename Scalar>

@@ -7,11 +7,14 @@
 // problems and oracles never depend on the parameterization.
 
 #include "pbrl/config.hpp"
+#include "pbrl/enum_names.hpp"
 #include "pbrl/status.hpp"
 
 namespace pbrl {
 
 enum class Parameterization : unsigned char { direct, softmax };
+constexpr EnumNames<Parameterization, 2> enum_names(Parameterization) { return {{"direct", "softmax"}}; }
+static_assert(enum_names(Parameterization{}).size == int(Parameterization::softmax) + 1, "a name per enumerator");
 
 template <typename Scalar>
 struct PolicySet {
@@ -20,10 +23,12 @@ struct PolicySet {
   Scalar logit_bound = Scalar(50);   // softmax: box on the logits
 };
 
-template <typename Scalar, int A>
-Status validate(const PolicySet<Scalar>& set) {
+// The policy set for `actions` actions, a runtime count (host tools check settings files with it);
+// validate<Scalar, A> below is the solvers'.
+template <typename Scalar>
+Status validate(const PolicySet<Scalar>& set, int actions) {
   if (set.parameterization == Parameterization::direct) {
-    if (!std::isfinite(set.floor) || set.floor <= Scalar(0) || set.floor * A >= Scalar(1))
+    if (!std::isfinite(set.floor) || set.floor <= Scalar(0) || set.floor * Scalar(actions) >= Scalar(1))
       return Status::bad_setting;
   } else if (set.parameterization == Parameterization::softmax) {
     if (!std::isfinite(set.logit_bound) || set.logit_bound <= Scalar(0)) return Status::bad_setting;
@@ -31,6 +36,11 @@ Status validate(const PolicySet<Scalar>& set) {
     return Status::bad_setting;
   }
   return Status::ok;
+}
+
+template <typename Scalar, int A>
+Status validate(const PolicySet<Scalar>& set) {
+  return validate(set, A);
 }
 
 // Euclidean projection of one row onto {p : p_a >= floor, sum_a p_a = 1}, in place.

@@ -9,6 +9,7 @@
 // maximizer, which soft value iteration, the Bellman penalty and the optimality certificates share.
 
 #include "pbrl/config.hpp"
+#include "pbrl/enum_names.hpp"
 #include "pbrl/status.hpp"
 
 #include <algorithm>
@@ -18,6 +19,8 @@
 namespace pbrl {
 
 enum class RegularizerKind : unsigned char { entropy, kl_reference };
+constexpr EnumNames<RegularizerKind, 2> enum_names(RegularizerKind) { return {{"entropy", "kl_reference"}}; }
+static_assert(enum_names(RegularizerKind{}).size == int(RegularizerKind::kl_reference) + 1, "a name per enumerator");
 
 template <typename Scalar, int S, int A>
 struct Regularizer {
@@ -84,15 +87,28 @@ void soft_argmax_logits(const Regularizer<Scalar, S, A>& reg, int s, const Row& 
 
 }  // namespace detail
 
+namespace detail {
+
+// validate(Regularizer)'s checks at runtime sizes (as detail::check_transition_rows, mdp.hpp, for
+// host tools): tau finite and >= 0; reference rows (rows of A) positive and summing to one.
+template <typename Scalar>
+Status check_tau(Scalar tau) {
+  return std::isfinite(tau) && tau >= Scalar(0) ? Status::ok : Status::bad_regularization;
+}
+template <typename Scalar>
+Status check_reference_rows(const Scalar* reference, int rows, int actions) {
+  return check_distribution_rows(reference, rows, actions, Scalar(0), true, distribution_tolerance<Scalar>(actions),
+                                 Status::bad_regularization);
+}
+
+}  // namespace detail
+
 template <typename Scalar, int S, int A>
 Status validate(const Regularizer<Scalar, S, A>& reg) {
-  if (!std::isfinite(reg.tau) || reg.tau < Scalar(0)) return Status::bad_regularization;
+  if (Status st = detail::check_tau(reg.tau); st != Status::ok) return st;
   if (reg.kind == RegularizerKind::kl_reference) {
     if (reg.reference == nullptr) return Status::null_pointer;
-    if (Status st = detail::check_distribution_rows(reg.reference, S, A, Scalar(0), true,
-                                                    distribution_tolerance<Scalar>() * A, Status::bad_regularization);
-        st != Status::ok)
-      return st;
+    if (Status st = detail::check_reference_rows(reg.reference, S, A); st != Status::ok) return st;
   } else if (reg.kind != RegularizerKind::entropy) {
     return Status::bad_regularization;
   }

@@ -50,14 +50,14 @@ struct DrlhfSettings : GradientSettings {
   void visit(Visitor& v) const {
     using namespace domain;
     GradientSettings::visit(v);
-    v(reward_steps, range(0, kMaxInnerSteps));
-    v(reward_step, step_size());
-    v(policy_oracle, enumerator(OracleKind::soft_value_iteration));
-    v(oracle_policy.parameterization, policy_set());
-    v(oracle_policy.floor, policy_set());
-    v(oracle_policy.logit_bound, policy_set());
-    v(policy_steps, range(0, kMaxInnerSteps));
-    v(policy_step, step_size());
+    v(reward_steps, range(0, kMaxInnerSteps), "reward_steps");
+    v(reward_step, step_size(), "reward_step");
+    v(policy_oracle, enumerator(OracleKind::soft_value_iteration), "policy_oracle");
+    v(oracle_policy.parameterization, policy_set(), "oracle_policy.parameterization");
+    v(oracle_policy.floor, policy_set(), "oracle_policy.floor");
+    v(oracle_policy.logit_bound, policy_set(), "oracle_policy.logit_bound");
+    v(policy_steps, range(0, kMaxInnerSteps), "policy_steps");
+    v(policy_step, step_size(), "policy_step");
   }
 };
 

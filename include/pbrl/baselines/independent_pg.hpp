@@ -46,9 +46,9 @@ struct IndependentPgSettings : GradientSettings {
   template <class Visitor>
   void visit(Visitor& v) const {
     GradientSettings::visit(v);
-    v(step_leader, domain::step_size());
-    v(step_follower, domain::step_size());
-    v(follower_logit_bound, domain::positive());
+    v(step_leader, domain::step_size(), "step_leader");
+    v(step_follower, domain::step_size(), "step_follower");
+    v(follower_logit_bound, domain::positive(), "follower_logit_bound");
   }
 };
 

@@ -97,13 +97,13 @@ struct MetaGradientSettings : GradientSettings {
   void visit(Visitor& v) const {
     using namespace domain;
     GradientSettings::visit(v);
-    v(policy.parameterization, policy_set());
-    v(policy.floor, policy_set());
-    v(policy.logit_bound, policy_set());
-    v(agent_steps, range(1, kMaxInnerSteps));
-    v(agent_step, step_size());
-    v(designer_step, step_size());
-    v(learn_incentive, any());
+    v(policy.parameterization, policy_set(), "policy.parameterization");
+    v(policy.floor, policy_set(), "policy.floor");
+    v(policy.logit_bound, policy_set(), "policy.logit_bound");
+    v(agent_steps, range(1, kMaxInnerSteps), "agent_steps");
+    v(agent_step, step_size(), "agent_step");
+    v(designer_step, step_size(), "designer_step");
+    v(learn_incentive, any(), "learn_incentive");
   }
 };
 

@@ -55,8 +55,8 @@ struct PbrlSettings : PenaltySolverSettings<Scalar> {
   template <class Visitor>
   void visit(Visitor& v) const {
     PenaltySolverSettings<Scalar>::visit(v);
-    v(penalty, domain::enumerator(PenaltyKind::bellman));
-    v(step_y, domain::step_size());
+    v(penalty, domain::enumerator(PenaltyKind::bellman), "penalty");
+    v(step_y, domain::step_size(), "step_y");
   }
 };
 
@@ -230,7 +230,7 @@ class Pbrl {
   template <class Visitor>
   void visit_settings(Visitor& v) const {
     settings_.visit(v);
-    v(ws_, domain::any());  // the workspace's sweep settings (EvaluationMethod::sweeps)
+    v(ws_, domain::any(), "workspace");  // its sweep settings (EvaluationMethod::sweeps)
   }
   // restore_checkpoint's last check, on copies decoded from the image's payload (whose numbers
   // are known finite): a state this solver could have written at iteration `sequence`. x in the

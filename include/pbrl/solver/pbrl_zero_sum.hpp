@@ -51,7 +51,7 @@ struct PbrlZeroSumSettings : PenaltySolverSettings<Scalar> {
   template <class Visitor>
   void visit(Visitor& v) const {
     PenaltySolverSettings<Scalar>::visit(v);
-    v(step_pi, domain::step_size());
+    v(step_pi, domain::step_size(), "step_pi");
   }
 };
 
@@ -240,7 +240,7 @@ class PbrlZeroSum {
   template <class Visitor>
   void visit_settings(Visitor& v) const {
     settings_.visit(v);
-    v(ws_, domain::any());  // the workspace's sweep settings (EvaluationMethod::sweeps)
+    v(ws_, domain::any(), "workspace");  // its sweep settings (EvaluationMethod::sweeps)
   }
   // restore_checkpoint's last check, on copies decoded from the image's payload (whose numbers
   // are known finite): a state this solver could have written at iteration `sequence`. x in the

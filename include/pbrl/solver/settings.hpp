@@ -3,11 +3,14 @@
 // place: how the lower level's gradients are obtained (exact or sampled), and, for the penalty
 // solvers (Pbrl, PbrlZeroSum), the oracle and the penalty schedule (fixed ramp or a lower-level
 // gap tolerance; solver/penalty_schedule.hpp says how the tolerance mode adapts).
-// Each struct lists its fields once, in visit(), each with its domain: validate() checks the
-// domains through it, the checkpoint's settings digest hashes the fields through it. What relates
-// two fields (penalty_max >= penalty_start, sampled mode needs the policy-gradient oracle) and what
-// depends on the action count (PolicySet) is checked beside it.
+// Each struct lists its fields once, in visit(), each with its domain and its name (the member
+// path, dotted for nested fields: "policy.floor"): validate() checks the domains through it, the
+// checkpoint's settings digest hashes the fields through it, tools/codegen reads settings files by
+// the names (enums by enum_names, enum_names.hpp). What relates two fields (penalty_max >=
+// penalty_start, sampled mode needs the policy-gradient oracle) and what depends on the action
+// count (PolicySet) is checked beside it.
 
+#include "pbrl/enum_names.hpp"
 #include "pbrl/policy.hpp"
 #include "pbrl/sampling/estimators.hpp"
 #include "pbrl/status.hpp"
@@ -19,11 +22,20 @@
 
 namespace pbrl {
 
+// Each enum with its enumerators' names (enum_names.hpp: settings files read them by name).
 enum class PenaltyKind : unsigned char { value, bellman };
+constexpr EnumNames<PenaltyKind, 2> enum_names(PenaltyKind) { return {{"value", "bellman"}}; }
+static_assert(enum_names(PenaltyKind{}).size == int(PenaltyKind::bellman) + 1, "a name per enumerator");
 enum class OracleKind : unsigned char { policy_mirror_descent, policy_gradient, soft_value_iteration };
+constexpr EnumNames<OracleKind, 3> enum_names(OracleKind) {
+  return {{"policy_mirror_descent", "policy_gradient", "soft_value_iteration"}};
+}
+static_assert(enum_names(OracleKind{}).size == int(OracleKind::soft_value_iteration) + 1, "a name per enumerator");
 // exact: every gradient from the model (policy evaluations). sampled: the lower level's gradients
 // from trajectories of the generative model (sampling/estimators.hpp).
 enum class GradientMode : unsigned char { exact, sampled };
+constexpr EnumNames<GradientMode, 2> enum_names(GradientMode) { return {{"exact", "sampled"}}; }
+static_assert(enum_names(GradientMode{}).size == int(GradientMode::sampled) + 1, "a name per enumerator");
 
 // Which gradient sources a solver or baseline type carries, a template parameter as the evaluation
 // method is. exact_and_sampled (the default): settings.gradient chooses at init(). exact: the type
@@ -109,7 +121,7 @@ constexpr Domain when(bool active, Domain d) {
 struct DomainCheck {
   Status status = Status::ok;
   template <typename T>
-  void operator()(const T& value, const Domain& d) {
+  void operator()(const T& value, const Domain& d, const char* /*name*/) {
     if (status == Status::ok && !d.admits(value)) status = d.refusal();
   }
 };
@@ -131,15 +143,15 @@ struct GradientSettings {
   SamplingSettings sampling{};                  // sampled mode: horizon H <= kMaxHorizon, batch B
   std::uint32_t seed = 1u;                      // sampled mode: init() seeds the solver's Rng with it
 
-  // Each field once, with its domain (visitor: v(field, Domain)).
+  // Each field once, with its domain and its name (visitor: v(field, Domain, name)).
   template <class Visitor>
   void visit(Visitor& v) const {
     const bool sampled = gradient == GradientMode::sampled;
-    v(gradient, domain::enumerator(GradientMode::sampled));
-    v(sampling.horizon, domain::when(sampled, domain::range(1, kMaxHorizon)));
-    v(sampling.batch, domain::when(sampled, domain::range(1, kMaxBatch)));
-    v(sampling.common_random_numbers, domain::any());
-    v(seed, domain::any());
+    v(gradient, domain::enumerator(GradientMode::sampled), "gradient");
+    v(sampling.horizon, domain::when(sampled, domain::range(1, kMaxHorizon)), "sampling.horizon");
+    v(sampling.batch, domain::when(sampled, domain::range(1, kMaxBatch)), "sampling.batch");
+    v(sampling.common_random_numbers, domain::any(), "sampling.common_random_numbers");
+    v(seed, domain::any(), "seed");
   }
 };
 
@@ -188,27 +200,28 @@ struct PenaltySolverSettings : GradientSettings {
     using namespace domain;
     GradientSettings::visit(v);
     const bool tolerance = tolerance_mode();
-    v(policy.parameterization, policy_set());
-    v(policy.floor, policy_set());
-    v(policy.logit_bound, policy_set());
-    v(oracle, enumerator(OracleKind::soft_value_iteration));
-    v(oracle_policy.parameterization, policy_set());
-    v(oracle_policy.floor, policy_set());
-    v(oracle_policy.logit_bound, policy_set());
-    v(inner_steps, range(0, kMaxInnerSteps));
-    v(oracle_step, step_size());
-    v(step_x, step_size());
-    v(penalty_start, non_negative());
-    v(penalty_final, non_negative());
-    v(penalty_ramp, range(0, std::numeric_limits<int>::max()));
-    v(gap_tolerance, non_negative());
-    v(penalty_max, when(tolerance, positive()));
-    v(penalty_growth, when(tolerance, above_one()));
-    v(penalty_patience, when(tolerance, range(1, std::numeric_limits<int>::max())));
-    v(penalty_stall, when(tolerance, unit()));
-    v(penalty_smoothness, when(tolerance, non_negative()));
-    v(inner_steps_max, when(tolerance, range(1, kMaxInnerSteps)));
-    v(oracle_gap_fraction, when(tolerance, unit_above_zero()));
+    v(policy.parameterization, policy_set(), "policy.parameterization");
+    v(policy.floor, policy_set(), "policy.floor");
+    v(policy.logit_bound, policy_set(), "policy.logit_bound");
+    v(oracle, enumerator(OracleKind::soft_value_iteration), "oracle");
+    v(oracle_policy.parameterization, policy_set(), "oracle_policy.parameterization");
+    v(oracle_policy.floor, policy_set(), "oracle_policy.floor");
+    v(oracle_policy.logit_bound, policy_set(), "oracle_policy.logit_bound");
+    v(inner_steps, range(0, kMaxInnerSteps), "inner_steps");
+    v(oracle_step, step_size(), "oracle_step");
+    v(step_x, step_size(), "step_x");
+    v(penalty_start, non_negative(), "penalty_start");
+    v(penalty_final, non_negative(), "penalty_final");
+    v(penalty_ramp, range(0, std::numeric_limits<int>::max()), "penalty_ramp");
+    v(gap_tolerance, non_negative(), "gap_tolerance");
+    v(penalty_max, when(tolerance, positive()), "penalty_max");
+    v(penalty_growth, when(tolerance, above_one()), "penalty_growth");
+    v(penalty_patience, when(tolerance, range(1, std::numeric_limits<int>::max())),
+      "penalty_patience");
+    v(penalty_stall, when(tolerance, unit()), "penalty_stall");
+    v(penalty_smoothness, when(tolerance, non_negative()), "penalty_smoothness");
+    v(inner_steps_max, when(tolerance, range(1, kMaxInnerSteps)), "inner_steps_max");
+    v(oracle_gap_fraction, when(tolerance, unit_above_zero()), "oracle_gap_fraction");
   }
 };
 

@@ -1,0 +1,57 @@
+#pragma once
+// The generated headers, as text: <name>_model.hpp (the arrays as constexpr data, which stays
+// in flash, with the sizes and scalars as constants) and <name>_pbrl.hpp (the Problem and Solver
+// types, data() and settings()). Literals read back exactly: 9 significant digits for float, 17
+// for double, as examples/firmware/generate_model.cpp writes them.
+
+#include "model.hpp"
+#include "settings_io.hpp"
+
+#include <set>
+#include <string>
+
+namespace codegen {
+
+std::string literal(float v);
+std::string literal(double v);
+
+template <typename Scalar>
+std::string model_header(const Model<Scalar>& model);
+
+// Everything of pbrl_header but settings(), whose body is `settings_body`.
+template <typename Scalar>
+std::string pbrl_header(const Model<Scalar>& model, const std::string& settings_type, const std::string& settings_body);
+
+// One assignment per settings field, in visit() order; fields the manifest does not set are
+// written too (at the library's default), so the header says every setting the device runs.
+struct SettingsWriter {
+  std::string& out;
+  const std::set<std::string>& given;
+
+  template <class T>
+  void operator()(const T& field, const pbrl::Domain&, const char* name) {
+    std::string value;
+    if constexpr (std::is_same<T, bool>::value)
+      value = field ? "true" : "false";
+    else if constexpr (std::is_enum<T>::value)
+      value = "decltype(s." + std::string(name) + ")::" + pbrl::enum_name(field);
+    else if constexpr (std::is_floating_point<T>::value)
+      value = literal(field);
+    else if constexpr (std::is_unsigned<T>::value)
+      value = std::to_string(field) + "u";
+    else
+      value = std::to_string(field);
+    out += "  s." + std::string(name) + " = " + value + ";" + (given.count(name) ? "\n" : "  // default\n");
+  }
+};
+
+template <typename Scalar, class Settings>
+std::string pbrl_header(const Model<Scalar>& model, const std::string& settings_type, const Settings& settings,
+                        const std::set<std::string>& given) {
+  std::string body;
+  SettingsWriter writer{body, given};
+  settings.visit(writer);
+  return pbrl_header(model, settings_type, body);
+}
+
+}  // namespace codegen

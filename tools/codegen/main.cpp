@@ -1,0 +1,176 @@
+// pbrl-codegen: reads a model that a numpy user wrote (a JSON manifest naming .npy or .csv
+// arrays, README.md), validates all of it as the device will, and writes the C++ headers a
+// firmware compiles: <name>_model.hpp (the arrays, in flash) and <name>_pbrl.hpp (the problem,
+// its solver, data() and settings()).
+//
+//   pbrl-codegen MANIFEST.json --out DIR     exit 0: written; 1: refused (one line on stderr,
+//                                            nothing written); 2: usage
+//   pbrl-codegen --settings KIND             the solver settings of KIND, with defaults and domains
+#include "emit.hpp"
+#include "model.hpp"
+#include "settings_io.hpp"
+
+#include <pbrl/solver/pbrl.hpp>
+#include <pbrl/solver/pbrl_zero_sum.hpp>
+
+#include <exception>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace codegen {
+namespace {
+
+// The library's verdict on a solver's settings as its init() gives it: the settings' own
+// validate, then both policy sets for each action count of the problem.
+template <typename Scalar>
+pbrl::Status library_validate(const pbrl::PbrlSettings<Scalar>& s, int actions) {
+  return pbrl::validate(s, actions);
+}
+template <typename Scalar>
+pbrl::Status library_validate(const pbrl::PbrlZeroSumSettings<Scalar>& s, int /*actions*/) {
+  return pbrl::validate(s);
+}
+
+template <class Settings>
+pbrl::Status validate_for(const Settings& s, const std::vector<int>& actions) {
+  for (int a : actions) {
+    if (pbrl::Status st = library_validate(s, a); st != pbrl::Status::ok) return st;
+    if (pbrl::Status st = pbrl::validate(s.policy, a); st != pbrl::Status::ok) return st;
+    if (pbrl::Status st = pbrl::validate(s.oracle_policy, a); st != pbrl::Status::ok) return st;
+  }
+  return pbrl::Status::ok;
+}
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) refuse(path.string(), "output", "cannot write");
+}
+
+template <typename Scalar, class Settings>
+int generate(const Manifest& m, const Json& root, const std::string& settings_type, const std::string& out_dir) {
+  // Cheap checks first: sizes against the limit, then the settings, then the arrays.
+  check_ram_limit(m, root);
+  std::vector<int> actions;
+  for (int i : m.spec->policy_actions) actions.push_back(int(m.sizes[std::size_t(i)]));
+  const Json* solver = root.contains("solver") ? &root.at("solver") : nullptr;
+  const Settings settings = read_settings<Settings>(solver, m.path);
+  auto validate = [&](const Settings& s) { return validate_for(s, actions); };
+  check_settings(settings, solver, m.path, validate, actions);
+  const Model<Scalar> model = load_model<Scalar>(m, root);
+
+  std::map<std::string, const Json*> values;
+  if (solver != nullptr) flatten(*solver, "", values);
+  std::set<std::string> given;
+  for (const auto& v : values) given.insert(v.first);
+  const std::string model_text = model_header(model);
+  const std::string pbrl_text = pbrl_header(model, settings_type, settings, given);
+
+  // Everything is checked: now the files.
+  const std::filesystem::path dir(out_dir);
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) refuse(out_dir, "--out", "cannot create: " + error.message());
+  const std::filesystem::path model_path = dir / (m.name + "_model.hpp"), pbrl_path = dir / (m.name + "_pbrl.hpp");
+  try {
+    write_file(model_path, model_text);
+    write_file(pbrl_path, pbrl_text);
+  } catch (const Refusal&) {
+    std::filesystem::remove(model_path, error);
+    std::filesystem::remove(pbrl_path, error);
+    throw;
+  }
+
+  std::cout << "pbrl-codegen: " << m.name << ": " << m.spec->kind << " in " << (m.single ? "float" : "double");
+  for (std::size_t i = 0; i < m.sizes.size(); ++i) std::cout << ", " << m.spec->sizes[i] << " " << m.sizes[i];
+  std::cout << "\nwrote " << model_path.string() << "\nwrote " << pbrl_path.string()
+            << "\nflash bytes of model arrays: " << model.flash_bytes() << " (";
+  for (std::size_t i = 0; i < model.arrays.size(); ++i)
+    std::cout << (i ? ", " : "") << model.arrays[i].field << " " << model.arrays[i].values.size() * sizeof(Scalar);
+  std::cout << ")\n";
+  return 0;
+}
+
+template <typename Scalar>
+int generate(const Manifest& m, const Json& root, const std::string& out_dir) {
+  const std::string scalar = m.single ? "float" : "double";
+  if (m.spec->zero_sum)
+    return generate<Scalar, pbrl::PbrlZeroSumSettings<Scalar>>(m, root, "pbrl::PbrlZeroSumSettings<" + scalar + ">",
+                                                               out_dir);
+  return generate<Scalar, pbrl::PbrlSettings<Scalar>>(m, root, "pbrl::PbrlSettings<" + scalar + ">", out_dir);
+}
+
+// --settings KIND: one line per field, `name = default  (what it accepts)`.
+struct SettingsLister {
+  template <class T>
+  void operator()(const T& field, const pbrl::Domain& d, const char* name) {
+    std::string value, notes;
+    if constexpr (std::is_same<T, bool>::value) {
+      value = field ? "true" : "false";
+    } else if constexpr (std::is_enum<T>::value) {
+      value = pbrl::enum_name(field);
+      notes = enumerator_list<T>();
+    } else if constexpr (std::is_floating_point<T>::value) {
+      value = number_text(field);
+    } else {
+      value = std::to_string(field);
+    }
+    if (d.kind != pbrl::Domain::Kind::any && !std::is_enum<T>::value) notes = domain_text(d);
+    if (!d.active) notes += "; not used at the defaults";
+    if (std::string(name).find("policy.") != std::string::npos)  // PolicySet: checked with the action count
+      notes += (notes.empty() ? "" : "; ") + std::string("checked for the problem's action counts");
+    std::cout << name << " = " << value << (notes.empty() ? "" : "  (" + notes + ")") << "\n";
+  }
+};
+
+int list_settings(const std::string& kind) {
+  const KindSpec* spec = find_kind(kind);
+  if (spec == nullptr) {
+    std::cerr << "pbrl-codegen: no kind '" << kind << "'\n";
+    return 2;
+  }
+  SettingsLister lister;
+  if (spec->zero_sum)
+    pbrl::PbrlZeroSumSettings<double>{}.visit(lister);
+  else
+    pbrl::PbrlSettings<double>{}.visit(lister);
+  return 0;
+}
+
+int usage() {
+  std::cerr << "usage: pbrl-codegen MANIFEST.json --out DIR\n"
+               "       pbrl-codegen --settings KIND   (KIND: reward_shaping, stackelberg, incentive_design)\n";
+  return 2;
+}
+
+}  // namespace
+}  // namespace codegen
+
+int main(int argc, char** argv) {
+  using namespace codegen;
+  std::string manifest_path, out_dir;
+  if (argc == 3 && std::strcmp(argv[1], "--settings") == 0) return list_settings(argv[2]);
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+      out_dir = argv[++i];
+    else if (manifest_path.empty() && argv[i][0] != '-')
+      manifest_path = argv[i];
+    else
+      return usage();
+  }
+  if (manifest_path.empty() || out_dir.empty()) return usage();
+  try {
+    const Json root = parse_manifest(manifest_path);
+    const Manifest m = read_manifest(manifest_path, root);
+    return m.single ? generate<float>(m, root, out_dir) : generate<double>(m, root, out_dir);
+  } catch (const Refusal& r) {
+    std::cerr << r.line() << "\n";
+    return 1;
+  } catch (const std::exception& e) {  // not a fault of the model the checks name (out of memory, I/O)
+    std::cerr << manifest_path << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
