@@ -39,11 +39,12 @@ function(pbrl_add_c_api target)
 
   if(arg_CODEGEN)
     set(codegen "${arg_CODEGEN}")
-    set(codegen_depends "")
     if(TARGET "${arg_CODEGEN}")
       set(codegen "$<TARGET_FILE:${arg_CODEGEN}>")
-      set(codegen_depends "${arg_CODEGEN}")
     endif()
+    # A target, or a file, which also orders the command after a rule that makes the file (an
+    # ExternalProject's BUILD_BYPRODUCTS).
+    set(codegen_depends "${arg_CODEGEN}")
   elseif(TARGET pbrl-codegen)
     set(codegen "$<TARGET_FILE:pbrl-codegen>")
     set(codegen_depends pbrl-codegen)
