@@ -88,12 +88,11 @@ std::string c_header(const Manifest& m) {
   for (std::size_t i = 0; i < axes.size(); ++i) out += (i ? ", " : "") + axes[i];
   out += "): [i0, ...] at [" + layout(axes) + "]. */\n";
   out += "#define " + N + "PARAMS " + std::to_string(product(m, spec.params)) + "\n";
-  const std::string states = spec.sizes[0];
-  out += "/* Entries of the lower level's policies, pi(a|s) at [s*" + std::string(spec.sizes[std::size_t(spec.policy_actions[0])]) +
-         " + a]";
+  const std::string states = spec.sizes[0], first = spec.sizes[std::size_t(spec.policy_actions[0])];
+  out += "/* Entries of the lower level's policies, pi(a|s) at [s*" + first + " + a]";
   if (spec.policy_actions.size() == 2)
-    out += " for player 1, then player 2's at\n   [" + states + "*" + spec.sizes[std::size_t(spec.policy_actions[0])] +
-           " + s*" + spec.sizes[std::size_t(spec.policy_actions[1])] + " + a]";
+    out += " for player 1, then player 2's at\n   [" + states + "*" + first + " + s*" +
+           spec.sizes[std::size_t(spec.policy_actions[1])] + " + a]";
   long long entries = 0;
   for (int a : spec.policy_actions) entries += m.sizes[0] * m.sizes[std::size_t(a)];
   out += ". */\n#define " + N + "POLICY_ENTRIES " + std::to_string(entries) + "\n\n";
@@ -143,8 +142,8 @@ std::string c_header(const Manifest& m) {
   out += "pbrl_status " + p + "restore_checkpoint(" + ws + "* ws, const unsigned char* buffer, size_t size);\n";
   out += "pbrl_status " + p + "restore_newest_checkpoint(" + ws +
          "* ws, const unsigned char* slot_a,\n    const unsigned char* slot_b, size_t slot_size);\n";
-  out += "pbrl_status " + p +
-         "checkpoint_slot_to_write(const unsigned char* slot_a, const unsigned char* slot_b,\n    size_t slot_size, int* slot);\n\n";
+  out += "pbrl_status " + p + "checkpoint_slot_to_write(const unsigned char* slot_a, const unsigned char* slot_b,\n";
+  out += "    size_t slot_size, int* slot);\n\n";
   out += "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return out;
 }
@@ -153,8 +152,9 @@ std::string c_api_source(const Manifest& m) {
   const std::string N = "PBRL_" + upper(m.name) + "_", p = "pbrl_" + m.name + "_", ws = p + "workspace";
   const std::string scalar = p + "scalar", report = p + "report";
   std::string out = generated_by(m, "//");
-  out += "// The C interface of " + m.name + ".h: each function forwards to pbrl::c_api::Api (include/pbrl/c/c_api.hpp),\n";
-  out += "// which also checks the header's constants against the types. No heap, no exceptions.\n";
+  out += "// The C interface of " + m.name + ".h: each function forwards to pbrl::c_api::Api\n";
+  out += "// (include/pbrl/c/c_api.hpp), which also checks the header's constants against the types.\n";
+  out += "// No heap, no exceptions.\n";
   out += "#include \"" + m.name + ".h\"\n#include \"" + m.name + "_pbrl.hpp\"\n\n#include <pbrl/c/c_api.hpp>\n\n";
   out += "namespace {\n\nstruct Model {\n";
   out += "  using Problem = " + m.name + "::Problem;\n  using Solver = " + m.name + "::Solver;\n";
@@ -188,7 +188,8 @@ std::string c_api_source(const Manifest& m) {
   fn("restore_newest_checkpoint(" + ws +
          "* ws, const unsigned char* slot_a, const unsigned char* slot_b,\n    size_t slot_size)",
      "restore_newest_checkpoint(ws, slot_a, slot_b, slot_size)");
-  fn("checkpoint_slot_to_write(const unsigned char* slot_a, const unsigned char* slot_b, size_t slot_size,\n    int* slot)",
+  fn("checkpoint_slot_to_write(const unsigned char* slot_a, const unsigned char* slot_b,\n"
+     "    size_t slot_size, int* slot)",
      "checkpoint_slot_to_write(slot_a, slot_b, slot_size, slot)");
   out += "\n}  // extern \"C\"\n";
   return out;

@@ -96,7 +96,8 @@ class Api {
                 "PBRL_<NAME>_WORKSPACE_BYTES is smaller than the workspace: <name>_sizes.h is stale");
   static_assert(Model::kWorkspaceAlign % Sizes::kAlign == 0 && alignof(CWorkspace) % Sizes::kAlign == 0,
                 "PBRL_<NAME>_WORKSPACE_ALIGN is not a multiple of the workspace's alignment");
-  static_assert(Model::kCheckpointBytes == Sizes::kCheckpointBytes, "PBRL_<NAME>_CHECKPOINT_BYTES is not the image's size");
+  static_assert(Model::kCheckpointBytes == Sizes::kCheckpointBytes,
+                "PBRL_<NAME>_CHECKPOINT_BYTES is not the image's size");
   static_assert(Model::kParams == kParams && Model::kPolicyEntries == kPolicyEntries,
                 "the C header's sizes are not the solver's");
 
