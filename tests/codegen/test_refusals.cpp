@@ -10,6 +10,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -113,6 +114,8 @@ struct Run {
   int status = -1;
   std::string out, err;
   bool wrote = false;  // the output directory exists
+  std::vector<std::string> files;  // what it holds, sorted
+  std::string depfile;             // dep.d, if the run was given --depfile dep.d
 };
 
 std::string slurp(const fs::path& p) {
@@ -138,6 +141,10 @@ Run run(const ModelFiles& m, const std::string& extra_args = "") {
   r.out = slurp(dir / "stdout.txt");
   r.err = slurp(dir / "stderr.txt");
   r.wrote = fs::exists(dir / "out");
+  if (r.wrote)
+    for (const auto& entry : fs::directory_iterator(dir / "out")) r.files.push_back(entry.path().filename().string());
+  std::sort(r.files.begin(), r.files.end());
+  r.depfile = slurp(dir / "dep.d");
   std::error_code ignored;
   fs::remove_all(dir, ignored);
   return r;
@@ -163,6 +170,23 @@ TEST_CASE("the base models are accepted and written") {
   const Run r = run(incentive());
   // 2 x 8 + 2 x 16 + 2 floats.
   CHECK(r.out.find("flash bytes of model arrays: 200 (") != std::string::npos);
+}
+
+TEST_CASE("the C interface is written beside the headers; --depfile names every file read") {
+  const Run r = run(stackelberg(), " --depfile dep.d");
+  REQUIRE(r.status == 0);
+  const std::vector<std::string> expected = {"game.h", "game_c_api.cpp", "game_model.hpp", "game_pbrl.hpp",
+                                             "game_sizes.cpp"};
+  CHECK(r.files == expected);
+  for (const std::string& f : expected) CHECK(r.out.find("/" + f + "\n") != std::string::npos);
+  // "<dir>/out/game_model.hpp: <dir>/model.json <dir>/rl.npy ..." with absolute paths.
+  CHECK(r.depfile.find("/out/game_model.hpp: /") != std::string::npos);
+  for (const char* input : {"/model.json", "/rl.npy", "/rf.npy", "/p.npy", "/rho.npy", "/ref.npy"})
+    CHECK(r.depfile.find(input) != std::string::npos);
+  CHECK(run(stackelberg(), " --depfile").status == 2);  // usage
+  const Run refused = run(stackelberg().set("logit_bound", "0"), " --depfile dep.d");
+  CHECK(refused.status == 1);
+  CHECK(refused.depfile.empty());
 }
 
 TEST_CASE("npy format versions 1.0 to 3.0 and the dtypes <f8, <f4, <i8, <i4 are read") {

@@ -18,7 +18,8 @@ const char* scalar_type() {
   return sizeof(Scalar) == 4 ? "float" : "double";
 }
 
-// "((i0*actions1 + i1)*actions2 + i2)*states + i3": where entry [i0, i1, i2, i3] sits.
+}  // namespace
+
 std::string layout(const std::vector<std::string>& axes) {
   std::string expr = "i0";
   for (std::size_t k = 1; k < axes.size(); ++k) {
@@ -27,8 +28,6 @@ std::string layout(const std::vector<std::string>& axes) {
   }
   return expr;
 }
-
-}  // namespace
 
 std::string literal(float v) {
   char buf[32];

@@ -9,11 +9,24 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 namespace codegen {
 
 std::string literal(float v);
 std::string literal(double v);
+
+// "((i0*actions1 + i1)*actions2 + i2)*states + i3": where entry [i0, i1, i2, i3] of an array with
+// these axes sits in its flat layout.
+std::string layout(const std::vector<std::string>& axes);
+
+// The C interface of the manifest's model (include/pbrl/c/c_api.hpp runs it): <name>.h, the C
+// declarations; <name>_c_api.cpp, their definitions; <name>_sizes.cpp, the probe from which the
+// build measures the target's workspace size and alignment into <name>_sizes.h, which <name>.h
+// includes (cmake/PbrlCApi.cmake). They depend on the manifest's name, kind, scalar and sizes only.
+std::string c_header(const Manifest& m);
+std::string c_api_source(const Manifest& m);
+std::string sizes_source(const Manifest& m);
 
 template <typename Scalar>
 std::string model_header(const Model<Scalar>& model);

@@ -34,6 +34,7 @@ const std::vector<KindSpec>& kinds() {
        false,
        false,
        {1},
+       {0, 1},  // shaping(s, a)
        reward_shaping_ram},
       {"stackelberg",
        {"states", "leader_actions", "follower_actions"},
@@ -50,6 +51,7 @@ const std::vector<KindSpec>& kinds() {
        true,
        false,
        {2},
+       {0, 1},  // leader logits x(s, a_l)
        stackelberg_ram},
       {"incentive_design",
        {"states", "actions1", "actions2"},
@@ -68,6 +70,7 @@ const std::vector<KindSpec>& kinds() {
        false,
        true,
        {1, 2},
+       {0, 1, 2},  // incentive x(s, a1, a2)
        incentive_design_ram},
   };
   return table;

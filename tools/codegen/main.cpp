@@ -1,10 +1,13 @@
 // pbrl-codegen: reads a model that a numpy user wrote (a JSON manifest naming .npy or .csv
 // arrays, README.md), validates all of it as the device will, and writes the C++ headers a
 // firmware compiles: <name>_model.hpp (the arrays, in flash) and <name>_pbrl.hpp (the problem,
-// its solver, data() and settings()).
+// its solver, data() and settings()), and the model's C interface: <name>.h, <name>_c_api.cpp and
+// the size probe <name>_sizes.cpp (emit_c.cpp).
 //
-//   pbrl-codegen MANIFEST.json --out DIR     exit 0: written; 1: refused (one line on stderr,
-//                                            nothing written); 2: usage
+//   pbrl-codegen MANIFEST.json --out DIR [--depfile FILE]
+//                                            exit 0: written; 1: refused (one line on stderr,
+//                                            nothing written); 2: usage. --depfile: the files
+//                                            read, as a make rule (CMake's DEPFILE)
 //   pbrl-codegen --settings KIND             the solver settings of KIND, with defaults and domains
 #include "emit.hpp"
 #include "model.hpp"
@@ -43,6 +46,20 @@ pbrl::Status validate_for(const Settings& s, const std::vector<int>& actions) {
   return pbrl::Status::ok;
 }
 
+// A make-style dependency file (CMake's DEPFILE, Ninja, make): the first output depends on the
+// manifest and every array file read; absolute paths, spaces escaped.
+std::string depfile_text(const std::filesystem::path& output, const std::vector<std::string>& inputs) {
+  auto escaped = [](const std::filesystem::path& p) {
+    std::string out;
+    for (char c : std::filesystem::absolute(p).lexically_normal().string())
+      out += c == ' ' ? std::string("\\ ") : std::string(1, c);
+    return out;
+  };
+  std::string text = escaped(output) + ":";
+  for (const std::string& in : inputs) text += " " + escaped(in);
+  return text + "\n";
+}
+
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
@@ -51,7 +68,8 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 }
 
 template <typename Scalar, class Settings>
-int generate(const Manifest& m, const Json& root, const std::string& settings_type, const std::string& out_dir) {
+int generate(const Manifest& m, const Json& root, const std::string& settings_type, const std::string& out_dir,
+             const std::string& depfile) {
   // Cheap checks first: sizes against the limit, then the settings, then the arrays.
   check_ram_limit(m, root);
   std::vector<int> actions;
@@ -74,20 +92,27 @@ int generate(const Manifest& m, const Json& root, const std::string& settings_ty
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) refuse(out_dir, "--out", "cannot create: " + error.message());
-  const std::filesystem::path model_path = dir / (m.name + "_model.hpp"), pbrl_path = dir / (m.name + "_pbrl.hpp");
+  const std::vector<std::pair<std::filesystem::path, std::string>> files = {
+      {dir / (m.name + "_model.hpp"), model_text}, {dir / (m.name + "_pbrl.hpp"), pbrl_text},
+      {dir / (m.name + ".h"), c_header(m)},        {dir / (m.name + "_c_api.cpp"), c_api_source(m)},
+      {dir / (m.name + "_sizes.cpp"), sizes_source(m)}};
   try {
-    write_file(model_path, model_text);
-    write_file(pbrl_path, pbrl_text);
+    for (const auto& f : files) write_file(f.first, f.second);
+    if (!depfile.empty()) {
+      std::vector<std::string> inputs = {m.path};
+      for (const auto& a : model.arrays) inputs.push_back(a.file);
+      write_file(depfile, depfile_text(files.front().first, inputs));
+    }
   } catch (const Refusal&) {
-    std::filesystem::remove(model_path, error);
-    std::filesystem::remove(pbrl_path, error);
+    for (const auto& f : files) std::filesystem::remove(f.first, error);
     throw;
   }
 
   std::cout << "pbrl-codegen: " << m.name << ": " << m.spec->kind << " in " << (m.single ? "float" : "double");
   for (std::size_t i = 0; i < m.sizes.size(); ++i) std::cout << ", " << m.spec->sizes[i] << " " << m.sizes[i];
-  std::cout << "\nwrote " << model_path.string() << "\nwrote " << pbrl_path.string()
-            << "\nflash bytes of model arrays: " << model.flash_bytes() << " (";
+  std::cout << "\n";
+  for (const auto& f : files) std::cout << "wrote " << f.first.string() << "\n";
+  std::cout << "flash bytes of model arrays: " << model.flash_bytes() << " (";
   for (std::size_t i = 0; i < model.arrays.size(); ++i)
     std::cout << (i ? ", " : "") << model.arrays[i].field << " " << model.arrays[i].values.size() * sizeof(Scalar);
   std::cout << ")\n";
@@ -95,12 +120,12 @@ int generate(const Manifest& m, const Json& root, const std::string& settings_ty
 }
 
 template <typename Scalar>
-int generate(const Manifest& m, const Json& root, const std::string& out_dir) {
+int generate(const Manifest& m, const Json& root, const std::string& out_dir, const std::string& depfile) {
   const std::string scalar = m.single ? "float" : "double";
   if (m.spec->zero_sum)
     return generate<Scalar, pbrl::PbrlZeroSumSettings<Scalar>>(m, root, "pbrl::PbrlZeroSumSettings<" + scalar + ">",
-                                                               out_dir);
-  return generate<Scalar, pbrl::PbrlSettings<Scalar>>(m, root, "pbrl::PbrlSettings<" + scalar + ">", out_dir);
+                                                               out_dir, depfile);
+  return generate<Scalar, pbrl::PbrlSettings<Scalar>>(m, root, "pbrl::PbrlSettings<" + scalar + ">", out_dir, depfile);
 }
 
 // --settings KIND: one line per field, `name = default  (what it accepts)`.
@@ -141,7 +166,7 @@ int list_settings(const std::string& kind) {
 }
 
 int usage() {
-  std::cerr << "usage: pbrl-codegen MANIFEST.json --out DIR\n"
+  std::cerr << "usage: pbrl-codegen MANIFEST.json --out DIR [--depfile FILE]\n"
                "       pbrl-codegen --settings KIND   (KIND: reward_shaping, stackelberg, incentive_design)\n";
   return 2;
 }
@@ -151,11 +176,13 @@ int usage() {
 
 int main(int argc, char** argv) {
   using namespace codegen;
-  std::string manifest_path, out_dir;
+  std::string manifest_path, out_dir, depfile;
   if (argc == 3 && std::strcmp(argv[1], "--settings") == 0) return list_settings(argv[2]);
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc)
       out_dir = argv[++i];
+    else if (std::strcmp(argv[i], "--depfile") == 0 && i + 1 < argc)
+      depfile = argv[++i];
     else if (manifest_path.empty() && argv[i][0] != '-')
       manifest_path = argv[i];
     else
@@ -165,7 +192,7 @@ int main(int argc, char** argv) {
   try {
     const Json root = parse_manifest(manifest_path);
     const Manifest m = read_manifest(manifest_path, root);
-    return m.single ? generate<float>(m, root, out_dir) : generate<double>(m, root, out_dir);
+    return m.single ? generate<float>(m, root, out_dir, depfile) : generate<double>(m, root, out_dir, depfile);
   } catch (const Refusal& r) {
     std::cerr << r.line() << "\n";
     return 1;

@@ -1,0 +1,280 @@
+#pragma once
+// What a generated C interface runs. For a manifest `name`, pbrl-codegen writes <name>.h (the C
+// declarations), <name>_c_api.cpp (extern "C" functions that forward to Api<Model> below, Model
+// naming the generated Problem, Solver, data() and settings()) and <name>_sizes.cpp, from which the
+// build measures Layout for its target (tools/codegen/README.md, cmake/PbrlCApi.cmake).
+//
+// The caller owns the workspace: PBRL_<NAME>_WORKSPACE_BYTES bytes (Layout::kBytes on the target),
+// a Tag, then the Problem (views of the flash arrays) and the Solver, which init constructs in
+// place. Every function checks its arguments first, in the C++ API's order (null pointers, a
+// workspace no init succeeded on, short arrays), and on a refusal changes nothing; after that the
+// library's own guarantee holds (a failed step, restore or init leaves the solver as it was).
+#include "pbrl/c/pbrl_c.h"
+#include "pbrl/checkpoint.hpp"
+#include "pbrl/policy.hpp"
+#include "pbrl/status.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+namespace pbrl::c_api {
+
+// A workspace's first bytes once an init succeeded: kMagic and the workspace's own address. The
+// address matters because the solver points at the problem beside it: a workspace copied elsewhere
+// (memcpy) would use, and depend on, the original's problem, so the copy counts as not initialized.
+struct Tag {
+  std::uint64_t magic;
+  const void* self;
+};
+constexpr std::uint64_t kMagic = 0x4950414332524250ull;  // "PBR2CAPI" in memory order
+
+template <class Problem, class Solver>
+struct Instance {
+  Problem problem;
+  Solver solver;
+};
+
+// Where things sit in a workspace; depends on the target's ABI (pointer size, alignment), which is
+// why the build measures it with the target's compiler (<name>_sizes.cpp).
+template <class Problem, class Solver>
+struct Layout {
+  using Body = Instance<Problem, Solver>;
+  static constexpr std::size_t kOffset = (sizeof(Tag) + alignof(Body) - 1) / alignof(Body) * alignof(Body);
+  static constexpr std::size_t kBytes = kOffset + sizeof(Body);
+  static constexpr std::size_t kAlign = alignof(Body) > alignof(Tag) ? alignof(Body) : alignof(Tag);
+  static constexpr std::size_t kCheckpointBytes = checkpoint_size<Solver>();
+};
+
+// Lower-level players: 2 for PbrlZeroSum (Matrix1, Matrix2), else 1.
+template <class Solver, class = void>
+struct Players : std::integral_constant<int, 1> {};
+template <class Solver>
+struct Players<Solver, std::void_t<typename Solver::Matrix2>> : std::integral_constant<int, 2> {};
+
+// Entries of the lower level's policies: S x A, or S x A1 then S x A2 for a game.
+template <class Solver>
+constexpr std::size_t policy_entries() {
+  if constexpr (Players<Solver>::value == 2) {
+    return std::size_t(Solver::S) * std::size_t(Solver::A1 + Solver::A2);
+  } else {
+    return std::size_t(Solver::S) * std::size_t(Solver::A);
+  }
+}
+
+// y of the uniform policy of a policy set: zero logits, or 1/A per action (direct).
+template <typename Scalar, int S, int A>
+void uniform_parameters(const PolicySet<Scalar>& set, StateActionMatrix<Scalar, S, A>& y) {
+  y.setConstant(set.parameterization == Parameterization::direct ? Scalar(1) / Scalar(A) : Scalar(0));
+}
+
+// pbrl_status has Status's values (src/c_status.cpp checks them).
+inline pbrl_status to_c(Status st) { return static_cast<pbrl_status>(st); }
+
+// Model (generated): Problem, Solver; Workspace and Report, the C header's structs; data() and
+// settings(); the C header's constants kWorkspaceBytes, kWorkspaceAlign, kCheckpointBytes, kParams,
+// kPolicyEntries, checked here against the types.
+template <class Model>
+class Api {
+ public:
+  using Problem = typename Model::Problem;
+  using Solver = typename Model::Solver;
+  using Scalar = typename Problem::Scalar;
+  using Params = typename Problem::Params;
+  using CWorkspace = typename Model::Workspace;
+  using CReport = typename Model::Report;
+  using Sizes = Layout<Problem, Solver>;
+  using Body = typename Sizes::Body;
+  static constexpr int kPlayers = Players<Solver>::value;
+  static constexpr std::size_t kParams = std::size_t(Problem::kParams);
+  static constexpr std::size_t kPolicyEntries = policy_entries<Solver>();
+
+  // A <name>_sizes.h measured for another target or another model does not compile.
+  static_assert(Sizes::kBytes <= Model::kWorkspaceBytes && sizeof(CWorkspace) >= Sizes::kBytes,
+                "PBRL_<NAME>_WORKSPACE_BYTES is smaller than the workspace: <name>_sizes.h is stale");
+  static_assert(Model::kWorkspaceAlign % Sizes::kAlign == 0 && alignof(CWorkspace) % Sizes::kAlign == 0,
+                "PBRL_<NAME>_WORKSPACE_ALIGN is not a multiple of the workspace's alignment");
+  static_assert(Model::kCheckpointBytes == Sizes::kCheckpointBytes,
+                "PBRL_<NAME>_CHECKPOINT_BYTES is not the image's size");
+  static_assert(Model::kParams == kParams && Model::kPolicyEntries == kPolicyEntries,
+                "the C header's sizes are not the solver's");
+
+  // x0 = 0 projected onto the problem's box, uniform policies.
+  static pbrl_status init(CWorkspace* ws) {
+    if (ws == nullptr) return PBRL_NULL_POINTER;
+    Params x = Params::Zero();
+    return start(*ws, x, true);
+  }
+
+  // x0 from the caller (kParams entries), uniform policies.
+  static pbrl_status init_with(CWorkspace* ws, const Scalar* x0, std::size_t length) {
+    if (ws == nullptr || x0 == nullptr) return PBRL_NULL_POINTER;
+    if (length < kParams) return PBRL_BUFFER_TOO_SMALL;
+    Params x;
+    std::memcpy(x.data(), x0, kParams * sizeof(Scalar));
+    return start(*ws, x, false);
+  }
+
+  static pbrl_status step(CWorkspace* ws, CReport* report) {
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    typename Solver::Report r;
+    // A report only when asked for: the solver skips the certificate's work without one.
+    const Status st = body(*ws).solver.step(report != nullptr ? &r : nullptr);
+    if (st == Status::ok && report != nullptr) *report = convert(r);
+    return to_c(st);
+  }
+
+  // As Solver::run: steps done before an error stay done (iteration() counts them); the report is
+  // the last step's, written only if all succeeded.
+  static pbrl_status run(CWorkspace* ws, std::int64_t iterations, CReport* report) {
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    typename Solver::Report r;
+    const Status st = body(*ws).solver.run(iterations, report != nullptr ? &r : nullptr);
+    if (st == Status::ok && report != nullptr && iterations > 0) *report = convert(r);
+    return to_c(st);
+  }
+
+  static pbrl_status iteration(const CWorkspace* ws, std::int64_t* out) {
+    if (out == nullptr) return PBRL_NULL_POINTER;
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    *out = body(*ws).solver.iteration();
+    return PBRL_OK;
+  }
+
+  static pbrl_status get_x(const CWorkspace* ws, Scalar* out, std::size_t length) {
+    if (pbrl_status st = check_output(ws, out, length, kParams); st != PBRL_OK) return st;
+    std::memcpy(out, body(*ws).solver.x().data(), kParams * sizeof(Scalar));
+    return PBRL_OK;
+  }
+
+  // pi(a|s) of the lower level's current parameters, row by row; games: player 1's, then player 2's.
+  static pbrl_status get_policies(const CWorkspace* ws, Scalar* out, std::size_t length) {
+    if (pbrl_status st = check_output(ws, out, length, kPolicyEntries); st != PBRL_OK) return st;
+    const Solver& solver = body(*ws).solver;
+    if constexpr (kPlayers == 2) {
+      typename Solver::Matrix1 pi1;
+      typename Solver::Matrix2 pi2;
+      solver.policy1(pi1);
+      solver.policy2(pi2);
+      std::memcpy(out, pi1.data(), sizeof(Scalar) * std::size_t(pi1.size()));
+      std::memcpy(out + pi1.size(), pi2.data(), sizeof(Scalar) * std::size_t(pi2.size()));
+    } else {
+      typename Solver::Matrix pi;
+      solver.policy(pi);
+      std::memcpy(out, pi.data(), sizeof(Scalar) * std::size_t(pi.size()));
+    }
+    return PBRL_OK;
+  }
+
+  static pbrl_status save_checkpoint(const CWorkspace* ws, unsigned char* buffer, std::size_t size) {
+    if (buffer == nullptr) return PBRL_NULL_POINTER;
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    return to_c(pbrl::save_checkpoint(body(*ws).solver, buffer, size));
+  }
+
+  static pbrl_status restore_checkpoint(CWorkspace* ws, const unsigned char* buffer, std::size_t size) {
+    if (buffer == nullptr) return PBRL_NULL_POINTER;
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    return to_c(pbrl::restore_checkpoint(body(*ws).solver, buffer, size));
+  }
+
+  static pbrl_status restore_newest_checkpoint(CWorkspace* ws, const unsigned char* slot_a,
+                                               const unsigned char* slot_b, std::size_t slot_size) {
+    if (slot_a == nullptr || slot_b == nullptr) return PBRL_NULL_POINTER;
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    return to_c(pbrl::restore_newest_checkpoint(body(*ws).solver, slot_a, slot_b, slot_size));
+  }
+
+  // Slots shorter than an image are refused (the C++ function would count them as empty).
+  static pbrl_status checkpoint_slot_to_write(const unsigned char* slot_a, const unsigned char* slot_b,
+                                              std::size_t slot_size, int* slot) {
+    if (slot_a == nullptr || slot_b == nullptr || slot == nullptr) return PBRL_NULL_POINTER;
+    if (slot_size < Sizes::kCheckpointBytes) return PBRL_BUFFER_TOO_SMALL;
+    *slot = pbrl::checkpoint_slot_to_write<Solver>(slot_a, slot_b, slot_size);
+    return PBRL_OK;
+  }
+
+ private:
+  static bool initialized(const CWorkspace& ws) {
+    Tag tag;
+    std::memcpy(&tag, ws.bytes, sizeof tag);
+    return tag.magic == kMagic && tag.self == static_cast<const void*>(ws.bytes);
+  }
+  static Body& body(CWorkspace& ws) { return *std::launder(reinterpret_cast<Body*>(ws.bytes + Sizes::kOffset)); }
+  static const Body& body(const CWorkspace& ws) {
+    return *std::launder(reinterpret_cast<const Body*>(ws.bytes + Sizes::kOffset));
+  }
+
+  static pbrl_status check(const CWorkspace* ws) {
+    if (ws == nullptr) return PBRL_NULL_POINTER;
+    return initialized(*ws) ? PBRL_OK : PBRL_NOT_INITIALIZED;
+  }
+  static pbrl_status check_output(const CWorkspace* ws, const Scalar* out, std::size_t length, std::size_t needed) {
+    if (out == nullptr) return PBRL_NULL_POINTER;
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    return length < needed ? PBRL_BUFFER_TOO_SMALL : PBRL_OK;
+  }
+
+  // x is checked on a problem on the stack before the workspace changes. What is left to fail
+  // after that, the model and the settings, pbrl-codegen has checked with the same library code,
+  // so a refusal here leaves the workspace as it was.
+  static pbrl_status start(CWorkspace& ws, Params& x, bool project) {
+    {
+      Problem scratch;
+      if (Status st = scratch.init(Model::data()); st != Status::ok) return to_c(st);
+      if (project) scratch.project_parameters(x);
+      if (Status st = scratch.validate_parameters(x); st != Status::ok) return to_c(st);
+    }
+    if (!initialized(ws)) new (ws.bytes + Sizes::kOffset) Body();
+    Body& b = body(ws);
+    // An initialized workspace's problem gets the same views again; its solver points at it.
+    if (Status st = b.problem.init(Model::data()); st != Status::ok) return to_c(st);
+    const typename Solver::Settings settings = Model::settings();
+    Status st;
+    if constexpr (kPlayers == 2) {
+      typename Solver::Matrix1 y1;
+      typename Solver::Matrix2 y2;
+      uniform_parameters(settings.policy, y1);
+      uniform_parameters(settings.policy, y2);
+      st = b.solver.init(b.problem, settings, x, y1, y2);
+    } else {
+      typename Solver::Matrix y;
+      uniform_parameters(settings.policy, y);
+      st = b.solver.init(b.problem, settings, x, y);
+    }
+    if (st != Status::ok) return to_c(st);
+    const Tag tag{kMagic, ws.bytes};
+    std::memcpy(ws.bytes, &tag, sizeof tag);
+    return PBRL_OK;
+  }
+
+  static CReport convert(const typename Solver::Report& r) {
+    CReport out{};
+    out.iteration = r.iteration;
+    out.inner_steps = r.inner_steps;
+    out.environment_steps = r.environment_steps;
+    out.max_sweeps_hit = r.max_sweeps_hit;
+    out.upper_objective = r.upper_objective;
+    out.penalty = r.penalty;
+    out.objective = r.objective;
+    out.penalty_constant = r.penalty_constant;
+    out.step_x = r.step_x;
+    out.projected_gradient_norm = r.projected_gradient_norm;
+    out.oracle_gap = r.oracle_gap;
+    out.gap_bound = r.gap_bound;
+    out.gap_estimate = r.gap_estimate;
+    if constexpr (kPlayers == 2) {
+      out.best_response_value1 = r.best_response_value1;
+      out.best_response_value2 = r.best_response_value2;
+    } else {
+      out.lower_gap = r.lower_gap;
+    }
+    out.tolerance_met = r.tolerance_met;
+    out.inner_converged = r.inner_converged;
+    return out;
+  }
+};
+
+}  // namespace pbrl::c_api

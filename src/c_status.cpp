@@ -1,0 +1,51 @@
+// pbrl_status (include/pbrl/c/pbrl_status.h) is pbrl::Status with C names: the same values, checked
+// here, so the C interfaces pass a Status on by a cast.
+#include "pbrl/c/pbrl_status.h"
+
+#include "pbrl/status.hpp"
+
+namespace pbrl {
+namespace {
+
+// The C code of each Status has the Status's value. No default: with -Wall -Werror (the library's
+// flags) a Status added without a case here does not compile, nor one without a C code.
+constexpr bool mirrored(Status s) {
+  const int v = static_cast<int>(s);
+  switch (s) {
+    case Status::ok: return v == PBRL_OK;
+    case Status::null_pointer: return v == PBRL_NULL_POINTER;
+    case Status::not_finite: return v == PBRL_NOT_FINITE;
+    case Status::bad_discount: return v == PBRL_BAD_DISCOUNT;
+    case Status::bad_regularization: return v == PBRL_BAD_REGULARIZATION;
+    case Status::bad_distribution: return v == PBRL_BAD_DISTRIBUTION;
+    case Status::bad_transition: return v == PBRL_BAD_TRANSITION;
+    case Status::bad_policy: return v == PBRL_BAD_POLICY;
+    case Status::bad_step_size: return v == PBRL_BAD_STEP_SIZE;
+    case Status::bad_setting: return v == PBRL_BAD_SETTING;
+    case Status::out_of_bounds: return v == PBRL_OUT_OF_BOUNDS;
+    case Status::not_initialized: return v == PBRL_NOT_INITIALIZED;
+    case Status::numerical_failure: return v == PBRL_NUMERICAL_FAILURE;
+    case Status::buffer_too_small: return v == PBRL_BUFFER_TOO_SMALL;
+    case Status::checkpoint_corrupt: return v == PBRL_CHECKPOINT_CORRUPT;
+    case Status::checkpoint_mismatch: return v == PBRL_CHECKPOINT_MISMATCH;
+    case Status::count_overflow: return v == PBRL_COUNT_OVERFLOW;
+  }
+  return true;  // a value no Status names: nothing to mirror
+}
+
+// Every value of the underlying type, so every enumerator is visited.
+constexpr bool all_mirrored() {
+  for (int v = 0; v < 256; ++v)
+    if (!mirrored(static_cast<Status>(v))) return false;
+  return true;
+}
+static_assert(all_mirrored(), "pbrl_status.h and status.hpp disagree");
+
+}  // namespace
+}  // namespace pbrl
+
+extern "C" const char* pbrl_status_string(pbrl_status status) {
+  const int v = static_cast<int>(status);
+  // Values outside Status's range would not survive the cast.
+  return v < 0 || v > 255 ? "unknown" : pbrl::to_string(static_cast<pbrl::Status>(v));
+}
