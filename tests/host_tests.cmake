@@ -77,6 +77,7 @@ if(_pbrl_consumer)
       "-DTOOLCHAIN_FILE=${_pbrl_toolchain}"
       "-DEIGEN3_DIR=${Eigen3_DIR}"
       "-DCTEST=${CMAKE_CTEST_COMMAND}"
+      "-DEXPECT_CODEGEN=${PBRL_BUILD_TOOLS}"
       -P "${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.cmake")
   set_tests_properties(pbrl_install_consumer PROPERTIES TIMEOUT 900 LABELS "install")
 endif()
