@@ -11,6 +11,7 @@
 #include "pbrl/solver/pbrl_zero_sum.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace {
 using pbrl::EvaluationMethod;
@@ -838,4 +839,213 @@ TEST_CASE("an exact-only MetaGradient steps like the default type and refuses sa
   check_exact_only_type<pbrl::MetaGradient<Incentive, EvaluationMethod::sweeps>,
                         pbrl::MetaGradient<Incentive, EvaluationMethod::sweeps, pbrl::GradientSources::exact>>(init,
                                                                                                               same);
+}
+
+// ---- A step in slices (solver/step_slices.hpp) ------------------------------------------------
+
+namespace {
+using SliceSolver = pbrl::PbrlZeroSum<Incentive, EvaluationMethod::sweeps>;  // sweeps: a slice can be made to fail
+
+void same_state(const SliceSolver& a, const SliceSolver& b) {
+  CHECK(a.iteration() == b.iteration());
+  CHECK(a.environment_steps() == b.environment_steps());
+  CHECK(a.x() == b.x());
+  CHECK(a.y1() == b.y1());
+  CHECK(a.y2() == b.y2());
+  CHECK(a.oracle_policy1() == b.oracle_policy1());
+  CHECK(a.oracle_policy2() == b.oracle_policy2());
+  CHECK(std::memcmp(a.rng().state(), b.rng().state(), 16) == 0);
+}
+
+void same_report(const SliceSolver::Report& a, const SliceSolver::Report& b) {
+  CHECK(a.iteration == b.iteration);
+  CHECK(a.upper_objective == b.upper_objective);
+  CHECK(a.penalty == b.penalty);
+  CHECK(a.objective == b.objective);
+  CHECK(a.projected_gradient_norm == b.projected_gradient_norm);
+  CHECK(a.best_response_value1 == b.best_response_value1);
+  CHECK(a.best_response_value2 == b.best_response_value2);
+  CHECK(a.environment_steps == b.environment_steps);
+  CHECK(a.penalty_constant == b.penalty_constant);
+  CHECK(a.inner_steps == b.inner_steps);
+  CHECK(a.oracle_gap == b.oracle_gap);
+  CHECK(a.gap_bound == b.gap_bound);
+  CHECK(a.gap_estimate == b.gap_estimate);
+  CHECK(a.tolerance_met == b.tolerance_met);
+  CHECK(a.inner_converged == b.inner_converged);
+  CHECK(a.max_sweeps_hit == b.max_sweeps_hit);
+}
+
+// The settings the slice tests run: every part kind (oracle kinds, tolerance mode, sampled batches).
+std::vector<pbrl::PbrlZeroSumSettings<Real>> slice_settings() {
+  std::vector<pbrl::PbrlZeroSumSettings<Real>> all;
+  auto s = zero_sum_settings();
+  s.inner_steps = 3;
+  all.push_back(s);  // exact, PMD, T = 3
+  s.oracle = pbrl::OracleKind::soft_value_iteration;
+  all.push_back(s);  // exact, soft value iteration (one slice of sweeps)
+  s = zero_sum_settings();
+  s.gap_tolerance = Real(0.05);
+  s.inner_steps = 1;
+  s.inner_steps_max = 6;
+  all.push_back(s);  // exact, tolerance mode: the oracle stops on its target
+  s = zero_sum_settings();
+  s.oracle = pbrl::OracleKind::policy_gradient;
+  s.oracle_step = Real(0.1);
+  s.inner_steps = 2;
+  s.gradient = pbrl::GradientMode::sampled;
+  s.sampling.horizon = 4;
+  s.sampling.batch = 5;
+  all.push_back(s);  // sampled, T = 2, B = 5, common random numbers
+  s.sampling.common_random_numbers = false;
+  s.inner_steps = 0;
+  all.push_back(s);  // sampled, no oracle steps, independent batches
+  return all;
+}
+
+// Runs one step in slices of at most max_rollouts rollouts; the parts in order; report to every slice.
+Status sliced_step(SliceSolver& solver, int max_rollouts, SliceSolver::Report* report,
+                   std::vector<pbrl::StepPart>* parts = nullptr) {
+  pbrl::SliceResult slice;
+  std::int64_t index = 0;
+  do {
+    if (Status st = solver.step_slice(max_rollouts, slice, report); st != Status::ok) return st;
+    CHECK(slice.slice == index++);
+    if (parts != nullptr) parts->push_back(slice.part);
+  } while (!slice.step_done);
+  return Status::ok;
+}
+
+std::unique_ptr<SliceSolver> slice_solver(const Incentive& problem, const pbrl::PbrlZeroSumSettings<Real>& s) {
+  auto solver = std::make_unique<SliceSolver>();
+  solver->evaluation_workspace().max_sweeps = 3000;
+  REQUIRE(solver->init(problem, s, Incentive::Params::Zero(), M1::Zero(), M2::Zero()) == Status::ok);
+  return solver;
+}
+}  // namespace
+
+TEST_CASE("a step in slices: the iterates and reports of step() bit for bit, whatever the slicing") {
+  auto inst = std::make_unique<IncentiveInstance<S, A1, A2>>(7, Real(0.8), Real(0.1));
+  for (const auto& s : slice_settings()) {
+    const bool sampled = s.gradient == pbrl::GradientMode::sampled;
+    for (int m : {1, 2, 3, pbrl::kAllRollouts}) {
+      CAPTURE(static_cast<int>(s.oracle));
+      CAPTURE(s.inner_steps);
+      CAPTURE(m);
+      auto whole = slice_solver(inst->problem, s);
+      auto sliced = slice_solver(inst->problem, s);
+      for (int k = 0; k < 4; ++k) {
+        SliceSolver::Report a, b;
+        SliceSolver::Report* ra = k % 2 == 0 ? &a : nullptr;  // with and without the report's diagnostics
+        SliceSolver::Report* rb = k % 2 == 0 ? &b : nullptr;
+        REQUIRE(whole->step(ra) == Status::ok);
+        std::vector<pbrl::StepPart> parts;
+        REQUIRE(sliced_step(*sliced, m, rb, &parts) == Status::ok);
+        CHECK_FALSE(sliced->step_in_progress());
+        same_state(*whole, *sliced);
+        if (k % 2 == 0) same_report(a, b);
+        // The parts, in order: the step's structure and no more slices than its work needs.
+        REQUIRE(parts.size() >= 2);
+        CHECK(parts.front() == pbrl::StepPart::begin);
+        CHECK(parts.back() == pbrl::StepPart::projection);
+        const auto count = [&](pbrl::StepPart p) { return std::count(parts.begin(), parts.end(), p); };
+        const int B = s.sampling.batch, per_batch = m >= B ? 1 : (B + m - 1) / m;
+        if (sampled) {
+          CHECK(count(pbrl::StepPart::rollouts) == (2 * s.inner_steps + 2) * per_batch);
+          CHECK(count(pbrl::StepPart::oracle_step) == 0);
+          const long certificate = k % 2 == 0 ? 2 : 0;  // the report's exact evaluations of pi-hat
+          CHECK(count(pbrl::StepPart::evaluation) == certificate);
+          CHECK(count(pbrl::StepPart::lower_model) == certificate);
+          CHECK(count(pbrl::StepPart::penalty) == 0);
+        } else {
+          CHECK(count(pbrl::StepPart::rollouts) == 0);
+          CHECK(count(pbrl::StepPart::lower_model) == 2);
+          CHECK(count(pbrl::StepPart::evaluation) == 2);
+          CHECK(count(pbrl::StepPart::penalty) == 1);
+          const long oracle = count(pbrl::StepPart::oracle_step);
+          if (s.oracle == pbrl::OracleKind::soft_value_iteration) CHECK(oracle == 2);
+          else if (s.tolerance_mode()) CHECK((oracle >= 2 && oracle <= 2 * s.inner_steps_max));
+          else CHECK(oracle == 2 * s.inner_steps);
+        }
+        CHECK(count(pbrl::StepPart::upper) == 1);
+        CHECK(count(pbrl::StepPart::begin) == 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("a step in slices: checkpoints between slices, restore and failure abandon the step in progress") {
+  auto inst = std::make_unique<IncentiveInstance<S, A1, A2>>(8, Real(0.8), Real(0.1));
+  constexpr std::size_t kImage = pbrl::checkpoint_size<SliceSolver>();
+  for (const auto& s : slice_settings()) {
+    CAPTURE(static_cast<int>(s.oracle));
+    CAPTURE(static_cast<int>(s.gradient));
+    auto reference = slice_solver(inst->problem, s);
+    auto solver = slice_solver(inst->problem, s);
+    REQUIRE(reference->run(2) == Status::ok);
+    REQUIRE(solver->run(2) == Status::ok);
+    std::vector<unsigned char> before(kImage), during(kImage);
+    REQUIRE(pbrl::save_checkpoint(*solver, before.data(), kImage) == Status::ok);
+
+    // Three slices into step 2: the solver is at iteration 2 and its image is the one before the step.
+    pbrl::SliceResult slice;
+    for (int i = 0; i < 3; ++i) REQUIRE(solver->step_slice(1, slice) == Status::ok);
+    REQUIRE_FALSE(slice.step_done);
+    CHECK(solver->step_in_progress());
+    CHECK(solver->iteration() == 2);
+    REQUIRE(pbrl::save_checkpoint(*solver, during.data(), kImage) == Status::ok);
+    CHECK(during == before);
+
+    // A refused argument changes nothing: the step goes on where it was.
+    pbrl::SliceResult untouched;
+    untouched.slice = -5;
+    CHECK(solver->step_slice(0, untouched) == Status::bad_setting);
+    CHECK(untouched.slice == -5);
+    CHECK(solver->step_in_progress());
+
+    // Finishing the step in slices: the reference's step 2.
+    REQUIRE(reference->step() == Status::ok);
+    do {
+      REQUIRE(solver->step_slice(2, slice) == Status::ok);
+    } while (!slice.step_done);
+    same_state(*reference, *solver);
+
+    // Restored between slices (the image before step 2): the step in progress is dropped, the next
+    // slice begins step 2 again, and the run goes on as if never interrupted.
+    REQUIRE(solver->step_slice(1, slice) == Status::ok);
+    REQUIRE(solver->step_slice(1, slice) == Status::ok);
+    REQUIRE(pbrl::restore_checkpoint(*solver, before.data(), kImage) == Status::ok);
+    CHECK_FALSE(solver->step_in_progress());
+    CHECK(solver->iteration() == 2);
+    REQUIRE(solver->step_slice(1, slice) == Status::ok);
+    CHECK(slice.part == pbrl::StepPart::begin);
+    CHECK(slice.slice == 0);
+    do {
+      REQUIRE(solver->step_slice(1, slice) == Status::ok);
+    } while (!slice.step_done);
+    same_state(*reference, *solver);
+    auto fresh = slice_solver(inst->problem, s);  // a rebooted device restores the image mid-step too
+    REQUIRE(pbrl::restore_checkpoint(*fresh, before.data(), kImage) == Status::ok);
+    REQUIRE(fresh->step() == Status::ok);
+    same_state(*reference, *fresh);
+
+    // A slice that fails (an evaluation with no sweep allowed) abandons the step and leaves the
+    // last completed step intact; the next slice begins that step again.
+    REQUIRE(pbrl::save_checkpoint(*solver, before.data(), kImage) == Status::ok);
+    REQUIRE(solver->step_slice(1, slice) == Status::ok);
+    solver->evaluation_workspace().max_sweeps = 0;
+    Status failed = Status::ok;
+    while (failed == Status::ok) {
+      failed = solver->step_slice(1, slice);
+      REQUIRE_FALSE((failed == Status::ok && slice.step_done));  // some slice evaluates (f, at the latest)
+    }
+    CHECK(failed == Status::bad_setting);
+    CHECK_FALSE(solver->step_in_progress());
+    solver->evaluation_workspace().max_sweeps = 3000;  // (part of the settings an image is saved under)
+    REQUIRE(pbrl::save_checkpoint(*solver, during.data(), kImage) == Status::ok);
+    CHECK(during == before);
+    REQUIRE(sliced_step(*solver, 3, nullptr) == Status::ok);
+    REQUIRE(reference->step() == Status::ok);
+    same_state(*reference, *solver);
+  }
 }

@@ -104,6 +104,27 @@ WarmStart<M, T> warm_start(T& field) {
   return {field};
 }
 
+// An evaluation's warm start kept apart (encoded as an Evaluation's: value, then occupancy): a
+// solver keeps its last completed step's here while a step in progress overwrites its
+// evaluations, so that an image saved between a step's slices is the last completed step's.
+// S = 0 where nothing is kept (direct mode).
+template <typename Scalar, int S>
+struct EvaluationWarmStart {
+  Eigen::Matrix<Scalar, S, 1> value = Eigen::Matrix<Scalar, S, 1>::Zero();
+  Eigen::Matrix<Scalar, S, 1> occupancy = Eigen::Matrix<Scalar, S, 1>::Zero();
+
+  template <int A>
+  void keep(const Evaluation<Scalar, S, A>& e) {
+    value = e.value;
+    occupancy = e.occupancy;
+  }
+  template <int A>
+  void put_back(Evaluation<Scalar, S, A>& e) const {
+    e.value = value;
+    e.occupancy = occupancy;
+  }
+};
+
 namespace detail {
 
 inline void put_le(unsigned char* p, std::uint64_t v, int bytes) {
@@ -261,11 +282,33 @@ struct WarmStartParts<Evaluation<Scalar, S, A>> {
   }
 };
 
+template <typename Scalar, int S>
+struct WarmStartParts<EvaluationWarmStart<Scalar, S>> {
+  using Field = CheckpointField<StateVector<Scalar, S>>;
+  static constexpr std::size_t size = 2 * Field::size;
+  static void write(unsigned char*& p, const EvaluationWarmStart<Scalar, S>& e) {
+    Field::write(p, e.value);
+    Field::write(p, e.occupancy);
+  }
+  static Status check(const unsigned char*& p) {
+    if (Status st = Field::check(p); st != Status::ok) return st;
+    return Field::check(p);
+  }
+  static void read(const unsigned char*& p, EvaluationWarmStart<Scalar, S>& e) {
+    Field::read(p, e.value);
+    Field::read(p, e.occupancy);
+  }
+};
+
 template <EvaluationMethod M, typename T>
 struct CheckpointField<WarmStart<M, T>> {
   static constexpr bool kept = M == EvaluationMethod::sweeps;
   using Parts = WarmStartParts<std::remove_const_t<T>>;
-  static constexpr std::size_t size = kept ? Parts::size : 0;
+  static constexpr std::size_t kept_size() {  // Parts only where kept (direct mode may keep nothing)
+    if constexpr (kept) return Parts::size;
+    return 0;
+  }
+  static constexpr std::size_t size = kept_size();
   static void write(unsigned char*& p, const WarmStart<M, T>& w) {
     if constexpr (kept) Parts::write(p, w.field);
     (void)p, (void)w;

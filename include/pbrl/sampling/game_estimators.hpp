@@ -173,16 +173,24 @@ void accumulate_game_vjp(const GameProblem& problem, const typename GameProblem:
   }
 }
 
+// `count` rollouts of (pi1, pi2) with their returns; visit(traj) after each.
+template <typename Scalar, int S, int A1, int A2, int MaxHorizon, typename Visit>
+void run_game_rollouts(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+                       const StateActionMatrix<Scalar, S, A2>& pi2, int horizon, int count, Rng& rng,
+                       GameTrajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
+  for (int b = 0; b < count; ++b) {
+    game_rollout_unchecked(g, pi1, pi2, horizon, rng, traj);
+    game_returns_unchecked(g, pi1, pi2, traj);
+    visit(static_cast<const GameTrajectory<Scalar, MaxHorizon>&>(traj));
+  }
+}
+
 // B rollouts of (pi1, pi2) with their returns; visit(traj) after each.
 template <typename Scalar, int S, int A1, int A2, int MaxHorizon, typename Visit>
 void run_game_batch(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
                     const StateActionMatrix<Scalar, S, A2>& pi2, const SamplingSettings& settings, Rng& rng,
                     GameTrajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
-  for (int b = 0; b < settings.batch; ++b) {
-    game_rollout_unchecked(g, pi1, pi2, settings.horizon, rng, traj);
-    game_returns_unchecked(g, pi1, pi2, traj);
-    visit(static_cast<const GameTrajectory<Scalar, MaxHorizon>&>(traj));
-  }
+  run_game_rollouts(g, pi1, pi2, settings.horizon, settings.batch, rng, traj, static_cast<Visit&&>(visit));
 }
 
 template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
@@ -210,6 +218,51 @@ Status game_rollout(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMat
   return Status::ok;
 }
 
+namespace detail {
+
+// sampled_game_policy_gradient in parts, so that a sliced step can run its batch a few rollouts
+// at a time: start() after the checks, rollouts() for b in [0, B) in any chunks, then finish()
+// (the mean; numerical_failure on a non-finite estimate). The whole call is these three.
+template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
+struct GamePolicyGradientBatch {
+  using Matrix1 = StateActionMatrix<Scalar, S, A1>;
+  using Matrix2 = StateActionMatrix<Scalar, S, A2>;
+  Scalar sum = Scalar(0);
+  int done = 0;  // rollouts taken of B
+
+  static Status check(const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param, const Matrix1& pi1,
+                      const Matrix2& pi2, const SamplingSettings& settings) {
+    if (!valid_parameterization(param)) return Status::bad_setting;
+    return check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings);
+  }
+  void start(Matrix1* grad1, Matrix2* grad2) {
+    sum = Scalar(0);
+    done = 0;
+    if (grad1 != nullptr) grad1->setZero();
+    if (grad2 != nullptr) grad2->setZero();
+  }
+  void rollouts(const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param, const Matrix1& pi1,
+                const Matrix2& pi2, const SamplingSettings& settings, int count, Rng& rng,
+                GameTrajectory<Scalar, MaxHorizon>& scratch, Matrix1* grad1, Matrix2* grad2) {
+    const Scalar w = Scalar(1) / Scalar(settings.batch);
+    run_game_rollouts(g, pi1, pi2, settings.horizon, count, rng, scratch,
+                      [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
+                        sum += traj.value[0];
+                        accumulate_game_policy_gradients(g, param, pi1, pi2, traj, w, grad1, grad2);
+                      });
+    done += count;
+  }
+  Status finish(const SamplingSettings& settings, const Matrix1* grad1, const Matrix2* grad2, Scalar& value) const {
+    const Scalar v = sum * (Scalar(1) / Scalar(settings.batch));
+    if (!std::isfinite(v) || (grad1 != nullptr && !pbrl::all_finite(*grad1)) || (grad2 != nullptr && !pbrl::all_finite(*grad2)))
+      return Status::numerical_failure;
+    value = v;
+    return Status::ok;
+  }
+};
+
+}  // namespace detail
+
 // value = V_hat^{pi1,pi2}(rho); grad1 = dV/dy1 and grad2 = dV/dy2 (player 1's value; player 2
 // descends it) in the coordinates of `param`, from one batch of (pi1, pi2). nullptr skips a
 // gradient. Adds B*H to steps.
@@ -220,22 +273,13 @@ Status sampled_game_policy_gradient(const MarkovGame<Scalar, S, A1, A2>& g, Para
                                     Rng& rng, GameTrajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                                     Scalar& value, StateActionMatrix<Scalar, S, A1>* grad1,
                                     StateActionMatrix<Scalar, S, A2>* grad2) {
-  if (!detail::valid_parameterization(param)) return Status::bad_setting;
-  if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
-    return st;
+  using Batch = detail::GamePolicyGradientBatch<Scalar, S, A1, A2, MaxHorizon>;
+  if (Status st = Batch::check(g, param, pi1, pi2, settings); st != Status::ok) return st;
   Rng local = rng;
-  const Scalar w = Scalar(1) / Scalar(settings.batch);
-  Scalar sum(0);
-  if (grad1 != nullptr) grad1->setZero();
-  if (grad2 != nullptr) grad2->setZero();
-  detail::run_game_batch(g, pi1, pi2, settings, local, scratch, [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
-    sum += traj.value[0];
-    detail::accumulate_game_policy_gradients(g, param, pi1, pi2, traj, w, grad1, grad2);
-  });
-  const Scalar v = sum * w;
-  if (!std::isfinite(v) || (grad1 != nullptr && !all_finite(*grad1)) || (grad2 != nullptr && !all_finite(*grad2)))
-    return Status::numerical_failure;
-  value = v;
+  Batch batch;
+  batch.start(grad1, grad2);
+  batch.rollouts(g, param, pi1, pi2, settings, settings.batch, local, scratch, grad1, grad2);
+  if (Status st = batch.finish(settings, grad1, grad2, value); st != Status::ok) return st;
   rng = local;
   steps += batch_steps(settings);
   return Status::ok;
@@ -265,6 +309,80 @@ Status sampled_game_vjp(const GameProblem& problem, const typename GameProblem::
   return Status::ok;
 }
 
+namespace detail {
+
+// sampled_nikaido_isoda_penalty in parts, for a sliced step: check(), start(rng), rollouts() of
+// batch 1 = (pi-hat1, pi2) then of batch 2 = (pi1, pi-hat2), B each, in any chunks, then
+// finish() (the estimate; numerical_failure on a non-finite one; rng_out = the stream after
+// both batches). The whole call is these.
+template <class GameProblem, int MaxHorizon>
+struct NikaidoIsodaBatches {
+  using Scalar = typename GameProblem::Scalar;
+  static constexpr int S = GameProblem::kStates, A1 = GameProblem::kActions1, A2 = GameProblem::kActions2;
+  using Matrix1 = StateActionMatrix<Scalar, S, A1>;
+  using Matrix2 = StateActionMatrix<Scalar, S, A2>;
+  using Game = MarkovGame<Scalar, S, A1, A2>;
+  using Traj = GameTrajectory<Scalar, MaxHorizon>;
+  Rng first{}, second{};  // the streams of batch 1 and batch 2
+  Scalar sum1 = Scalar(0), sum2 = Scalar(0);
+  int done1 = 0, done2 = 0;  // rollouts taken of each batch
+
+  static Status check(const GameProblem& problem, const typename GameProblem::Params& x, const Game& g,
+                      Parameterization param, const Matrix1& pi1, const Matrix2& pi2, const Matrix1& pi1_hat,
+                      const Matrix2& pi2_hat, const SamplingSettings& settings) {
+    if (!valid_parameterization(param)) return Status::bad_setting;
+    if (Status st = check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok) return st;
+    if (Status st = check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1_hat, pi2_hat, settings); st != Status::ok)
+      return st;
+    return problem.validate_parameters(x);
+  }
+  void start(const Rng& rng, SampledNikaidoIsoda<GameProblem>& out) {
+    first = second = rng;
+    sum1 = sum2 = Scalar(0);
+    done1 = done2 = 0;
+    out.grad_x.setZero();
+    out.grad_y1.setZero();
+    out.grad_y2.setZero();
+  }
+  // The next `count` rollouts, of batch 1 until it has B, then of batch 2 (count within one batch).
+  void rollouts(const GameProblem& problem, const typename GameProblem::Params& x, const Game& g,
+                Parameterization param, const Matrix1& pi1, const Matrix2& pi2, const Matrix1& pi1_hat,
+                const Matrix2& pi2_hat, const SamplingSettings& settings, int count, Traj& scratch,
+                SampledNikaidoIsoda<GameProblem>& out) {
+    const Scalar w = Scalar(1) / Scalar(settings.batch);
+    if (done1 < settings.batch) {
+      run_game_rollouts(g, pi1_hat, pi2, settings.horizon, count, first, scratch, [&](const Traj& traj) {
+        sum1 += traj.value[0];
+        accumulate_game_vjp(problem, x, g.discount, traj, w, out.grad_x);
+        accumulate_game_policy_gradients(g, param, pi1_hat, pi2, traj, w, static_cast<Matrix1*>(nullptr),
+                                         &out.grad_y2);
+      });
+      done1 += count;
+      if (done1 == settings.batch && !settings.common_random_numbers) second = first;
+      return;
+    }
+    run_game_rollouts(g, pi1, pi2_hat, settings.horizon, count, second, scratch, [&](const Traj& traj) {
+      sum2 += traj.value[0];
+      accumulate_game_vjp(problem, x, g.discount, traj, -w, out.grad_x);
+      accumulate_game_policy_gradients(g, param, pi1, pi2_hat, traj, -w, &out.grad_y1, static_cast<Matrix2*>(nullptr));
+    });
+    done2 += count;
+  }
+  // Rollouts left in the current batch.
+  int left(const SamplingSettings& settings) const {
+    return done1 < settings.batch ? settings.batch - done1 : settings.batch - done2;
+  }
+  Status finish(const SamplingSettings& settings, SampledNikaidoIsoda<GameProblem>& out, Rng& rng_out) const {
+    out.value = (sum1 - sum2) * (Scalar(1) / Scalar(settings.batch));
+    if (!std::isfinite(out.value) || !pbrl::all_finite(out.grad_x) || !pbrl::all_finite(out.grad_y1) || !pbrl::all_finite(out.grad_y2))
+      return Status::numerical_failure;
+    rng_out = second;  // with common random numbers both copies stopped at the same state
+    return Status::ok;
+  }
+};
+
+}  // namespace detail
+
 // The Nikaido-Isoda penalty psi and its gradients (x, and y1, y2 in `param`), from a batch of
 // (pi-hat1, pi2) and a batch of (pi1, pi-hat2). Adds 2*B*H to steps.
 template <class GameProblem, typename Scalar, int S, int A1, int A2, int MaxHorizon>
@@ -278,41 +396,16 @@ Status sampled_nikaido_isoda_penalty(const GameProblem& problem, const typename 
                                      GameTrajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                                      SampledNikaidoIsoda<GameProblem>& out) {
   static_assert(has_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
-  using Traj = GameTrajectory<Scalar, MaxHorizon>;
-  const StateActionMatrix<Scalar, S, A1>& pi1 = y1.pi;
-  const StateActionMatrix<Scalar, S, A2>& pi2 = y2.pi;
-  const StateActionMatrix<Scalar, S, A1>& pi1_hat = hat1.pi;
-  const StateActionMatrix<Scalar, S, A2>& pi2_hat = hat2.pi;
-  if (!detail::valid_parameterization(param)) return Status::bad_setting;
-  if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
+  using Batches = detail::NikaidoIsodaBatches<GameProblem, MaxHorizon>;
+  if (Status st = Batches::check(problem, x, g, param, y1.pi, y2.pi, hat1.pi, hat2.pi, settings); st != Status::ok)
     return st;
-  if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1_hat, pi2_hat, settings);
-      st != Status::ok)
-    return st;
-  if (Status st = problem.validate_parameters(x); st != Status::ok) return st;
-  Rng first = rng, second = rng;
-  const Scalar w = Scalar(1) / Scalar(settings.batch);
-  Scalar sum1(0), sum2(0);
-  out.grad_x.setZero();
-  out.grad_y1.setZero();
-  out.grad_y2.setZero();
-  detail::run_game_batch(g, pi1_hat, pi2, settings, first, scratch, [&](const Traj& traj) {
-    sum1 += traj.value[0];
-    detail::accumulate_game_vjp(problem, x, g.discount, traj, w, out.grad_x);
-    detail::accumulate_game_policy_gradients(g, param, pi1_hat, pi2, traj, w,
-                                             static_cast<StateActionMatrix<Scalar, S, A1>*>(nullptr), &out.grad_y2);
-  });
-  if (!settings.common_random_numbers) second = first;
-  detail::run_game_batch(g, pi1, pi2_hat, settings, second, scratch, [&](const Traj& traj) {
-    sum2 += traj.value[0];
-    detail::accumulate_game_vjp(problem, x, g.discount, traj, -w, out.grad_x);
-    detail::accumulate_game_policy_gradients(g, param, pi1, pi2_hat, traj, -w, &out.grad_y1,
-                                             static_cast<StateActionMatrix<Scalar, S, A2>*>(nullptr));
-  });
-  out.value = (sum1 - sum2) * w;
-  if (!std::isfinite(out.value) || !all_finite(out.grad_x) || !all_finite(out.grad_y1) || !all_finite(out.grad_y2))
-    return Status::numerical_failure;
-  rng = second;  // with common random numbers both copies stopped at the same state
+  Batches batches;
+  batches.start(rng, out);
+  for (int batch = 0; batch < 2; ++batch)
+    batches.rollouts(problem, x, g, param, y1.pi, y2.pi, hat1.pi, hat2.pi, settings, settings.batch, scratch, out);
+  Rng after;
+  if (Status st = batches.finish(settings, out, after); st != Status::ok) return st;
+  rng = after;
   steps += 2 * batch_steps(settings);
   return Status::ok;
 }

@@ -41,32 +41,41 @@ struct OracleResult {
   bool converged = false;  // target > 0 and the oracle stopped on it; false: it ran to max_steps
 };
 
-// kind, set (the policy-gradient oracle's) and eta (PMD's or policy gradient's step) as in the settings.
+// One run_oracle call, resumable step by step (a sliced step runs one oracle step per slice).
+struct OracleRun {
+  OracleResult result{};
+  bool done = false;  // the oracle has finished (and its policy passed the final check)
+};
+
+// The next step of an oracle run: kind, set (the policy-gradient oracle's) and eta (PMD's or
+// policy gradient's step) as in the settings. PMD and policy gradient take one step; soft value
+// iteration runs all its sweeps as its one step. run.done once the run is over; then the policy
+// is checked (the oracles may return ok with a non-finite policy on overflow: never let one through).
 template <typename Scalar, int S, int A, EvaluationMethod M>
-Status run_oracle(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, const Mdp<Scalar, S, A>& mdp,
-                  int min_steps, int max_steps, Scalar target, EvaluationWorkspace<Scalar, S, M>& ws,
-                  Evaluation<Scalar, S, A>& eval,
-                  StateActionMatrix<Scalar, S, A>& scratch, StateActionMatrix<Scalar, S, A>& log_pi,
-                  StateActionMatrix<Scalar, S, A>& pi, StateVector<Scalar, S>& value, OracleResult& result) {
-  result = OracleResult{};
-  if (max_steps == 0) return Status::ok;
-  auto certified = [&](int i) { return target > Scalar(0) && i + 1 >= min_steps && optimality_gap_bound(mdp, eval) <= target; };
+Status oracle_step(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, const Mdp<Scalar, S, A>& mdp,
+                   int min_steps, int max_steps, Scalar target, EvaluationWorkspace<Scalar, S, M>& ws,
+                   Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& scratch,
+                   StateActionMatrix<Scalar, S, A>& log_pi, StateActionMatrix<Scalar, S, A>& pi,
+                   StateVector<Scalar, S>& value, OracleRun& run) {
+  if (max_steps == 0) {
+    run.done = true;
+    return Status::ok;
+  }
+  OracleResult& result = run.result;
+  const auto i = static_cast<int>(result.steps);  // PMD and policy gradient: one step per call
+  auto certified = [&] { return target > Scalar(0) && i + 1 >= min_steps && optimality_gap_bound(mdp, eval) <= target; };
   switch (kind) {
     case OracleKind::policy_mirror_descent:
-      for (int i = 0; i < max_steps && !result.converged; ++i) {
-        if (Status st = pmd_step(mdp, eta, ws, eval, log_pi, pi); st != Status::ok) return st;
-        ++result.steps;
-        result.converged = certified(i);
-      }
+      if (Status st = pmd_step(mdp, eta, ws, eval, log_pi, pi); st != Status::ok) return st;
+      ++result.steps;
+      result.converged = certified();
+      run.done = result.converged || result.steps >= max_steps;
       break;
     case OracleKind::policy_gradient:
-      for (int i = 0; i < max_steps && !result.converged; ++i) {
-        if (Status st = policy_gradient_step(mdp, set, eta, ws, eval, scratch, log_pi, pi);
-            st != Status::ok)
-          return st;
-        ++result.steps;
-        result.converged = certified(i);
-      }
+      if (Status st = policy_gradient_step(mdp, set, eta, ws, eval, scratch, log_pi, pi); st != Status::ok) return st;
+      ++result.steps;
+      result.converged = certified();
+      run.done = result.converged || result.steps >= max_steps;
       break;
     case OracleKind::soft_value_iteration: {
       const Scalar change = target * (Scalar(1) - mdp.discount) * (Scalar(1) - mdp.discount) / Scalar(2);
@@ -76,13 +85,30 @@ Status run_oracle(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, con
         return st;
       result.steps = sweeps.iterations;
       result.converged = target > Scalar(0) && sweeps.converged;
+      run.done = true;
       break;
     }
     default:
       return Status::bad_setting;
   }
-  // The oracles may return ok with a non-finite policy on overflow: never let one through.
-  if (!all_finite(log_pi) || validate_policy(pi) != Status::ok) return Status::numerical_failure;
+  if (run.done && (!all_finite(log_pi) || validate_policy(pi) != Status::ok)) return Status::numerical_failure;
+  return Status::ok;
+}
+
+// The whole oracle run, in place on (log_pi, pi, value).
+template <typename Scalar, int S, int A, EvaluationMethod M>
+Status run_oracle(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, const Mdp<Scalar, S, A>& mdp,
+                  int min_steps, int max_steps, Scalar target, EvaluationWorkspace<Scalar, S, M>& ws,
+                  Evaluation<Scalar, S, A>& eval,
+                  StateActionMatrix<Scalar, S, A>& scratch, StateActionMatrix<Scalar, S, A>& log_pi,
+                  StateActionMatrix<Scalar, S, A>& pi, StateVector<Scalar, S>& value, OracleResult& result) {
+  OracleRun run;
+  while (!run.done)
+    if (Status st = oracle_step(kind, set, eta, mdp, min_steps, max_steps, target, ws, eval, scratch, log_pi, pi,
+                                value, run);
+        st != Status::ok)
+      return st;
+  result = run.result;
   return Status::ok;
 }
 

@@ -38,6 +38,7 @@
 #include "pbrl/solver/penalty_schedule.hpp"
 #include "pbrl/solver/projected_step.hpp"
 #include "pbrl/solver/settings.hpp"
+#include "pbrl/solver/step_slices.hpp"
 
 namespace pbrl {
 
@@ -120,90 +121,50 @@ class PbrlZeroSum {
     eval1_ = Evaluation<Scalar, S, A1>{};
     eval2_ = Evaluation<Scalar, S, A2>{};
     eval_upper_ = Evaluation<Scalar, S, A1 * A2>{};
+    warm1_ = warm2_ = warm_upper_ = EvaluationWarmStart<Scalar, kWarm>{};
     counts_ = StepCounts{};
     schedule_.reset(settings);
     rng_.reseed(settings.seed);
+    abandon_step();
     return Status::ok;
   }
 
-  // One outer iteration. On error x, y1, y2, the oracles' warm starts, the schedule, the counts
-  // (and in sampled mode the Rng) are unchanged; count_overflow when a count has no room left.
-  Status step(Report* report = nullptr) {
+  // One outer iteration: a fresh step, all its slices (a step in progress is abandoned first).
+  // On error x, y1, y2, the oracles' warm starts, the schedule, the counts (and in sampled mode
+  // the Rng) are unchanged; count_overflow when a count has no room left.
+  Status step(Report* report = nullptr) { return step_by_slices(*this, report); }
+
+  // The next slice of the step in progress, or the first slice of a new step
+  // (solver/step_slices.hpp). max_rollouts >= 1 (else bad_setting, nothing changed): the most
+  // rollouts of a sampled batch one slice runs. report: filled by the slice that completes the
+  // step; whether the step computes its diagnostics (the certificate; in sampled mode the exact
+  // evaluations of pi-hat) is decided by its first slice, as step(report) decides it. On error
+  // the step in progress is abandoned and the last completed step is intact.
+  Status step_slice(int max_rollouts, SliceResult& out, Report* report = nullptr) {
+    if (max_rollouts < 1) return Status::bad_setting;
     if (problem_ == nullptr) return Status::not_initialized;
-    if (Status st = counts_.room_for_step(); st != Status::ok) return st;
-    if (Status st = detail::check_workspace(ws_); st != Status::ok) return st;
-    const std::int64_t sweeps_hit = max_sweeps_hit_total(ws_);
-    const GameProblem& problem = *problem_;
-    const Scalar lambda = schedule_.lambda(settings_, counts_.iteration);
-    GameType game;
-    if (Status st = problem.build(x_, model_, game); st != Status::ok) return st;
-    policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi1_);
-    policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi2_);
-    // 1.-2. Oracles on copies (a failure leaves the warm starts intact), f, psi and grad F.
-    log_pi1_next_ = log_pi1_hat_;
-    pi1_next_ = pi1_hat_;
-    value1_next_ = value1_;
-    log_pi2_next_ = log_pi2_hat_;
-    pi2_next_ = pi2_hat_;
-    value2_next_ = value2_;
-    std::int64_t steps = 0;
-    OracleResult oracle;
-    Scalar f(0), psi(0), oracle_gap(0);
-    const bool sampled = kSampled && settings_.gradient == GradientMode::sampled;
-    // The certificate: exact mode always in tolerance mode; otherwise a diagnostic for the report
-    // (sampled mode: exact, model-based, no environment steps, never part of the update).
-    const bool certified = settings_.tolerance_mode() || report != nullptr;
-    const Status gradients = sampled ? sampled_gradients(game, lambda, f, psi, steps, oracle.steps)
-                                     : exact_gradients(game, lambda, certified, f, psi, oracle, oracle_gap);
-    if (gradients != Status::ok) return gradients;
-    if (sampled && certified)
-      if (Status st = best_responses(game, false, true, oracle, oracle_gap); st != Status::ok) return st;
-    const Scalar psi_exact = eval1_.value_rho + eval2_.value_rho;  // with pi-hat, from the model
-
-    // 3. Projected step on Z = X x Y1 x Y2.
-    const Scalar alpha_x = schedule_.step(settings_, settings_.step_x);
-    const Scalar alpha_pi = schedule_.step(settings_, settings_.step_pi);
-    const Scalar g2 =
-        projected_step(x_, alpha_x, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); }) +
-        projected_step(y1_, alpha_pi, grad_y1_, y1_next_,
-                       [&](Matrix1& y) { project_policy_set<Scalar, S, A1>(settings_.policy, y); }) +
-        projected_step(y2_, alpha_pi, grad_y2_, y2_next_,
-                       [&](Matrix2& y) { project_policy_set<Scalar, S, A2>(settings_.policy, y); });
-    if (!all_finite(x_next_) || !all_finite(y1_next_) || !all_finite(y2_next_) || !std::isfinite(f) ||
-        !std::isfinite(psi) || !std::isfinite(g2) || !std::isfinite(oracle_gap))
-      return Status::numerical_failure;
-    if (Status st = counts_.room_for(steps); st != Status::ok) return st;
-
-    const std::int64_t k = counts_.iteration;
-    x_ = x_next_;
-    y1_ = y1_next_;
-    y2_ = y2_next_;
-    log_pi1_hat_ = log_pi1_next_;
-    pi1_hat_ = pi1_next_;
-    value1_ = value1_next_;
-    log_pi2_hat_ = log_pi2_next_;
-    pi2_hat_ = pi2_next_;
-    value2_ = value2_next_;
-    if constexpr (kSampled)
-      if (sampled) rng_ = sampled_.rng_next;
-    counts_.commit(steps);
-    // Exact mode: the certified bound psi + oracle gaps; sampled mode: the sampled psi.
-    const Scalar estimate = schedule_.observe(settings_, k, sampled ? psi : psi + oracle_gap);
-    if (report != nullptr) {
-      static_cast<ScheduleReport<Scalar>&>(*report) =
-          schedule_.describe(settings_, lambda, alpha_x, oracle, oracle_gap, psi_exact + oracle_gap, estimate);
-      report->max_sweeps_hit = max_sweeps_hit_total(ws_) - sweeps_hit;
-      report->iteration = k;
-      report->upper_objective = f;
-      report->penalty = psi;
-      report->objective = f + lambda * psi;
-      report->projected_gradient_norm = std::sqrt(g2);
-      report->best_response_value1 = eval1_.value_rho;
-      report->best_response_value2 = -eval2_.value_rho;
-      report->environment_steps = counts_.environment_steps;
+    SliceResult slice{part_.next, part_.slice, false};
+    if (Status st = run_part(max_rollouts, report, slice.step_done); st != Status::ok) {
+      abandon_step();
+      return st;
     }
+    ++part_.slice;
+    if (slice.step_done) abandon_step();
+    out = slice;
     return Status::ok;
   }
+
+  // Drops the step in progress, if any: the next slice begins a new step from the last completed
+  // one (sweeps mode: with its evaluations' warm starts).
+  void abandon_step() {
+    part_ = StepInProgress{};
+    if constexpr (Method == EvaluationMethod::sweeps) {
+      warm1_.put_back(eval1_);
+      warm2_.put_back(eval2_);
+      warm_upper_.put_back(eval_upper_);
+    }
+  }
+  bool step_in_progress() const { return part_.slice > 0; }
 
   // `iterations` steps (the caller's bound); stops at the first error. `last` gets the last report.
   Status run(std::int64_t iterations, Report* last = nullptr) { return run_steps(*this, iterations, last); }
@@ -234,7 +195,10 @@ class PbrlZeroSum {
     return {CheckpointSolver::pbrl_zero_sum, sizeof(Scalar), Method, S, A1, A2, GameProblem::kParams};
   }
   template <class Visitor>
-  decltype(auto) visit_state(Visitor& v) { return state_fields(*this, v); }
+  void visit_state(Visitor& v) {  // writes the state (restore): a step in progress is void
+    state_fields(*this, v);
+    abandon_step();
+  }
   template <class Visitor>
   decltype(auto) visit_state(Visitor& v) const { return state_fields(*this, v); }
   template <class Visitor>
@@ -257,126 +221,273 @@ class PbrlZeroSum {
   static decltype(auto) state_fields(Self& self, Visitor& v) {
     return v(self.counts_.iteration, self.counts_.environment_steps, self.rng_, self.schedule_, self.x_, self.y1_, self.y2_, self.log_pi1_hat_,
              self.pi1_hat_, self.log_pi2_hat_, self.pi2_hat_, self.value1_, self.value2_,
-             warm_start<Method>(self.eval1_), warm_start<Method>(self.eval2_), warm_start<Method>(self.eval_upper_));
+             warm_start<Method>(self.warm1_), warm_start<Method>(self.warm2_), warm_start<Method>(self.warm_upper_));
   }
 
-  // Exact mode: oracles on the induced MDPs, f and psi from the model; fills grad_x_, grad_y1_,
-  // grad_y2_ with grad F, the *_next_ warm starts and the evaluations of pi-hat (best_responses);
-  // oracle: the larger player's steps, converged when both oracles met their targets.
-  Status exact_gradients(const GameType& game, Scalar lambda, bool certified, Scalar& f, Scalar& psi,
-                         OracleResult& oracle, Scalar& oracle_gap) {
+  // The step in progress: the part its next slice runs and step()'s locals.
+  enum class Batch : unsigned char { oracle1, oracle2, penalty };  // sampled mode's batches, in order
+  struct StepInProgress {
+    StepPart next = StepPart::begin;  // begin: no step in progress
+    std::int64_t slice = 0;           // slices run of this step
+    int player = 1;                   // whose induced model, oracle or evaluation is next
+    Batch batch = Batch::oracle1;     // sampled mode: the batch the next rollouts belong to
+    int batch_step = 0;               // sampled oracle: policy-gradient steps taken of T
+    bool batch_started = false;       // the current batch has been checked and its sums cleared
+    bool sampled = false;
+    bool certified = false;  // compute the certificate (tolerance mode, or the first slice had a report)
+    std::int64_t sweeps_hit = 0;  // max_sweeps_hit_total(ws_) when the step began
+    std::int64_t steps = 0;       // environment steps of this step
+    Scalar lambda = Scalar(0), f = Scalar(0), psi = Scalar(0), gap1 = Scalar(0), gap2 = Scalar(0);
+    OracleRun run1{}, run2{};
+    GameType game{};
+    Mdp<Scalar, S, A1> mdp1{};
+    Mdp<Scalar, S, A2> mdp2{};
+  };
+
+  // One part of the step, the one part_.next names; sets the part after it. done: the step is committed.
+  Status run_part(int max_rollouts, Report* report, bool& done) {
+    StepInProgress& p = part_;
     const GameProblem& problem = *problem_;
-    if (Status st = best_responses(game, true, certified, oracle, oracle_gap); st != Status::ok) return st;
-    if (Status st = problem.upper(x_, pi1_, pi2_, model_, ws_, eval_upper_, f, grad_x_, grad_pi1_, grad_pi2_);
-        st != Status::ok)
-      return st;
-    psi = nikaido_isoda_penalty(problem, x_, game, PolicyY{pi1_}, PolicyY{pi2_}, PolicyHat{pi1_next_, eval1_},
-                                PolicyHat{pi2_next_, eval2_}, lambda, ni_scratch_, grad_x_, grad_pi1_, grad_pi2_);
-    chain_policy_gradient<Scalar, S, A1>(settings_.policy.parameterization, pi1_, grad_pi1_, grad_y1_);
-    chain_policy_gradient<Scalar, S, A2>(settings_.policy.parameterization, pi2_, grad_pi2_, grad_y2_);
-    return Status::ok;
-  }
-
-  // Player 1's MDP given pi2, then player 2's given pi1, one at a time in the one buffer induced_;
-  // on each (best_response) the oracle if `oracles` (exact mode; sampled mode's ran on samples),
-  // pi-hat's evaluation into eval1_ / eval2_ and, if `certified`, oracle_gap = the sum of the
-  // certified gaps (psi <= psi-hat + oracle_gap). oracle is set only with the oracles.
-  Status best_responses(const GameType& game, bool oracles, bool certified, OracleResult& oracle, Scalar& oracle_gap) {
-    OracleResult used1, used2;
-    Scalar gap1(0), gap2(0);
-    Mdp<Scalar, S, A1> mdp1;
-    if (Status st = player1_mdp(game, pi2_, induced_, mdp1); st != Status::ok) return st;
-    if (Status st = best_response(mdp1, oracles, certified, eval1_, grad_y1_, log_pi1_next_, pi1_next_, value1_next_,
-                                  used1, gap1);
-        st != Status::ok)
-      return st;
-    Mdp<Scalar, S, A2> mdp2;
-    if (Status st = player2_mdp(game, pi1_, induced_, mdp2); st != Status::ok) return st;
-    if (Status st = best_response(mdp2, oracles, certified, eval2_, grad_y2_, log_pi2_next_, pi2_next_, value2_next_,
-                                  used2, gap2);
-        st != Status::ok)
-      return st;
-    if (oracles) {
-      oracle.steps = used1.steps > used2.steps ? used1.steps : used2.steps;
-      oracle.converged = used1.converged && used2.converged;
+    switch (p.next) {
+      case StepPart::begin: {
+        if (Status st = counts_.room_for_step(); st != Status::ok) return st;
+        if (Status st = detail::check_workspace(ws_); st != Status::ok) return st;
+        p.sweeps_hit = max_sweeps_hit_total(ws_);
+        p.lambda = schedule_.lambda(settings_, counts_.iteration);
+        if (Status st = problem.build(x_, model_, p.game); st != Status::ok) return st;
+        policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi1_);
+        policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi2_);
+        // The oracles run on copies (a failure leaves the warm starts intact).
+        log_pi1_next_ = log_pi1_hat_;
+        pi1_next_ = pi1_hat_;
+        value1_next_ = value1_;
+        log_pi2_next_ = log_pi2_hat_;
+        pi2_next_ = pi2_hat_;
+        value2_next_ = value2_;
+        p.sampled = kSampled && settings_.gradient == GradientMode::sampled;
+        // The certificate: exact mode always in tolerance mode; otherwise a diagnostic for the report
+        // (sampled mode: exact, model-based, no environment steps, never part of the update).
+        p.certified = settings_.tolerance_mode() || report != nullptr;
+        if constexpr (kSampled)
+          if (p.sampled) sampled_.rng_next = rng_;
+        p.next = p.sampled ? StepPart::rollouts : StepPart::lower_model;
+        return Status::ok;
+      }
+      case StepPart::lower_model:
+        if (Status st = p.player == 1 ? player1_mdp(p.game, pi2_, induced_, p.mdp1)
+                                      : player2_mdp(p.game, pi1_, induced_, p.mdp2);
+            st != Status::ok)
+          return st;
+        p.next = p.sampled ? StepPart::evaluation : StepPart::oracle_step;
+        return Status::ok;
+      case StepPart::oracle_step: {
+        const bool first = p.player == 1;
+        const Status st = first ? oracle_step_of(p.mdp1, eval1_, grad_y1_, log_pi1_next_, pi1_next_, value1_next_, p.run1)
+                                : oracle_step_of(p.mdp2, eval2_, grad_y2_, log_pi2_next_, pi2_next_, value2_next_, p.run2);
+        if (st != Status::ok) return st;
+        if ((first ? p.run1 : p.run2).done) p.next = StepPart::evaluation;
+        return Status::ok;
+      }
+      case StepPart::evaluation: {
+        // pi-hat's evaluation (into eval1_ / eval2_) and, if certified, its certified gap
+        // (psi <= psi-hat + gap1 + gap2).
+        const bool first = p.player == 1;
+        if (Status st = first ? evaluate(p.mdp1, pi1_next_, ws_, eval1_) : evaluate(p.mdp2, pi2_next_, ws_, eval2_);
+            st != Status::ok)
+          return st;
+        if (p.certified)
+          (first ? p.gap1 : p.gap2) = first ? optimality_gap_bound(p.mdp1, eval1_) : optimality_gap_bound(p.mdp2, eval2_);
+        p.player = 2;
+        p.next = first ? StepPart::lower_model : p.sampled ? StepPart::projection : StepPart::upper;
+        return Status::ok;
+      }
+      case StepPart::rollouts:
+        return rollouts(max_rollouts);
+      case StepPart::upper:
+        if (Status st = problem.upper(x_, pi1_, pi2_, model_, ws_, eval_upper_, p.f, grad_x_, grad_pi1_, grad_pi2_);
+            st != Status::ok)
+          return st;
+        if (p.sampled) {
+          add_sampled_penalty();
+          p.player = 1;
+          p.next = p.certified ? StepPart::lower_model : StepPart::projection;
+        } else {
+          p.next = StepPart::penalty;
+        }
+        return Status::ok;
+      case StepPart::penalty:
+        p.psi = nikaido_isoda_penalty(problem, x_, p.game, PolicyY{pi1_}, PolicyY{pi2_}, PolicyHat{pi1_next_, eval1_},
+                                      PolicyHat{pi2_next_, eval2_}, p.lambda, ni_scratch_, grad_x_, grad_pi1_,
+                                      grad_pi2_);
+        chain_policy_gradient<Scalar, S, A1>(settings_.policy.parameterization, pi1_, grad_pi1_, grad_y1_);
+        chain_policy_gradient<Scalar, S, A2>(settings_.policy.parameterization, pi2_, grad_pi2_, grad_y2_);
+        p.next = StepPart::projection;
+        return Status::ok;
+      case StepPart::projection:
+        if (Status st = project_and_commit(report); st != Status::ok) return st;
+        done = true;
+        return Status::ok;
     }
-    if (certified) oracle_gap = gap1 + gap2;
+    return Status::bad_setting;  // unreachable: every part is handled
+  }
+
+  // 3. The projected step on Z = X x Y1 x Y2, the checks, the commit and the report.
+  Status project_and_commit(Report* report) {
+    const StepInProgress& p = part_;
+    const GameProblem& problem = *problem_;
+    OracleResult oracle;
+    if (p.sampled) {
+      oracle.steps = schedule_.inner_steps_max(settings_);  // no certificate from samples: converged false
+    } else {
+      oracle.steps = p.run1.result.steps > p.run2.result.steps ? p.run1.result.steps : p.run2.result.steps;
+      oracle.converged = p.run1.result.converged && p.run2.result.converged;
+    }
+    const Scalar oracle_gap = p.certified ? p.gap1 + p.gap2 : Scalar(0);
+    const Scalar psi_exact = eval1_.value_rho + eval2_.value_rho;  // with pi-hat, from the model
+    const Scalar alpha_x = schedule_.step(settings_, settings_.step_x);
+    const Scalar alpha_pi = schedule_.step(settings_, settings_.step_pi);
+    const Scalar g2 =
+        projected_step(x_, alpha_x, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); }) +
+        projected_step(y1_, alpha_pi, grad_y1_, y1_next_,
+                       [&](Matrix1& y) { project_policy_set<Scalar, S, A1>(settings_.policy, y); }) +
+        projected_step(y2_, alpha_pi, grad_y2_, y2_next_,
+                       [&](Matrix2& y) { project_policy_set<Scalar, S, A2>(settings_.policy, y); });
+    if (!all_finite(x_next_) || !all_finite(y1_next_) || !all_finite(y2_next_) || !std::isfinite(p.f) ||
+        !std::isfinite(p.psi) || !std::isfinite(g2) || !std::isfinite(oracle_gap))
+      return Status::numerical_failure;
+    if (Status st = counts_.room_for(p.steps); st != Status::ok) return st;
+
+    const std::int64_t k = counts_.iteration;
+    x_ = x_next_;
+    y1_ = y1_next_;
+    y2_ = y2_next_;
+    log_pi1_hat_ = log_pi1_next_;
+    pi1_hat_ = pi1_next_;
+    value1_ = value1_next_;
+    log_pi2_hat_ = log_pi2_next_;
+    pi2_hat_ = pi2_next_;
+    value2_ = value2_next_;
+    if constexpr (kSampled)
+      if (p.sampled) rng_ = sampled_.rng_next;
+    if constexpr (Method == EvaluationMethod::sweeps) {
+      warm1_.keep(eval1_);
+      warm2_.keep(eval2_);
+      warm_upper_.keep(eval_upper_);
+    }
+    counts_.commit(p.steps);
+    // Exact mode: the certified bound psi + oracle gaps; sampled mode: the sampled psi.
+    const Scalar estimate = schedule_.observe(settings_, k, p.sampled ? p.psi : p.psi + oracle_gap);
+    if (report != nullptr) {
+      static_cast<ScheduleReport<Scalar>&>(*report) =
+          schedule_.describe(settings_, p.lambda, alpha_x, oracle, oracle_gap, psi_exact + oracle_gap, estimate);
+      report->max_sweeps_hit = max_sweeps_hit_total(ws_) - p.sweeps_hit;
+      report->iteration = k;
+      report->upper_objective = p.f;
+      report->penalty = p.psi;
+      report->objective = p.f + p.lambda * p.psi;
+      report->projected_gradient_norm = std::sqrt(g2);
+      report->best_response_value1 = eval1_.value_rho;
+      report->best_response_value2 = -eval2_.value_rho;
+      report->environment_steps = counts_.environment_steps;
+    }
     return Status::ok;
   }
 
-  // One player's part of best_responses on its MDP m; scratch is the oracle's (grad_y1_ or
-  // grad_y2_, written only after the oracles).
+  // One exact oracle step of one player on its induced MDP m; scratch is the oracle's (grad_y1_
+  // or grad_y2_, written only after the oracles). Each player has half the oracle target.
   template <int A>
-  Status best_response(const Mdp<Scalar, S, A>& m, bool oracle, bool certified, Evaluation<Scalar, S, A>& eval,
-                       StateActionMatrix<Scalar, S, A>& scratch, StateActionMatrix<Scalar, S, A>& log_pi_next,
-                       StateActionMatrix<Scalar, S, A>& pi_next, StateVector<Scalar, S>& value_next,
-                       OracleResult& used, Scalar& gap) {
-    if (oracle) {
-      const Scalar target = schedule_.oracle_target(settings_) / Scalar(2);  // each player's half
-      if (Status st = run_oracle(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, m,
-                                 schedule_.inner_steps_min(settings_), schedule_.inner_steps_max(settings_), target,
-                                 ws_, eval, scratch, log_pi_next, pi_next, value_next, used);
-          st != Status::ok)
-        return st;
-    }
-    if (Status st = evaluate(m, pi_next, ws_, eval); st != Status::ok) return st;
-    if (certified) gap = optimality_gap_bound(m, eval);
-    return Status::ok;
+  Status oracle_step_of(const Mdp<Scalar, S, A>& m, Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& scratch,
+                        StateActionMatrix<Scalar, S, A>& log_pi_next, StateActionMatrix<Scalar, S, A>& pi_next,
+                        StateVector<Scalar, S>& value_next, OracleRun& run) {
+    return oracle_step(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, m,
+                       schedule_.inner_steps_min(settings_), schedule_.inner_steps_max(settings_),
+                       schedule_.oracle_target(settings_) / Scalar(2), ws_, eval, scratch, log_pi_next, pi_next,
+                       value_next, run);
   }
 
-  // Sampled mode: T sampled policy-gradient steps per player, the sampled psi, the exact f; the
-  // same outputs as exact_gradients plus sampled_.rng_next and the environment steps taken.
-  // grad_y1_ and grad_y2_ carry the players' sampled gradients until grad F overwrites them.
-  Status sampled_gradients(const GameType& game, Scalar lambda, Scalar& f, Scalar& psi, std::int64_t& steps,
-                           std::int64_t& inner) {
+  // Sampled mode's rollouts, at most max_rollouts of one batch: T sampled policy-gradient steps
+  // of player 1 (ascending V against pi2), T of player 2 (descending it against pi1), then the
+  // two batches of the sampled psi. grad_y1_ and grad_y2_ carry the players' sampled gradients
+  // until grad F overwrites them.
+  Status rollouts(int max_rollouts) {
     if constexpr (!kSampled || !has_sample_vjp<GameProblem>::value) {
-      (void)game, (void)lambda, (void)f, (void)psi, (void)steps, (void)inner;
+      (void)max_rollouts;
       return Status::bad_setting;  // init() refuses this already
     } else {
-      sampled_.rng_next = rng_;
-      const GameProblem& problem = *problem_;
-      const PolicySet<Scalar>& set = settings_.oracle_policy;
-      const Scalar eta = settings_.oracle_step;
-      Scalar value(0);
+      StepInProgress& p = part_;
+      const SamplingSettings& sampling = settings_.sampling;
       const int T = schedule_.inner_steps_max(settings_);
-      inner = T;
-      for (int i = 0; i < T; ++i) {  // player 1 ascends V against pi2
-        if (Status st = sampled_game_policy_gradient(game, set.parameterization, pi1_next_, pi2_, settings_.sampling,
-                                                     sampled_.rng_next, sampled_.trajectory, steps, value, &grad_y1_,
-                                                     static_cast<Matrix2*>(nullptr));
-            st != Status::ok)
-          return st;
-        if (Status st = policy_ascent_update<Scalar, S, A1>(set, eta, grad_y1_, log_pi1_next_, pi1_next_);
-            st != Status::ok)
-          return st;
+      if (p.batch != Batch::penalty && p.batch_step >= T) {  // this player's oracle is done (or T = 0)
+        p.batch = p.batch == Batch::oracle1 ? Batch::oracle2 : Batch::penalty;
+        p.batch_step = 0;
+        if (p.batch != Batch::penalty && p.batch_step >= T) p.batch = Batch::penalty;
       }
-      for (int i = 0; i < T; ++i) {  // player 2 descends V against pi1
-        if (Status st = sampled_game_policy_gradient(game, set.parameterization, pi1_, pi2_next_, settings_.sampling,
-                                                     sampled_.rng_next, sampled_.trajectory, steps, value,
-                                                     static_cast<Matrix1*>(nullptr), &grad_y2_);
-            st != Status::ok)
-          return st;
-        grad_y2_ = -grad_y2_;
-        if (Status st = policy_ascent_update<Scalar, S, A2>(set, eta, grad_y2_, log_pi2_next_, pi2_next_);
-            st != Status::ok)
-          return st;
+      if (p.batch == Batch::penalty) return penalty_rollouts(max_rollouts);
+      const bool first = p.batch == Batch::oracle1;
+      const PolicySet<Scalar>& set = settings_.oracle_policy;
+      Matrix1* grad1 = first ? &grad_y1_ : nullptr;
+      Matrix2* grad2 = first ? nullptr : &grad_y2_;
+      const Matrix1& pi1 = first ? pi1_next_ : pi1_;
+      const Matrix2& pi2 = first ? pi2_ : pi2_next_;
+      auto& batch = sampled_.oracle;
+      if (!p.batch_started) {
+        if (Status st = batch.check(p.game, set.parameterization, pi1, pi2, sampling); st != Status::ok) return st;
+        batch.start(grad1, grad2);
+        p.batch_started = true;
       }
-      if (Status st = sampled_nikaido_isoda_penalty(problem, x_, game, settings_.policy.parameterization, PolicyY{pi1_},
-                                                    PolicyY{pi2_}, PolicyHat{pi1_next_}, PolicyHat{pi2_next_},
-                                                    settings_.sampling, sampled_.rng_next, sampled_.trajectory,
-                                                    steps, sampled_.penalty);
-          st != Status::ok)
-        return st;
-      if (Status st = problem.upper(x_, pi1_, pi2_, model_, ws_, eval_upper_, f, grad_x_, grad_pi1_, grad_pi2_);
-          st != Status::ok)
-        return st;
+      const int left = sampling.batch - batch.done;
+      batch.rollouts(p.game, set.parameterization, pi1, pi2, sampling, left < max_rollouts ? left : max_rollouts,
+                     sampled_.rng_next, sampled_.trajectory, grad1, grad2);
+      if (batch.done < sampling.batch) return Status::ok;
+      Scalar value(0);
+      if (Status st = batch.finish(sampling, grad1, grad2, value); st != Status::ok) return st;
+      p.steps += batch_steps(sampling);
+      p.batch_started = false;
+      ++p.batch_step;
+      const Scalar eta = settings_.oracle_step;
+      if (first) return policy_ascent_update<Scalar, S, A1>(set, eta, grad_y1_, log_pi1_next_, pi1_next_);
+      grad_y2_ = -grad_y2_;
+      return policy_ascent_update<Scalar, S, A2>(set, eta, grad_y2_, log_pi2_next_, pi2_next_);
+    }
+  }
+
+  // The sampled psi's two batches (sampled_nikaido_isoda_penalty), then f.
+  Status penalty_rollouts(int max_rollouts) {
+    if constexpr (kSampled && has_sample_vjp<GameProblem>::value) {
+      StepInProgress& p = part_;
+      const SamplingSettings& sampling = settings_.sampling;
+      const Parameterization param = settings_.policy.parameterization;
+      auto& batches = sampled_.batches;
+      if (!p.batch_started) {
+        if (Status st = batches.check(*problem_, x_, p.game, param, pi1_, pi2_, pi1_next_, pi2_next_, sampling);
+            st != Status::ok)
+          return st;
+        batches.start(sampled_.rng_next, sampled_.penalty);
+        p.batch_started = true;
+      }
+      const int left = batches.left(sampling);
+      batches.rollouts(*problem_, x_, p.game, param, pi1_, pi2_, pi1_next_, pi2_next_, sampling,
+                       left < max_rollouts ? left : max_rollouts, sampled_.trajectory, sampled_.penalty);
+      if (batches.done2 < sampling.batch) return Status::ok;
+      if (Status st = batches.finish(sampling, sampled_.penalty, sampled_.rng_next); st != Status::ok) return st;
+      p.steps += 2 * batch_steps(sampling);
+      p.batch_started = false;
+      p.next = StepPart::upper;
+    }
+    (void)max_rollouts;
+    return Status::ok;
+  }
+
+  // Sampled mode, after f: grad F = grad f + lambda * (the sampled psi's gradients).
+  void add_sampled_penalty() {
+    if constexpr (kSampled && has_sample_vjp<GameProblem>::value) {
+      const Scalar lambda = part_.lambda;
       chain_policy_gradient<Scalar, S, A1>(settings_.policy.parameterization, pi1_, grad_pi1_, grad_y1_);
       chain_policy_gradient<Scalar, S, A2>(settings_.policy.parameterization, pi2_, grad_pi2_, grad_y2_);
       grad_x_ += lambda * sampled_.penalty.grad_x;
       grad_y1_ += lambda * sampled_.penalty.grad_y1;
       grad_y2_ += lambda * sampled_.penalty.grad_y2;
-      psi = sampled_.penalty.value;
-      return Status::ok;
+      part_.psi = sampled_.penalty.value;
     }
   }
 
@@ -403,6 +514,9 @@ class PbrlZeroSum {
   Evaluation<Scalar, S, A1> eval1_{};
   Evaluation<Scalar, S, A2> eval2_{};
   Evaluation<Scalar, S, A1 * A2> eval_upper_{};
+  // Sweeps mode: the evaluations' warm starts of the last completed step (checkpoint.hpp).
+  static constexpr int kWarm = Method == EvaluationMethod::sweeps ? S : 0;
+  EvaluationWarmStart<Scalar, kWarm> warm1_{}, warm2_{}, warm_upper_{};
   Workspace ws_{};
   // Sampled mode: the random stream (state; kept by exact-only types too, so their images are the
   // same) and the scratch (none in an exact-only type).
@@ -411,8 +525,11 @@ class PbrlZeroSum {
     Rng rng_next{};
     GameTrajectory<Scalar, kMaxHorizon> trajectory{};
     SampledNikaidoIsoda<GameProblem> penalty{};
+    detail::GamePolicyGradientBatch<Scalar, S, A1, A2, kMaxHorizon> oracle{};
+    detail::NikaidoIsodaBatches<GameProblem, kMaxHorizon> batches{};
   };
   SampledScratch<Sources, SampledState> sampled_{};
+  StepInProgress part_{};
 };
 
 }  // namespace pbrl
