@@ -45,6 +45,7 @@ namespace {
 constexpr int kMaxSteps = 200;
 constexpr double kDiscount = 0.9;  // examples/experiment_settings.hpp: kDiscount
 constexpr int kHorizon = 5;        // paper: H
+constexpr int kSliceRollouts = 3;  // rollouts per slice of a sliced step: the firmware examples' choice
 
 // ---- Counters ---------------------------------------------------------------------------------
 
@@ -257,6 +258,48 @@ bool measure(const char* config, const char* mode, Solver& solver, int steps) {
   return true;
 }
 
+#if PBRL_STEP_INSTRUCTIONS_SYSTICK
+// A step in slices (solver/step_slices.hpp): one count per step_slice() call, `steps` steps of at
+// most max_rollouts rollouts per slice. Prints `result <config> <mode>_slice <slices> <min>
+// <median> <max>` (so the budget check and the table read it like a step's) and, per part,
+// `slice_part <config> <mode> <part> <slices> <max>`.
+constexpr int kMaxSlices = 4096;
+std::uint32_t slice_counts[kMaxSlices];
+
+template <class Solver>
+bool measure_slices(const char* config, const char* mode, Solver& solver, int steps, int max_rollouts) {
+  constexpr int kParts = 8;
+  std::uint32_t part_max[kParts] = {};
+  long part_slices[kParts] = {};
+  int n = 0;
+  std::printf("measuring %s %s in slices of at most %d rollouts: %d steps\n", config, mode, max_rollouts, steps);
+  for (int k = 0; k < steps; ++k) {
+    pbrl::SliceResult slice;
+    do {
+      counter_start();
+      const pbrl::Status st = solver.step_slice(max_rollouts, slice);
+      const auto c = static_cast<std::uint32_t>(counter_stop("slice"));
+      if (st != pbrl::Status::ok || n == kMaxSlices) {
+        std::printf("error: %s %s step %d slice %d: %s\n", config, mode, k, n, pbrl::to_string(st));
+        return false;
+      }
+      slice_counts[n++] = c;
+      const int part = static_cast<int>(slice.part);
+      part_max[part] = std::max(part_max[part], c);
+      ++part_slices[part];
+    } while (!slice.step_done);
+  }
+  for (int part = 0; part < kParts; ++part)
+    if (part_slices[part] > 0)
+      std::printf("slice_part %s %s %s %ld %lu\n", config, mode, pbrl::enum_name(static_cast<pbrl::StepPart>(part)),
+                  part_slices[part], static_cast<unsigned long>(part_max[part]));
+  std::sort(slice_counts, slice_counts + n);
+  std::printf("result %s %s_slice %d %lu %lu %lu\n", config, mode, n, static_cast<unsigned long>(slice_counts[0]),
+              static_cast<unsigned long>(slice_counts[n / 2]), static_cast<unsigned long>(slice_counts[n - 1]));
+  return true;
+}
+#endif
+
 bool check(pbrl::Status st, const char* what) {
   if (st == pbrl::Status::ok) return true;
   std::printf("error: %s: %s\n", what, pbrl::to_string(st));
@@ -267,16 +310,19 @@ bool check(pbrl::Status st, const char* what) {
 
 int main(int argc, char** argv) {
   int steps = 20;
+  int slice_rollouts = kSliceRollouts;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
       steps = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--slice-rollouts") == 0 && i + 1 < argc) {
+      slice_rollouts = std::atoi(argv[++i]);
     } else {
-      std::printf("usage: step_instructions [--steps N]   (1 <= N <= %d)\n", kMaxSteps);
+      std::printf("usage: step_instructions [--steps N] [--slice-rollouts R]   (1 <= N <= %d, R >= 1)\n", kMaxSteps);
       return 2;
     }
   }
-  if (steps < 1 || steps > kMaxSteps) {
-    std::printf("error: --steps must be in [1, %d]\n", kMaxSteps);
+  if (steps < 1 || steps > kMaxSteps || slice_rollouts < 1) {
+    std::printf("error: --steps must be in [1, %d], --slice-rollouts at least 1\n", kMaxSteps);
     return 2;
   }
 #if PBRL_STEP_INSTRUCTIONS_SYSTICK
@@ -299,6 +345,12 @@ int main(int argc, char** argv) {
     if (!check(init_incentive(m == 0), "PBRL-NI init") ||
         !measure("incentive_pbrl_ni", mode[m], incentive::solver, steps))
       return 1;
+#if PBRL_STEP_INSTRUCTIONS_SYSTICK
+  for (int m = 0; m < 2; ++m)
+    if (!check(init_incentive(m == 0), "PBRL-NI init") ||
+        !measure_slices("incentive_pbrl_ni", mode[m], incentive::solver, steps, slice_rollouts))
+      return 1;
+#endif
   for (int m = 0; m < 2; ++m)
     if (!check(init_stackelberg(false, m == 0), "PBRL-value init") ||
         !measure("stackelberg20_value", mode[m], stackelberg::solver, steps))

@@ -312,13 +312,15 @@ class PbrlZeroSum {
           p.player = 1;
           p.next = p.certified ? StepPart::lower_model : StepPart::projection;
         } else {
+          p.player = 1;
           p.next = StepPart::penalty;
         }
         return Status::ok;
-      case StepPart::penalty:
-        p.psi = nikaido_isoda_penalty(problem, x_, p.game, PolicyY{pi1_}, PolicyY{pi2_}, PolicyHat{pi1_next_, eval1_},
-                                      PolicyHat{pi2_next_, eval2_}, p.lambda, ni_scratch_, grad_x_, grad_pi1_,
-                                      grad_pi2_);
+      case StepPart::penalty:  // psi's gradient in two halves, one slice each (nikaido_isoda_penalty)
+        nikaido_isoda_half(p.player, problem, x_, p.game, PolicyY{pi1_}, PolicyY{pi2_}, PolicyHat{pi1_next_, eval1_},
+                           PolicyHat{pi2_next_, eval2_}, p.lambda, ni_scratch_, grad_x_, grad_pi1_, grad_pi2_);
+        if (p.player++ == 1) return Status::ok;
+        p.psi = eval1_.value_rho + eval2_.value_rho;
         chain_policy_gradient<Scalar, S, A1>(settings_.policy.parameterization, pi1_, grad_pi1_, grad_y1_);
         chain_policy_gradient<Scalar, S, A2>(settings_.policy.parameterization, pi2_, grad_pi2_, grad_y2_);
         p.next = StepPart::projection;
