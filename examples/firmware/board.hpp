@@ -65,6 +65,36 @@ class Line {
     }
     return *this;
   }
+  // 9 significant digits, the text of printf's "%.8e" (-1.23456789e-05): enough to read the float
+  // back exactly. Rounds to nearest, ties to even, as glibc does (examples/firmware_c/board.c's
+  // board_float is the same for C).
+  Line& real(float v) {
+    const double m = v < 0.0f ? -static_cast<double>(v) : static_cast<double>(v);  // exact
+    if (!(v == v) || m > 3.5e38) return text(!(v == v) ? "nan" : v < 0.0f ? "-inf" : "inf");
+    if (v < 0.0f) text("-");
+    int e = 0;
+    double t = m;
+    for (; t >= 10.0; ++e) t /= 10.0;  // e = floor(log10(m)), give or take one...
+    for (; t != 0.0 && t < 1.0; --e) t *= 10.0;
+    double scaled = times_ten_to(m, 8 - e);
+    if (scaled >= 1e9) scaled = times_ten_to(m, 8 - ++e);  // ...which this settles
+    if (m != 0.0 && scaled < 1e8) scaled = times_ten_to(m, 8 - --e);
+    long long digits = static_cast<long long>(scaled);
+    const double rest = scaled - static_cast<double>(digits);
+    if (rest > 0.5 || (rest == 0.5 && digits % 2 == 1)) ++digits;
+    if (digits == 1000000000ll) {  // 9.999999996 rounds up to 1.00000000e+01
+      digits /= 10;
+      ++e;
+    }
+    integer(digits / 100000000ll).text(".");
+    for (long long div = 10000000; div > 0; div /= 10) {
+      const char digit[2] = {static_cast<char>('0' + digits / div % 10), '\0'};
+      text(digit);
+    }
+    text(e < 0 ? "e-" : "e+");
+    if (e > -10 && e < 10) text("0");
+    return integer(e < 0 ? -e : e);
+  }
   void print() {
     buf_[n_] = '\n';  // n_ <= kCapacity: room for the newline and the terminator is reserved
     buf_[n_ + 1] = '\0';
@@ -73,10 +103,30 @@ class Line {
   }
 
  private:
+  // m * 10^k with one rounding while |k| <= 22 (10^k is exact in double), so that an exact tie of
+  // the ninth digit stays one.
+  static double times_ten_to(double m, int k) {
+    for (; k > 22; k -= 22) m *= 1e22;
+    for (; k < -22; k += 22) m /= 1e22;
+    double p = 1.0;
+    for (int i = 0; i < (k < 0 ? -k : k); ++i) p *= 10.0;
+    return k < 0 ? m / p : m * p;
+  }
+
   static constexpr int kCapacity = 158;
   char buf_[kCapacity + 2] = {};
   int n_ = 0;
 };
+
+// Lines "name[r] v[r*columns] ... v[r*columns + columns-1]" for r < rows, floats as Line::real.
+inline void print_rows(const char* name, const float* v, int rows, int columns) {
+  for (int r = 0; r < rows; ++r) {
+    Line line;
+    line.text(name).text("[").integer(r).text("]");
+    for (int c = 0; c < columns; ++c) line.text(" ").real(v[r * columns + c]);
+    line.print();
+  }
+}
 
 // SysTick on the processor clock. QEMU's mps2 boards clock it at 25 MHz; run with
 // -icount shift=0 (one instruction per virtual nanosecond) one count is 40 instructions, the same

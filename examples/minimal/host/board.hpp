@@ -1,0 +1,35 @@
+#pragma once
+// The build machine's stand-in for examples/firmware/board.hpp, so that main.cpp also runs on the
+// host (its output is reference.txt): the same calls, printed with printf, whose "%.8e" is the
+// text the firmware's Line::real imitates.
+#include <cstdio>
+
+namespace board {
+
+class Line {
+ public:
+  Line& text(const char* s) {
+    std::fputs(s, stdout);
+    return *this;
+  }
+  Line& integer(long long v) {
+    std::printf("%lld", v);
+    return *this;
+  }
+  Line& real(float v) {
+    std::printf("%.8e", static_cast<double>(v));
+    return *this;
+  }
+  void print() { std::putchar('\n'); }
+};
+
+inline void print_rows(const char* name, const float* v, int rows, int columns) {
+  for (int r = 0; r < rows; ++r) {
+    Line line;
+    line.text(name).text("[").integer(r).text("]");
+    for (int c = 0; c < columns; ++c) line.text(" ").real(v[r * columns + c]);
+    line.print();
+  }
+}
+
+}  // namespace board
