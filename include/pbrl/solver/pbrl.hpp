@@ -444,8 +444,8 @@ class Pbrl {
         p.batch_started = true;
       }
       const int left = batches.left(sampling);
-      batches.rollouts(*problem_, x_, p.mdp, param, pi_y_, pi_next_, sampling, left < max_rollouts ? left : max_rollouts,
-                       sampled_.trajectory, sampled_.penalty);
+      batches.rollouts(*problem_, x_, p.mdp, param, pi_y_, pi_next_, sampling,
+                       left < max_rollouts ? left : max_rollouts, sampled_.trajectory, sampled_.penalty);
       if (batches.done2 < sampling.batch) return Status::ok;
       if (Status st = batches.finish(p.mdp, param, pi_y_, sampling, sampled_.penalty, sampled_.rng_next);
           st != Status::ok)
