@@ -1,8 +1,12 @@
 // The PBRL solver (Algorithm 1): on reward shaping it drives the penalty towards 0 while it
 // improves f; its report is consistent; the lambda ramp, the oracle warm start, the two
-// evaluation methods and the paper's 100-state size.
+// evaluation methods and the paper's 100-state size; a step in slices.
 #include "support.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
 
 namespace {
 using pbrl::EvaluationMethod;
@@ -180,4 +184,289 @@ TEST_CASE("the paper's size, 100 states and 5 actions, builds and steps") {
     CHECK(std::isfinite(a.objective));
     CHECK_CLOSE(a.objective, b.objective, kDouble ? Real(1e-8) : Real(1e-3), std::abs(a.objective));
   }
+}
+
+// ---- A step in slices (solver/step_slices.hpp) ------------------------------------------------
+
+namespace {
+constexpr int kSliceS = 4, kSliceA = 3;
+using SliceProblem = pbrl::RewardShaping<Real, kSliceS, kSliceA>;
+using DirectSlices = pbrl::Pbrl<SliceProblem>;
+using SweepSlices = pbrl::Pbrl<SliceProblem, EvaluationMethod::sweeps>;  // sweeps: a slice can be made to fail
+
+template <class Solver>
+void same_state(const Solver& a, const Solver& b) {
+  CHECK(a.iteration() == b.iteration());
+  CHECK(a.environment_steps() == b.environment_steps());
+  CHECK(a.x() == b.x());
+  CHECK(a.y() == b.y());
+  CHECK(a.oracle_policy() == b.oracle_policy());
+  CHECK(std::memcmp(a.rng().state(), b.rng().state(), 16) == 0);
+}
+
+void same_report(const pbrl::PbrlReport<Real>& a, const pbrl::PbrlReport<Real>& b) {
+  CHECK(a.iteration == b.iteration);
+  CHECK(a.upper_objective == b.upper_objective);
+  CHECK(a.penalty == b.penalty);
+  CHECK(a.objective == b.objective);
+  CHECK(a.projected_gradient_norm == b.projected_gradient_norm);
+  CHECK(a.lower_gap == b.lower_gap);
+  CHECK(a.environment_steps == b.environment_steps);
+  CHECK(a.penalty_constant == b.penalty_constant);
+  CHECK(a.inner_steps == b.inner_steps);
+  CHECK(a.oracle_gap == b.oracle_gap);
+  CHECK(a.gap_bound == b.gap_bound);
+  CHECK(a.gap_estimate == b.gap_estimate);
+  CHECK(a.tolerance_met == b.tolerance_met);
+  CHECK(a.inner_converged == b.inner_converged);
+  CHECK(a.max_sweeps_hit == b.max_sweeps_hit);
+}
+
+// The settings the slice tests run, each with the value and the Bellman penalty: every part kind
+// (oracle kinds, T = 0, tolerance mode, sampled batches with and without common random numbers).
+std::vector<pbrl::PbrlSettings<Real>> slice_settings() {
+  std::vector<pbrl::PbrlSettings<Real>> all;
+  for (auto kind : {PenaltyKind::value, PenaltyKind::bellman}) {
+    const auto base = shaping_settings<kSliceS, kSliceA>(kind, pbrl::Parameterization::softmax);
+    auto s = base;
+    s.inner_steps = 3;
+    all.push_back(s);  // PMD, T = 3
+    s.oracle = pbrl::OracleKind::policy_gradient;
+    s.inner_steps = 2;
+    all.push_back(s);  // exact policy gradient, T = 2
+    s.oracle = pbrl::OracleKind::soft_value_iteration;
+    all.push_back(s);  // soft value iteration: one slice of sweeps
+    s = base;
+    s.inner_steps = 0;
+    all.push_back(s);  // T = 0: the oracle's slice does nothing
+    s = base;
+    s.gap_tolerance = Real(0.05);
+    s.inner_steps = 1;
+    s.inner_steps_max = 6;
+    all.push_back(s);  // tolerance mode: the oracle stops on its target
+    s = base;
+    s.oracle = pbrl::OracleKind::policy_gradient;
+    s.oracle_step = Real(0.1);
+    s.inner_steps = 2;
+    s.gradient = pbrl::GradientMode::sampled;
+    s.sampling.horizon = 4;
+    s.sampling.batch = 5;
+    all.push_back(s);  // sampled, T = 2, B = 5, common random numbers
+    s.sampling.common_random_numbers = false;
+    s.inner_steps = 0;
+    all.push_back(s);  // sampled, no oracle steps, independent batches
+  }
+  return all;
+}
+
+// Runs one step in slices of at most max_rollouts rollouts; the parts in order; report to every slice.
+template <class Solver>
+Status sliced_step(Solver& solver, int max_rollouts, typename Solver::Report* report,
+                   std::vector<pbrl::StepPart>* parts = nullptr) {
+  pbrl::SliceResult slice;
+  std::int64_t index = 0;
+  do {
+    if (Status st = solver.step_slice(max_rollouts, slice, report); st != Status::ok) return st;
+    CHECK(slice.slice == index++);
+    if (parts != nullptr) parts->push_back(slice.part);
+  } while (!slice.step_done);
+  return Status::ok;
+}
+
+template <class Solver>
+std::unique_ptr<Solver> slice_solver(const SliceProblem& problem, const pbrl::PbrlSettings<Real>& s) {
+  auto solver = std::make_unique<Solver>();
+  if constexpr (std::is_same<Solver, SweepSlices>::value) {
+    solver->evaluation_workspace().max_sweeps = 400;
+    solver->evaluation_workspace().tolerance = Real(1e-5);
+  }
+  REQUIRE(solver->init(problem, s, Solver::Params::Zero(), Mat<kSliceS, kSliceA>::Zero()) == Status::ok);
+  return solver;
+}
+
+// Slices of every size against step(), four steps per setting, with and without a report.
+template <class Solver>
+void check_slices_equal_step(const SliceProblem& problem) {
+  constexpr bool sweeps = std::is_same<Solver, SweepSlices>::value;
+  for (const auto& s : slice_settings()) {
+    const bool sampled = s.gradient == pbrl::GradientMode::sampled;
+    const bool bellman = s.penalty == PenaltyKind::bellman;
+    for (int m : {1, 2, 3, pbrl::kAllRollouts}) {
+      CAPTURE(sweeps);
+      CAPTURE(static_cast<int>(s.penalty));
+      CAPTURE(static_cast<int>(s.oracle));
+      CAPTURE(static_cast<int>(s.gradient));
+      CAPTURE(s.inner_steps);
+      CAPTURE(m);
+      auto whole = slice_solver<Solver>(problem, s);
+      auto sliced = slice_solver<Solver>(problem, s);
+      for (int k = 0; k < 4; ++k) {
+        typename Solver::Report a, b;
+        typename Solver::Report* ra = k % 2 == 0 ? &a : nullptr;  // with and without the report's diagnostics
+        typename Solver::Report* rb = k % 2 == 0 ? &b : nullptr;
+        REQUIRE(whole->step(ra) == Status::ok);
+        std::vector<pbrl::StepPart> parts;
+        REQUIRE(sliced_step(*sliced, m, rb, &parts) == Status::ok);
+        CHECK_FALSE(sliced->step_in_progress());
+        same_state(*whole, *sliced);
+        if (k % 2 == 0) same_report(a, b);
+        // The parts: the step's structure and no more slices than its work needs.
+        REQUIRE(parts.size() >= 2);
+        CHECK(parts.front() == pbrl::StepPart::begin);
+        CHECK(parts.back() == pbrl::StepPart::projection);
+        const auto count = [&](pbrl::StepPart p) { return std::count(parts.begin(), parts.end(), p); };
+        const int B = s.sampling.batch, per_batch = m >= B ? 1 : (B + m - 1) / m;
+        if (sampled) {
+          CHECK(count(pbrl::StepPart::rollouts) == (s.inner_steps + 2) * per_batch);
+          CHECK(count(pbrl::StepPart::oracle_step) == 0);
+          CHECK(count(pbrl::StepPart::evaluation) == (k % 2 == 0 ? 2 : 0));  // the report's exact evaluations
+          CHECK(count(pbrl::StepPart::penalty) == 0);
+        } else {
+          CHECK(count(pbrl::StepPart::rollouts) == 0);
+          // pi_y, pi-hat and, for the Bellman penalty in sweeps mode, its start occupancy
+          CHECK(count(pbrl::StepPart::evaluation) == (bellman && sweeps ? 3 : 2));
+          CHECK(count(pbrl::StepPart::penalty) == 1);
+          const long oracle = count(pbrl::StepPart::oracle_step);
+          if (s.oracle == pbrl::OracleKind::soft_value_iteration || s.inner_steps == 0) CHECK(oracle == 1);
+          else if (s.tolerance_mode()) CHECK((oracle >= 1 && oracle <= s.inner_steps_max));
+          else CHECK(oracle == s.inner_steps);
+        }
+        CHECK(count(pbrl::StepPart::lower_model) == 0);
+        CHECK(count(pbrl::StepPart::upper) == 1);
+        CHECK(count(pbrl::StepPart::begin) == 1);
+      }
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("PBRL, a step in slices: the iterates and reports of step() bit for bit, whatever the slicing") {
+  auto inst = std::make_unique<ShapingInstance<kSliceS, kSliceA>>(55);
+  check_slices_equal_step<DirectSlices>(inst->problem);
+  check_slices_equal_step<SweepSlices>(inst->problem);
+}
+
+TEST_CASE("PBRL, a step in slices: checkpoints between slices, restore and failure abandon the step in progress") {
+  auto inst = std::make_unique<ShapingInstance<kSliceS, kSliceA>>(56);
+  constexpr std::size_t kImage = pbrl::checkpoint_size<SweepSlices>();
+  pbrl::SliceResult slice;
+  SweepSlices idle;
+  CHECK(idle.step_slice(1, slice) == Status::not_initialized);
+  CHECK_FALSE(idle.step_in_progress());
+  for (const auto& s : slice_settings()) {
+    CAPTURE(static_cast<int>(s.penalty));
+    CAPTURE(static_cast<int>(s.oracle));
+    CAPTURE(static_cast<int>(s.gradient));
+    CAPTURE(s.inner_steps);
+    auto reference = slice_solver<SweepSlices>(inst->problem, s);
+    auto solver = slice_solver<SweepSlices>(inst->problem, s);
+    REQUIRE(reference->run(2) == Status::ok);
+    REQUIRE(solver->run(2) == Status::ok);
+    std::vector<unsigned char> before(kImage), during(kImage);
+    REQUIRE(pbrl::save_checkpoint(*solver, before.data(), kImage) == Status::ok);
+
+    // Every slice of step 2 (with a report: the sampled mode's exact evaluations too) leaves the
+    // image of the last completed step, the evaluations' warm starts included.
+    SweepSlices::Report r, reference_report;
+    REQUIRE(reference->step(&reference_report) == Status::ok);
+    int slices = 0;
+    do {
+      REQUIRE(solver->step_slice(1, slice, &r) == Status::ok);
+      ++slices;
+      if (slice.step_done) break;
+      CHECK(solver->step_in_progress());
+      CHECK(solver->iteration() == 2);
+      REQUIRE(pbrl::save_checkpoint(*solver, during.data(), kImage) == Status::ok);
+      CHECK(during == before);
+
+      // A refused argument changes nothing: the step goes on where it was.
+      pbrl::SliceResult untouched;
+      untouched.slice = -5;
+      CHECK(solver->step_slice(0, untouched, &r) == Status::bad_setting);
+      CHECK(untouched.slice == -5);
+      CHECK(solver->step_in_progress());
+    } while (true);
+    CHECK(slices >= 5);
+    same_state(*reference, *solver);
+    same_report(reference_report, r);
+
+    // Restored between slices (the image before step 2): the step in progress is dropped, the
+    // next slice begins step 2 again, and the run goes on as if never interrupted.
+    REQUIRE(solver->step_slice(1, slice) == Status::ok);
+    REQUIRE(solver->step_slice(1, slice) == Status::ok);
+    REQUIRE(pbrl::restore_checkpoint(*solver, before.data(), kImage) == Status::ok);
+    CHECK_FALSE(solver->step_in_progress());
+    CHECK(solver->iteration() == 2);
+    REQUIRE(solver->step_slice(1, slice) == Status::ok);
+    CHECK(slice.part == pbrl::StepPart::begin);
+    CHECK(slice.slice == 0);
+    do {
+      REQUIRE(solver->step_slice(1, slice) == Status::ok);
+    } while (!slice.step_done);
+    same_state(*reference, *solver);
+    auto fresh = slice_solver<SweepSlices>(inst->problem, s);  // a rebooted device restores the image mid-step too
+    REQUIRE(pbrl::restore_checkpoint(*fresh, before.data(), kImage) == Status::ok);
+    REQUIRE(fresh->step() == Status::ok);
+    same_state(*reference, *fresh);
+
+    // step() amid a step's slices begins a fresh step.
+    REQUIRE(solver->step_slice(2, slice) == Status::ok);
+    REQUIRE(solver->step_slice(2, slice) == Status::ok);
+    REQUIRE(solver->step() == Status::ok);
+    REQUIRE(reference->step() == Status::ok);
+    same_state(*reference, *solver);
+
+    // A slice that fails (an evaluation with no sweep allowed) abandons the step and leaves the
+    // last completed step intact; the next slice begins that step again.
+    REQUIRE(pbrl::save_checkpoint(*solver, before.data(), kImage) == Status::ok);
+    REQUIRE(solver->step_slice(1, slice) == Status::ok);
+    REQUIRE(solver->step_slice(1, slice) == Status::ok);  // sampled: some rollouts; PMD: an evaluation
+    solver->evaluation_workspace().max_sweeps = 0;
+    Status failed = Status::ok;
+    while (failed == Status::ok) {
+      failed = solver->step_slice(1, slice);
+      REQUIRE_FALSE((failed == Status::ok && slice.step_done));  // some slice evaluates (f, at the latest)
+    }
+    CHECK(failed == Status::bad_setting);
+    CHECK_FALSE(solver->step_in_progress());
+    solver->evaluation_workspace().max_sweeps = 400;  // (part of the settings an image is saved under)
+    REQUIRE(pbrl::save_checkpoint(*solver, during.data(), kImage) == Status::ok);
+    CHECK(during == before);
+    REQUIRE(sliced_step(*solver, 3, nullptr) == Status::ok);
+    REQUIRE(reference->step() == Status::ok);
+    same_state(*reference, *solver);
+  }
+}
+
+TEST_CASE("PBRL, sweeps mode: a step starts its evaluations from the last completed step's, after a restore too") {
+  // Nothing moves (T = 0, steps too small to change a bit): a warm-started solve stops after one sweep.
+  auto inst = std::make_unique<ShapingInstance<kSliceS, kSliceA>>(57);
+  auto s = shaping_settings<kSliceS, kSliceA>(PenaltyKind::bellman, pbrl::Parameterization::softmax);
+  s.inner_steps = 0;
+  s.step_x = s.step_y = Real(1e-30);
+  auto solver = slice_solver<SweepSlices>(inst->problem, s);
+  REQUIRE(solver->step() == Status::ok);
+  CHECK(solver->evaluation_workspace().last_sweeps > 10);  // from zero
+  REQUIRE(solver->step() == Status::ok);
+  CHECK(solver->evaluation_workspace().last_sweeps == 1);
+
+  // Slices abandoned, a failed slice, a restored image: each next step still starts warm.
+  constexpr std::size_t kImage = pbrl::checkpoint_size<SweepSlices>();
+  std::vector<unsigned char> image(kImage);
+  REQUIRE(pbrl::save_checkpoint(*solver, image.data(), kImage) == Status::ok);
+  pbrl::SliceResult slice;
+  for (int i = 0; i < 4; ++i) REQUIRE(solver->step_slice(1, slice) == Status::ok);
+  solver->abandon_step();
+  REQUIRE(solver->step() == Status::ok);
+  CHECK(solver->evaluation_workspace().last_sweeps == 1);
+  for (int i = 0; i < 3; ++i) REQUIRE(solver->step_slice(1, slice) == Status::ok);
+  solver->evaluation_workspace().max_sweeps = 0;
+  CHECK(solver->step_slice(1, slice) == Status::bad_setting);
+  solver->evaluation_workspace().max_sweeps = 400;
+  REQUIRE(solver->step() == Status::ok);
+  CHECK(solver->evaluation_workspace().last_sweeps == 1);
+  auto fresh = slice_solver<SweepSlices>(inst->problem, s);
+  REQUIRE(pbrl::restore_checkpoint(*fresh, image.data(), kImage) == Status::ok);
+  REQUIRE(fresh->step() == Status::ok);
+  CHECK(fresh->evaluation_workspace().last_sweeps == 1);
 }

@@ -186,16 +186,24 @@ void accumulate_vjp(const Problem& problem, const typename Problem::Params& x, S
   }
 }
 
+// `count` rollouts (a_0 ~ sigma, then pi) with their returns under pi; visit(traj) after each.
+template <typename Scalar, int S, int A, int MaxHorizon, typename Visit>
+void run_rollouts(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
+                  const StateActionMatrix<Scalar, S, A>& pi, int horizon, int count, Rng& rng,
+                  Trajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
+  for (int b = 0; b < count; ++b) {
+    rollout_unchecked(m, sigma, pi, horizon, rng, traj);
+    returns_unchecked(m, pi, traj);
+    visit(static_cast<const Trajectory<Scalar, MaxHorizon>&>(traj));
+  }
+}
+
 // B rollouts (a_0 ~ sigma, then pi) with their returns under pi; visit(traj) after each.
 template <typename Scalar, int S, int A, int MaxHorizon, typename Visit>
 void run_batch(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
                const StateActionMatrix<Scalar, S, A>& pi, const SamplingSettings& settings, Rng& rng,
                Trajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
-  for (int b = 0; b < settings.batch; ++b) {
-    rollout_unchecked(m, sigma, pi, settings.horizon, rng, traj);
-    returns_unchecked(m, pi, traj);
-    visit(static_cast<const Trajectory<Scalar, MaxHorizon>&>(traj));
-  }
+  run_rollouts(m, sigma, pi, settings.horizon, settings.batch, rng, traj, static_cast<Visit&&>(visit));
 }
 
 template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
@@ -211,6 +219,47 @@ Status check_penalty_call(const Problem& problem, const typename Problem::Params
 
 }  // namespace detail
 
+namespace detail {
+
+// sampled_policy_gradient in parts, so that a sliced step can run its batch a few rollouts at a
+// time: start() after the checks, rollouts() for b in [0, B) in any chunks, then finish() (the
+// mean; numerical_failure on a non-finite estimate). The whole call is these three.
+template <typename Scalar, int S, int A, int MaxHorizon>
+struct PolicyGradientBatch {
+  using Matrix = StateActionMatrix<Scalar, S, A>;
+  Scalar sum = Scalar(0);
+  int done = 0;  // rollouts taken of B
+
+  static Status check(const Mdp<Scalar, S, A>& m, Parameterization param, const Matrix& pi,
+                      const SamplingSettings& settings) {
+    if (!valid_parameterization(param)) return Status::bad_setting;
+    if (Status st = validate_sampling<MaxHorizon>(settings); st != Status::ok) return st;
+    return check_rollout(m, pi, pi, settings.horizon, MaxHorizon);
+  }
+  void start(Matrix& grad) {
+    sum = Scalar(0);
+    done = 0;
+    grad.setZero();
+  }
+  void rollouts(const Mdp<Scalar, S, A>& m, Parameterization param, const Matrix& pi, const SamplingSettings& settings,
+                int count, Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, Matrix& grad) {
+    const Scalar w = Scalar(1) / Scalar(settings.batch);
+    run_rollouts(m, pi, pi, settings.horizon, count, rng, scratch, [&](const Trajectory<Scalar, MaxHorizon>& traj) {
+      sum += traj.value[0];
+      accumulate_policy_gradient(m, param, pi, traj, w, grad);
+    });
+    done += count;
+  }
+  Status finish(const SamplingSettings& settings, const Matrix& grad, Scalar& value) const {
+    const Scalar v = sum * (Scalar(1) / Scalar(settings.batch));
+    if (!std::isfinite(v) || !pbrl::all_finite(grad)) return Status::numerical_failure;
+    value = v;
+    return Status::ok;
+  }
+};
+
+}  // namespace detail
+
 // value = V_hat^pi(rho) and grad = dV^pi(rho)/dparam (softmax logits or direct probabilities),
 // from B rollouts of pi. Adds B*H to steps.
 template <typename Scalar, int S, int A, int MaxHorizon>
@@ -218,20 +267,13 @@ Status sampled_policy_gradient(const Mdp<Scalar, S, A>& m, Parameterization para
                                const StateActionMatrix<Scalar, S, A>& pi, const SamplingSettings& settings,
                                Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                                Scalar& value, StateActionMatrix<Scalar, S, A>& grad) {
-  if (!detail::valid_parameterization(param)) return Status::bad_setting;
-  if (Status st = validate_sampling<MaxHorizon>(settings); st != Status::ok) return st;
-  if (Status st = detail::check_rollout(m, pi, pi, settings.horizon, MaxHorizon); st != Status::ok) return st;
+  using Batch = detail::PolicyGradientBatch<Scalar, S, A, MaxHorizon>;
+  if (Status st = Batch::check(m, param, pi, settings); st != Status::ok) return st;
   Rng local = rng;
-  const Scalar w = Scalar(1) / Scalar(settings.batch);
-  Scalar sum(0);
-  grad.setZero();
-  detail::run_batch(m, pi, pi, settings, local, scratch, [&](const Trajectory<Scalar, MaxHorizon>& traj) {
-    sum += traj.value[0];
-    detail::accumulate_policy_gradient(m, param, pi, traj, w, grad);
-  });
-  const Scalar v = sum * w;
-  if (!std::isfinite(v) || !all_finite(grad)) return Status::numerical_failure;
-  value = v;
+  Batch batch;
+  batch.start(grad);
+  batch.rollouts(m, param, pi, settings, settings.batch, local, scratch, grad);
+  if (Status st = batch.finish(settings, grad, value); st != Status::ok) return st;
   rng = local;
   steps += batch_steps(settings);
   return Status::ok;
@@ -281,6 +323,118 @@ Status sampled_vjp(const Problem& problem, const typename Problem::Params& x, co
   return Status::ok;
 }
 
+namespace detail {
+
+// sampled_value_penalty and sampled_bellman_penalty in parts, for a sliced step: check(),
+// start(bellman, rng), rollouts() of batch 1 (pi-hat from rho) then of batch 2 (pi_y from rho
+// for the value penalty; a_0 ~ pi_y, then pi-hat for the Bellman penalty), B each, in any chunks,
+// then finish() once (the estimate; numerical_failure on a non-finite one; rng_out = the stream
+// after both batches). Each whole call is these.
+template <class Problem, int MaxHorizon>
+struct PenaltyBatches {
+  using Scalar = typename Problem::Scalar;
+  static constexpr int S = Problem::kStates, A = Problem::kActions;
+  using Matrix = StateActionMatrix<Scalar, S, A>;
+  using Traj = Trajectory<Scalar, MaxHorizon>;
+  Rng first{}, second{};     // the streams of batch 1 and batch 2
+  Scalar sum1 = Scalar(0);   // V_hat_0 of batch 1
+  Scalar sum2 = Scalar(0);   // V_hat_0 (value) or Q_hat_0 (Bellman) of batch 2
+  int done1 = 0, done2 = 0;  // rollouts taken of each batch
+  bool bellman = false;
+
+  static Status check(const Problem& problem, const typename Problem::Params& x, const Mdp<Scalar, S, A>& m,
+                      Parameterization param, const Matrix& pi_y, const Matrix& pi_hat,
+                      const SamplingSettings& settings) {
+    return check_penalty_call<Problem, Scalar, S, A, MaxHorizon>(problem, x, m, param, pi_y, pi_hat, settings);
+  }
+  void start(bool bellman_penalty, const Rng& rng, SampledPenalty<Problem>& out) {
+    bellman = bellman_penalty;
+    first = second = rng;
+    sum1 = sum2 = Scalar(0);
+    done1 = done2 = 0;
+    out.grad_x.setZero();
+    out.grad_y.setZero();
+  }
+  // The next `count` rollouts, of batch 1 until it has B, then of batch 2 (count within one batch).
+  void rollouts(const Problem& problem, const typename Problem::Params& x, const Mdp<Scalar, S, A>& m,
+                Parameterization param, const Matrix& pi_y, const Matrix& pi_hat, const SamplingSettings& settings,
+                int count, Traj& scratch, SampledPenalty<Problem>& out) {
+    const Scalar w = Scalar(1) / Scalar(settings.batch);
+    const Scalar gamma = m.discount;
+    if (done1 < settings.batch) {
+      run_rollouts(m, pi_hat, pi_hat, settings.horizon, count, first, scratch, [&](const Traj& traj) {
+        sum1 += traj.value[0];
+        accumulate_vjp(problem, x, gamma, traj, w, out.grad_x);
+      });
+      done1 += count;
+      if (done1 == settings.batch && !settings.common_random_numbers) second = first;
+      return;
+    }
+    if (bellman) {
+      run_rollouts(m, pi_y, pi_hat, settings.horizon, count, second, scratch, [&](const Traj& traj) {
+        const Scalar q0 = sampled_q(m, traj, 0);
+        sum2 += q0;
+        accumulate_vjp(problem, x, gamma, traj, -w, out.grad_x);
+        add_action_term(param, pi_y, traj.state[0], traj.action[0], -w * q0, out.grad_y);
+      });
+    } else {
+      run_rollouts(m, pi_y, pi_y, settings.horizon, count, second, scratch, [&](const Traj& traj) {
+        sum2 += traj.value[0];
+        accumulate_vjp(problem, x, gamma, traj, -w, out.grad_x);
+        accumulate_policy_gradient(m, param, pi_y, traj, -w, out.grad_y);
+      });
+    }
+    done2 += count;
+  }
+  // Rollouts left in the current batch.
+  int left(const SamplingSettings& settings) const {
+    return done1 < settings.batch ? settings.batch - done1 : settings.batch - done2;
+  }
+  // After both batches; adds the Bellman penalty's exact regularizer part to out.grad_y.
+  Status finish(const Mdp<Scalar, S, A>& m, Parameterization param, const Matrix& pi_y,
+                const SamplingSettings& settings, SampledPenalty<Problem>& out, Rng& rng_out) const {
+    const Scalar w = Scalar(1) / Scalar(settings.batch);
+    if (bellman) {
+      // The regularizer's parts are known functions of pi_y under s ~ rho: exact, no sampling noise.
+      const auto rho = m.rho();
+      Scalar regularization(0);
+      if (m.tau() > Scalar(0))
+        for (int s = 0; s < S; ++s) {
+          regularization += rho(s) * m.regularizer.value(s, pi_y.row(s));
+          add_regularizer_term(m, param, pi_y, s, -rho(s), out.grad_y);
+        }
+      out.value = (sum1 - sum2) * w + m.tau() * regularization;
+    } else {
+      out.value = (sum1 - sum2) * w;
+    }
+    if (!std::isfinite(out.value) || !pbrl::all_finite(out.grad_x) || !pbrl::all_finite(out.grad_y))
+      return Status::numerical_failure;
+    rng_out = second;  // with common random numbers both copies stopped at the same state
+    return Status::ok;
+  }
+};
+
+// Either sampled penalty, whole: its batches' parts in one call. Adds 2*B*H to steps.
+template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
+Status sampled_penalty(bool bellman, const Problem& problem, const typename Problem::Params& x,
+                       const Mdp<Scalar, S, A>& m, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi_y,
+                       const StateActionMatrix<Scalar, S, A>& pi_hat, const SamplingSettings& settings, Rng& rng,
+                       Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps, SampledPenalty<Problem>& out) {
+  using Batches = PenaltyBatches<Problem, MaxHorizon>;
+  if (Status st = Batches::check(problem, x, m, param, pi_y, pi_hat, settings); st != Status::ok) return st;
+  Batches batches;
+  batches.start(bellman, rng, out);
+  for (int batch = 0; batch < 2; ++batch)
+    batches.rollouts(problem, x, m, param, pi_y, pi_hat, settings, settings.batch, scratch, out);
+  Rng after;
+  if (Status st = batches.finish(m, param, pi_y, settings, out, after); st != Status::ok) return st;
+  rng = after;
+  steps += 2 * batch_steps(settings);
+  return Status::ok;
+}
+
+}  // namespace detail
+
 // The value penalty p = V^{pi-hat}(rho) - V^{pi_y}(rho) and its gradients (x, and y in the
 // parameterization `param`), from a batch of pi-hat and a batch of pi_y. Adds 2*B*H to steps.
 template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
@@ -291,35 +445,7 @@ Status sampled_value_penalty(const Problem& problem, const typename Problem::Par
                              Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                              SampledPenalty<Problem>& out) {
   static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
-  const StateActionMatrix<Scalar, S, A>& pi_y = y.pi;
-  const StateActionMatrix<Scalar, S, A>& pi_hat = hat.pi;
-  if (Status st = detail::check_penalty_call<Problem, Scalar, S, A, MaxHorizon>(problem, x, m, param, pi_y,
-                                                                             pi_hat, settings);
-      st != Status::ok)
-    return st;
-  using Traj = Trajectory<Scalar, MaxHorizon>;
-  Rng first = rng, second = rng;
-  const Scalar w = Scalar(1) / Scalar(settings.batch);
-  const Scalar gamma = m.discount;
-  Scalar sum_hat(0), sum_y(0);
-  out.grad_x.setZero();
-  out.grad_y.setZero();
-  detail::run_batch(m, pi_hat, pi_hat, settings, first, scratch, [&](const Traj& traj) {
-    sum_hat += traj.value[0];
-    detail::accumulate_vjp(problem, x, gamma, traj, w, out.grad_x);
-  });
-  if (!settings.common_random_numbers) second = first;
-  detail::run_batch(m, pi_y, pi_y, settings, second, scratch, [&](const Traj& traj) {
-    sum_y += traj.value[0];
-    detail::accumulate_vjp(problem, x, gamma, traj, -w, out.grad_x);
-    detail::accumulate_policy_gradient(m, param, pi_y, traj, -w, out.grad_y);
-  });
-  out.value = (sum_hat - sum_y) * w;
-  if (!std::isfinite(out.value) || !all_finite(out.grad_x) || !all_finite(out.grad_y))
-    return Status::numerical_failure;
-  rng = second;  // with common random numbers both copies stopped at the same state
-  steps += 2 * batch_steps(settings);
-  return Status::ok;
+  return detail::sampled_penalty(false, problem, x, m, param, y.pi, hat.pi, settings, rng, scratch, steps, out);
 }
 
 // The Bellman penalty (with V^{pi-hat}(rho) for v(x), see above) and its gradients, from a batch
@@ -332,44 +458,7 @@ Status sampled_bellman_penalty(const Problem& problem, const typename Problem::P
                                Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                                SampledPenalty<Problem>& out) {
   static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
-  const StateActionMatrix<Scalar, S, A>& pi_y = y.pi;
-  const StateActionMatrix<Scalar, S, A>& pi_hat = hat.pi;
-  if (Status st = detail::check_penalty_call<Problem, Scalar, S, A, MaxHorizon>(problem, x, m, param, pi_y,
-                                                                             pi_hat, settings);
-      st != Status::ok)
-    return st;
-  using Traj = Trajectory<Scalar, MaxHorizon>;
-  Rng first = rng, second = rng;
-  const Scalar w = Scalar(1) / Scalar(settings.batch);
-  const Scalar gamma = m.discount;
-  Scalar sum_hat(0), sum_q(0);
-  out.grad_x.setZero();
-  out.grad_y.setZero();
-  detail::run_batch(m, pi_hat, pi_hat, settings, first, scratch, [&](const Traj& traj) {
-    sum_hat += traj.value[0];
-    detail::accumulate_vjp(problem, x, gamma, traj, w, out.grad_x);
-  });
-  if (!settings.common_random_numbers) second = first;
-  detail::run_batch(m, pi_y, pi_hat, settings, second, scratch, [&](const Traj& traj) {
-    const Scalar q0 = sampled_q(m, traj, 0);
-    sum_q += q0;
-    detail::accumulate_vjp(problem, x, gamma, traj, -w, out.grad_x);
-    detail::add_action_term(param, pi_y, traj.state[0], traj.action[0], -w * q0, out.grad_y);
-  });
-  // The regularizer's parts are known functions of pi_y under s ~ rho: exact, no sampling noise.
-  const auto rho = m.rho();
-  Scalar regularization(0);
-  if (m.tau() > Scalar(0))
-    for (int s = 0; s < S; ++s) {
-      regularization += rho(s) * m.regularizer.value(s, pi_y.row(s));
-      detail::add_regularizer_term(m, param, pi_y, s, -rho(s), out.grad_y);
-    }
-  out.value = (sum_hat - sum_q) * w + m.tau() * regularization;
-  if (!std::isfinite(out.value) || !all_finite(out.grad_x) || !all_finite(out.grad_y))
-    return Status::numerical_failure;
-  rng = second;
-  steps += 2 * batch_steps(settings);
-  return Status::ok;
+  return detail::sampled_penalty(true, problem, x, m, param, y.pi, hat.pi, settings, rng, scratch, steps, out);
 }
 
 }  // namespace pbrl

@@ -11,6 +11,12 @@
 // T is at most inner_steps_max (the worst case of one step) and the report's gap_bound is a
 // certified upper bound on the iterate's lower-level gap V*(rho) - V^{pi_y}(rho).
 //
+// A step in slices (solver/step_slices.hpp): step_slice() runs one part of the step per call
+// (begin with M(x_k); one oracle step; one evaluation; f; the penalty; the projection, which
+// commits; in sampled mode a few rollouts of one batch), and step() is its slices until done, so
+// the iterates are the same bit for bit whatever the slicing. Between slices the state is the
+// last completed step's (a checkpoint saved then is its image).
+//
 // Sampled mode (settings.gradient = GradientMode::sampled; sampling/estimators.hpp): the lower
 // level is learned from trajectories of the generative model (rho, P_x, the policies), as in the
 // paper's experiments, and the step counts the environment steps it takes:
@@ -41,6 +47,7 @@
 #include "pbrl/solver/penalty_schedule.hpp"
 #include "pbrl/solver/projected_step.hpp"
 #include "pbrl/solver/settings.hpp"
+#include "pbrl/solver/step_slices.hpp"
 
 #include <cstdint>
 
@@ -112,87 +119,52 @@ class Pbrl {
     oracle_value_.setZero();
     start_warm_.setZero();
     eval_y_ = eval_hat_ = eval_upper_ = Evaluation<Scalar, S, A>{};
+    start_warm_kept_.setZero();
+    warm_y_ = warm_hat_ = warm_upper_ = EvaluationWarmStart<Scalar, kWarm>{};
     counts_ = StepCounts{};
     schedule_.reset(settings);
     rng_.reseed(settings.seed);
+    abandon_step();
     return Status::ok;
   }
 
-  // One outer iteration. On error x, y, the oracle's warm start, the schedule and the counts are
-  // unchanged; count_overflow when a count has no room for another step.
-  Status step(Report* report = nullptr) {
+  // One outer iteration: a fresh step, all its slices (a step in progress is abandoned first).
+  // On error x, y, the oracle's warm start, the schedule, the counts (and in sampled mode the Rng)
+  // are unchanged; count_overflow when a count has no room for another step.
+  Status step(Report* report = nullptr) { return step_by_slices(*this, report); }
+
+  // The next slice of the step in progress, or the first slice of a new step
+  // (solver/step_slices.hpp). max_rollouts >= 1 (else bad_setting, nothing changed): the most
+  // rollouts of a sampled batch one slice runs. report: filled by the slice that completes the
+  // step; whether the step computes its diagnostics (the certificate; in sampled mode the exact
+  // evaluations of pi_y and pi-hat) is decided by its first slice, as step(report) decides it. On
+  // error the step in progress is abandoned and the last completed step is intact.
+  Status step_slice(int max_rollouts, SliceResult& out, Report* report = nullptr) {
+    if (max_rollouts < 1) return Status::bad_setting;
     if (problem_ == nullptr) return Status::not_initialized;
-    if (Status st = counts_.room_for_step(); st != Status::ok) return st;
-    const std::int64_t sweeps_hit = max_sweeps_hit_total(ws_);
-    if constexpr (kSampled)
-      if (settings_.gradient == GradientMode::sampled) return step_sampled(report, sweeps_hit);
-    const Problem& problem = *problem_;
-    const Scalar lambda = schedule_.lambda(settings_, counts_.iteration);
-    Mdp<Scalar, S, A> mdp;
-    if (Status st = problem.build(x_, model_, mdp); st != Status::ok) return st;
-
-    // 1. Oracle, on copies so that a failure leaves the warm start intact.
-    log_pi_next_ = log_pi_hat_;
-    pi_next_ = pi_hat_;
-    value_next_ = oracle_value_;
-    OracleResult oracle;
-    if (Status st = run_oracle(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, mdp,
-                               schedule_.inner_steps_min(settings_),
-                               schedule_.inner_steps_max(settings_), schedule_.oracle_target(settings_), ws_,
-                               eval_hat_, weights_, log_pi_next_, pi_next_, value_next_, oracle);
-        st != Status::ok)
+    SliceResult slice{part_.next, part_.slice, false};
+    if (Status st = run_part(max_rollouts, report, slice.step_done); st != Status::ok) {
+      abandon_step();
       return st;
-
-    // 2. Evaluations, f, p and their gradients. pi-hat is evaluated last (after f, which may
-    //    evaluate on its own MDP) so that the Bellman occupancy can reuse its factorization.
-    policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi_y_);
-    if (Status st = evaluate(mdp, pi_y_, ws_, eval_y_); st != Status::ok) return st;
-    Scalar f(0);
-    if (Status st = problem.upper(x_, pi_y_, model_, ws_, eval_upper_, f, grad_x_, grad_pi_); st != Status::ok)
-      return st;
-    if (Status st = evaluate(mdp, pi_next_, ws_, eval_hat_); st != Status::ok) return st;
-    Scalar p(0);
-    if (settings_.penalty == PenaltyKind::value) {
-      p = value_penalty(problem, x_, mdp, PolicyY{pi_y_, eval_y_}, PolicyHat{pi_next_, eval_hat_}, lambda,
-                        weights_, grad_x_, grad_pi_);
-    } else {
-      if (Status st = occupancy_from_start(mdp, pi_y_, pi_next_, ws_, start_warm_, start_occupancy_,
-                                           Method == EvaluationMethod::direct);
-          st != Status::ok)
-        return st;
-      p = bellman_penalty(problem, x_, mdp, PolicyY{pi_y_}, PolicyHat{pi_next_, eval_hat_}, start_occupancy_,
-                          lambda, weights_, grad_x_, grad_pi_);
     }
-    chain_policy_gradient<Scalar, S, A>(settings_.policy.parameterization, pi_y_, grad_pi_, grad_y_);
-    // The certified gap of y_k: pi-hat's own gap plus how far pi_y trails pi-hat.
-    const Scalar lower_gap = eval_hat_.value_rho - eval_y_.value_rho;
-    const bool certify = settings_.tolerance_mode() || report != nullptr;
-    const Scalar oracle_gap = certify ? optimality_gap_bound(mdp, eval_hat_) : Scalar(0);
-
-    // 3. Projected step.
-    const Scalar alpha_x = schedule_.step(settings_, settings_.step_x);
-    const Scalar alpha_y = schedule_.step(settings_, settings_.step_y);
-    const Scalar g2 = projected_step(x_, alpha_x, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); }) +
-                      projected_step(y_, alpha_y, grad_y_, y_next_, [&](Matrix& y) {
-                        project_policy_set<Scalar, S, A>(settings_.policy, y);
-                      });
-    if (!all_finite(x_next_) || !all_finite(y_next_) || !std::isfinite(f) || !std::isfinite(p) ||
-        !std::isfinite(g2) || !std::isfinite(oracle_gap))
-      return Status::numerical_failure;
-
-    const std::int64_t k = counts_.iteration;
-    x_ = x_next_;
-    y_ = y_next_;
-    log_pi_hat_ = log_pi_next_;
-    pi_hat_ = pi_next_;
-    oracle_value_ = value_next_;
-    counts_.commit(0);
-    const Scalar estimate = schedule_.observe(settings_, k, lower_gap + oracle_gap);
-    if (report != nullptr) {
-      fill_report(*report, k, lambda, alpha_x, oracle, f, p, g2, lower_gap, oracle_gap, estimate, sweeps_hit);
-    }
+    ++part_.slice;
+    if (slice.step_done) abandon_step();
+    out = slice;
     return Status::ok;
   }
+
+  // Drops the step in progress, if any: the next slice begins a new step from the last completed
+  // one (sweeps mode: with its evaluations' warm starts).
+  void abandon_step() {
+    part_ = StepInProgress{};
+    if constexpr (Method == EvaluationMethod::sweeps) {
+      start_warm_ = start_warm_kept_;
+      warm_y_.put_back(eval_y_);
+      warm_hat_.put_back(eval_hat_);
+      warm_upper_.put_back(eval_upper_);
+    }
+  }
+  bool step_in_progress() const { return part_.slice > 0; }
 
   // `iterations` steps (the caller's bound); stops at the first error. `last` gets the last report.
   Status run(std::int64_t iterations, Report* last = nullptr) { return run_steps(*this, iterations, last); }
@@ -224,7 +196,10 @@ class Pbrl {
     return {CheckpointSolver::pbrl, sizeof(Scalar), Method, S, A, 0, Problem::kParams};
   }
   template <class Visitor>
-  decltype(auto) visit_state(Visitor& v) { return state_fields(*this, v); }
+  void visit_state(Visitor& v) {  // writes the state (restore): a step in progress is void
+    state_fields(*this, v);
+    abandon_step();
+  }
   template <class Visitor>
   decltype(auto) visit_state(Visitor& v) const { return state_fields(*this, v); }
   template <class Visitor>
@@ -244,109 +219,252 @@ class Pbrl {
   template <class Self, class Visitor>
   static decltype(auto) state_fields(Self& self, Visitor& v) {
     return v(self.counts_.iteration, self.counts_.environment_steps, self.rng_, self.schedule_, self.x_, self.y_,
-             self.log_pi_hat_, self.pi_hat_, self.oracle_value_, warm_start<Method>(self.start_warm_),
-             warm_start<Method>(self.eval_y_), warm_start<Method>(self.eval_hat_),
-             warm_start<Method>(self.eval_upper_));
+             self.log_pi_hat_, self.pi_hat_, self.oracle_value_, warm_start<Method>(self.start_warm_kept_),
+             warm_start<Method>(self.warm_y_), warm_start<Method>(self.warm_hat_),
+             warm_start<Method>(self.warm_upper_));
   }
 
-  // sweeps_hit: max_sweeps_hit_total(ws_) when the step began.
-  void fill_report(Report& r, std::int64_t k, Scalar lambda, Scalar alpha_x, const OracleResult& oracle, Scalar f,
-                   Scalar p, Scalar g2, Scalar lower_gap, Scalar oracle_gap, Scalar estimate,
-                   std::int64_t sweeps_hit) const {
-    static_cast<ScheduleReport<Scalar>&>(r) =
-        schedule_.describe(settings_, lambda, alpha_x, oracle, oracle_gap, lower_gap + oracle_gap, estimate);
-    r.max_sweeps_hit = max_sweeps_hit_total(ws_) - sweeps_hit;
-    r.iteration = k;
-    r.upper_objective = f;
-    r.penalty = p;
-    r.objective = f + lambda * p;
-    r.projected_gradient_norm = std::sqrt(g2);
-    r.lower_gap = lower_gap;
-    r.environment_steps = counts_.environment_steps;
+  // The step in progress: the part its next slice runs and step()'s locals.
+  enum class Batch : unsigned char { oracle, penalty };  // sampled mode's batches, in order
+  struct StepInProgress {
+    StepPart next = StepPart::begin;  // begin: no step in progress
+    std::int64_t slice = 0;           // slices run of this step
+    int evaluations = 0;              // evaluations done: pi_y, pi-hat (sweeps, Bellman: the start occupancy)
+    Batch batch = Batch::oracle;      // sampled mode: the batch the next rollouts belong to
+    int batch_step = 0;               // sampled oracle: policy-gradient steps taken of T
+    bool batch_started = false;       // the current batch has been checked and its sums cleared
+    bool sampled = false;
+    // Exact mode: compute the certificate (tolerance mode, or the first slice had a report);
+    // sampled mode: the report's exact diagnostics (the first slice had a report).
+    bool certified = false;
+    std::int64_t sweeps_hit = 0;  // max_sweeps_hit_total(ws_) when the step began
+    std::int64_t steps = 0;       // environment steps of this step
+    Scalar lambda = Scalar(0), f = Scalar(0), p = Scalar(0), lower_gap = Scalar(0), oracle_gap = Scalar(0);
+    OracleRun run{};
+    Mdp<Scalar, S, A> mdp{};  // M(x_k), a view of model_
+  };
+
+  // One part of the step, the one part_.next names; sets the part after it. done: the step is committed.
+  Status run_part(int max_rollouts, Report* report, bool& done) {
+    StepInProgress& p = part_;
+    const Problem& problem = *problem_;
+    switch (p.next) {
+      case StepPart::begin: {
+        if (Status st = counts_.room_for_step(); st != Status::ok) return st;
+        p.sweeps_hit = max_sweeps_hit_total(ws_);
+        p.sampled = kSampled && settings_.gradient == GradientMode::sampled;
+        p.lambda = schedule_.lambda(settings_, counts_.iteration);
+        if (Status st = problem.build(x_, model_, p.mdp); st != Status::ok) return st;
+        policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi_y_);
+        // The oracle runs on copies (a failure leaves the warm start intact).
+        log_pi_next_ = log_pi_hat_;
+        pi_next_ = pi_hat_;
+        value_next_ = oracle_value_;
+        p.certified = report != nullptr || (!p.sampled && settings_.tolerance_mode());
+        if constexpr (kSampled)
+          if (p.sampled) sampled_.rng_next = rng_;
+        p.next = p.sampled ? StepPart::rollouts : StepPart::oracle_step;
+        return Status::ok;
+      }
+      case StepPart::oracle_step:
+        if (Status st = oracle_step(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, p.mdp,
+                                    schedule_.inner_steps_min(settings_), schedule_.inner_steps_max(settings_),
+                                    schedule_.oracle_target(settings_), ws_, eval_hat_, weights_, log_pi_next_,
+                                    pi_next_, value_next_, p.run);
+            st != Status::ok)
+          return st;
+        if (p.run.done) p.next = StepPart::evaluation;
+        return Status::ok;
+      case StepPart::evaluation:
+        return evaluation();
+      case StepPart::rollouts:
+        return rollouts(max_rollouts);
+      case StepPart::upper:
+        // f and its gradient; exact mode: pi-hat is evaluated after f (which may evaluate on its
+        // own MDP) so that the Bellman start occupancy can reuse its factorization.
+        if (Status st = problem.upper(x_, pi_y_, model_, ws_, eval_upper_, p.f, grad_x_, grad_pi_); st != Status::ok)
+          return st;
+        if (p.sampled) {
+          add_sampled_penalty();
+          p.next = StepPart::projection;
+        } else {
+          p.next = StepPart::evaluation;
+        }
+        return Status::ok;
+      case StepPart::penalty:
+        if (settings_.penalty == PenaltyKind::value)
+          p.p = value_penalty(problem, x_, p.mdp, PolicyY{pi_y_, eval_y_}, PolicyHat{pi_next_, eval_hat_}, p.lambda,
+                              weights_, grad_x_, grad_pi_);
+        else
+          p.p = bellman_penalty(problem, x_, p.mdp, PolicyY{pi_y_}, PolicyHat{pi_next_, eval_hat_}, start_occupancy_,
+                                p.lambda, weights_, grad_x_, grad_pi_);
+        chain_policy_gradient<Scalar, S, A>(settings_.policy.parameterization, pi_y_, grad_pi_, grad_y_);
+        p.next = StepPart::projection;
+        return Status::ok;
+      case StepPart::projection:
+        if (Status st = project_and_commit(report); st != Status::ok) return st;
+        done = true;
+        return Status::ok;
+      case StepPart::lower_model:
+        break;  // a zero-sum part
+    }
+    return Status::bad_setting;  // unreachable: no part leads to another solver's part
   }
 
-  // step() in sampled mode: the same iteration with the lower level's gradients from rollouts.
-  // Everything is formed in scratch (sampled_.rng_next, the *_next_ iterates) and committed at the end.
-  Status step_sampled(Report* report, std::int64_t sweeps_hit) {
+  // The step's evaluations on M(x_k), one per slice: pi_y, then pi-hat (lower_gap, and if
+  // certified its certified gap), then for the Bellman penalty the start occupancy. Direct mode
+  // solves the occupancy in pi-hat's slice with pi-hat's factorization (a few triangular solves),
+  // sweeps mode in a slice of its own (a sweep solve, as long as half an evaluation).
+  Status evaluation() {
+    StepInProgress& p = part_;
+    const bool bellman = !p.sampled && settings_.penalty == PenaltyKind::bellman;
+    constexpr bool direct = Method == EvaluationMethod::direct;
+    switch (p.evaluations) {
+      case 0:
+        if (Status st = evaluate(p.mdp, pi_y_, ws_, eval_y_); st != Status::ok) return st;
+        p.next = p.sampled ? StepPart::evaluation : StepPart::upper;
+        break;
+      case 1:
+        if (Status st = evaluate(p.mdp, pi_next_, ws_, eval_hat_); st != Status::ok) return st;
+        // The certified gap of y_k: pi-hat's own gap plus how far pi_y trails pi-hat.
+        p.lower_gap = eval_hat_.value_rho - eval_y_.value_rho;
+        if (p.certified) p.oracle_gap = optimality_gap_bound(p.mdp, eval_hat_);
+        if (bellman && direct)
+          if (Status st = start_occupancy(true); st != Status::ok) return st;
+        p.next = p.sampled ? StepPart::upper : bellman && !direct ? StepPart::evaluation : StepPart::penalty;
+        break;
+      default:
+        if (Status st = start_occupancy(false); st != Status::ok) return st;
+        p.next = StepPart::penalty;
+        break;
+    }
+    ++p.evaluations;
+    return Status::ok;
+  }
+  // The Bellman penalty's mu' (start_occupancy_; start_warm_ is the warm start of sweeps).
+  Status start_occupancy(bool factors_current) {
+    return occupancy_from_start(part_.mdp, pi_y_, pi_next_, ws_, start_warm_, start_occupancy_, factors_current);
+  }
+
+  // The projected step, the checks, the commit and the report.
+  Status project_and_commit(Report* report) {
+    const StepInProgress& p = part_;
+    const Problem& problem = *problem_;
+    const Scalar alpha_x = schedule_.step(settings_, settings_.step_x);
+    const Scalar alpha_y = schedule_.step(settings_, settings_.step_y);
+    const Scalar g2 = projected_step(x_, alpha_x, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); }) +
+                      projected_step(y_, alpha_y, grad_y_, y_next_, [&](Matrix& y) {
+                        project_policy_set<Scalar, S, A>(settings_.policy, y);
+                      });
+    if (!all_finite(x_next_) || !all_finite(y_next_) || !std::isfinite(p.f) || !std::isfinite(p.p) ||
+        !std::isfinite(g2) || (p.sampled && !std::isfinite(p.lower_gap)) || !std::isfinite(p.oracle_gap))
+      return Status::numerical_failure;
+    if (Status st = counts_.room_for(p.steps); st != Status::ok) return st;
+    // No certificate from samples: the sampled oracle has no target to meet (converged false).
+    const OracleResult oracle = p.sampled ? OracleResult{schedule_.inner_steps_max(settings_), false} : p.run.result;
+
+    const std::int64_t k = counts_.iteration;
+    x_ = x_next_;
+    y_ = y_next_;
+    log_pi_hat_ = log_pi_next_;
+    pi_hat_ = pi_next_;
+    oracle_value_ = value_next_;
+    if constexpr (kSampled)
+      if (p.sampled) rng_ = sampled_.rng_next;
+    if constexpr (Method == EvaluationMethod::sweeps) {
+      start_warm_kept_ = start_warm_;
+      warm_y_.keep(eval_y_);
+      warm_hat_.keep(eval_hat_);
+      warm_upper_.keep(eval_upper_);
+    }
+    counts_.commit(p.steps);
+    // Exact mode: the certified bound lower_gap + oracle_gap; sampled mode: the sampled p.
+    const Scalar estimate = schedule_.observe(settings_, k, p.sampled ? p.p : p.lower_gap + p.oracle_gap);
+    if (report != nullptr) {
+      Report& r = *report;
+      static_cast<ScheduleReport<Scalar>&>(r) = schedule_.describe(settings_, p.lambda, alpha_x, oracle, p.oracle_gap,
+                                                                   p.lower_gap + p.oracle_gap, estimate);
+      r.max_sweeps_hit = max_sweeps_hit_total(ws_) - p.sweeps_hit;
+      r.iteration = k;
+      r.upper_objective = p.f;
+      r.penalty = p.p;
+      r.objective = p.f + p.lambda * p.p;
+      r.projected_gradient_norm = std::sqrt(g2);
+      r.lower_gap = p.lower_gap;
+      r.environment_steps = counts_.environment_steps;
+    }
+    return Status::ok;
+  }
+
+  // Sampled mode's rollouts, at most max_rollouts of one batch: the T sampled policy-gradient
+  // steps of the oracle (each a batch of the current pi-hat, then its ascent update), then the two
+  // batches of the sampled penalty. weights_ carries the oracle's sampled gradient.
+  Status rollouts(int max_rollouts) {
     if constexpr (!kSampled || !has_sample_vjp<Problem>::value) {
-      (void)report, (void)sweeps_hit;
+      (void)max_rollouts;
       return Status::bad_setting;  // init() refuses this already
     } else {
-      const Problem& problem = *problem_;
-      const Scalar lambda = schedule_.lambda(settings_, counts_.iteration);
-      Mdp<Scalar, S, A> mdp;
-      if (Status st = problem.build(x_, model_, mdp); st != Status::ok) return st;
-      sampled_.rng_next = rng_;
-      std::int64_t steps = 0;
+      StepInProgress& p = part_;
+      const SamplingSettings& sampling = settings_.sampling;
+      if (p.batch == Batch::oracle && p.batch_step >= schedule_.inner_steps_max(settings_))  // done (or T = 0)
+        p.batch = Batch::penalty;
+      if (p.batch == Batch::penalty) return penalty_rollouts(max_rollouts);
+      const PolicySet<Scalar>& set = settings_.oracle_policy;
+      auto& batch = sampled_.oracle;
+      if (!p.batch_started) {
+        if (Status st = batch.check(p.mdp, set.parameterization, pi_next_, sampling); st != Status::ok) return st;
+        batch.start(weights_);
+        p.batch_started = true;
+      }
+      const int left = sampling.batch - batch.done;
+      batch.rollouts(p.mdp, set.parameterization, pi_next_, sampling, left < max_rollouts ? left : max_rollouts,
+                     sampled_.rng_next, sampled_.trajectory, weights_);
+      if (batch.done < sampling.batch) return Status::ok;
+      Scalar value(0);
+      if (Status st = batch.finish(sampling, weights_, value); st != Status::ok) return st;
+      p.steps += batch_steps(sampling);
+      p.batch_started = false;
+      ++p.batch_step;
+      return policy_ascent_update<Scalar, S, A>(set, settings_.oracle_step, weights_, log_pi_next_, pi_next_);
+    }
+  }
 
-      // 1. Oracle: T_k sampled policy-gradient steps on copies of the warm start.
-      log_pi_next_ = log_pi_hat_;
-      pi_next_ = pi_hat_;
-      const int inner = schedule_.inner_steps_max(settings_);
-      if (Status st = sampled_policy_gradient_steps(mdp, settings_.oracle_policy, settings_.oracle_step, inner,
-                                                    settings_.sampling, sampled_.rng_next, sampled_.trajectory, steps, weights_,
-                                                    log_pi_next_, pi_next_);
+  // The sampled penalty's two batches (sampled_value_penalty or sampled_bellman_penalty), before
+  // f (upper() may reuse the model storage); then the report's exact evaluations, if any.
+  Status penalty_rollouts(int max_rollouts) {
+    if constexpr (kSampled && has_sample_vjp<Problem>::value) {
+      StepInProgress& p = part_;
+      const SamplingSettings& sampling = settings_.sampling;
+      const Parameterization param = settings_.policy.parameterization;
+      auto& batches = sampled_.batches;
+      if (!p.batch_started) {
+        if (Status st = batches.check(*problem_, x_, p.mdp, param, pi_y_, pi_next_, sampling); st != Status::ok)
+          return st;
+        batches.start(settings_.penalty == PenaltyKind::bellman, sampled_.rng_next, sampled_.penalty);
+        p.batch_started = true;
+      }
+      const int left = batches.left(sampling);
+      batches.rollouts(*problem_, x_, p.mdp, param, pi_y_, pi_next_, sampling,
+                       left < max_rollouts ? left : max_rollouts, sampled_.trajectory, sampled_.penalty);
+      if (batches.done2 < sampling.batch) return Status::ok;
+      if (Status st = batches.finish(p.mdp, param, pi_y_, sampling, sampled_.penalty, sampled_.rng_next);
           st != Status::ok)
         return st;
+      p.steps += 2 * batch_steps(sampling);
+      p.batch_started = false;
+      p.next = p.certified ? StepPart::evaluation : StepPart::upper;
+    }
+    (void)max_rollouts;
+    return Status::ok;
+  }
 
-      // 2. Sampled penalty and its gradients (before upper(), which may reuse the model storage).
-      policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi_y_);
-      const Parameterization param = settings_.policy.parameterization;
-      if (settings_.penalty == PenaltyKind::value) {
-        if (Status st = sampled_value_penalty(problem, x_, mdp, param, PolicyY{pi_y_}, PolicyHat{pi_next_},
-                                              settings_.sampling, sampled_.rng_next, sampled_.trajectory, steps,
-                                              sampled_.penalty);
-            st != Status::ok)
-          return st;
-      } else {
-        if (Status st = sampled_bellman_penalty(problem, x_, mdp, param, PolicyY{pi_y_}, PolicyHat{pi_next_},
-                                                settings_.sampling, sampled_.rng_next, sampled_.trajectory, steps,
-                                                sampled_.penalty);
-            st != Status::ok)
-          return st;
-      }
-      Scalar gap(0), oracle_gap(0);
-      if (report != nullptr) {  // diagnostics only: exact, model-based, no environment steps
-        if (Status st = evaluate(mdp, pi_y_, ws_, eval_y_); st != Status::ok) return st;
-        if (Status st = evaluate(mdp, pi_next_, ws_, eval_hat_); st != Status::ok) return st;
-        gap = eval_hat_.value_rho - eval_y_.value_rho;
-        oracle_gap = optimality_gap_bound(mdp, eval_hat_);
-      }
-
-      // 3. f exact, then grad F = grad f + lambda * (sampled grad p).
-      Scalar f(0);
-      if (Status st = problem.upper(x_, pi_y_, model_, ws_, eval_upper_, f, grad_x_, grad_pi_); st != Status::ok)
-        return st;
-      chain_policy_gradient<Scalar, S, A>(param, pi_y_, grad_pi_, grad_y_);
-      grad_x_ += lambda * sampled_.penalty.grad_x;
-      grad_y_ += lambda * sampled_.penalty.grad_y;
-      const Scalar p = sampled_.penalty.value;
-
-      // 4. Projected step, as in exact mode.
-      const Scalar alpha_x = schedule_.step(settings_, settings_.step_x);
-      const Scalar alpha_y = schedule_.step(settings_, settings_.step_y);
-      const Scalar g2 =
-          projected_step(x_, alpha_x, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); }) +
-          projected_step(y_, alpha_y, grad_y_, y_next_,
-                         [&](Matrix& y) { project_policy_set<Scalar, S, A>(settings_.policy, y); });
-      if (!all_finite(x_next_) || !all_finite(y_next_) || !std::isfinite(f) || !std::isfinite(p) ||
-          !std::isfinite(g2) || !std::isfinite(gap) || !std::isfinite(oracle_gap))
-        return Status::numerical_failure;
-      if (Status st = counts_.room_for(steps); st != Status::ok) return st;
-
-      const std::int64_t k = counts_.iteration;
-      x_ = x_next_;
-      y_ = y_next_;
-      log_pi_hat_ = log_pi_next_;
-      pi_hat_ = pi_next_;
-      rng_ = sampled_.rng_next;
-      counts_.commit(steps);
-      const Scalar estimate = schedule_.observe(settings_, k, p);
-      // No certificate from samples: the oracle has no target to meet (inner_converged false).
-      if (report != nullptr)
-        fill_report(*report, k, lambda, alpha_x, OracleResult{inner, false}, f, p, g2, gap, oracle_gap, estimate,
-                    sweeps_hit);
-      return Status::ok;
+  // Sampled mode, after f: grad F = grad f + lambda * (the sampled p's gradients).
+  void add_sampled_penalty() {
+    if constexpr (kSampled && has_sample_vjp<Problem>::value) {
+      chain_policy_gradient<Scalar, S, A>(settings_.policy.parameterization, pi_y_, grad_pi_, grad_y_);
+      grad_x_ += part_.lambda * sampled_.penalty.grad_x;
+      grad_y_ += part_.lambda * sampled_.penalty.grad_y;
+      part_.p = sampled_.penalty.value;
     }
   }
 
@@ -368,6 +486,10 @@ class Pbrl {
   StateVector<Scalar, S> start_warm_ = StateVector<Scalar, S>::Zero();
   typename Problem::Model model_{};
   Evaluation<Scalar, S, A> eval_y_{}, eval_hat_{}, eval_upper_{};
+  // Sweeps mode: the evaluations' warm starts of the last completed step (checkpoint.hpp).
+  static constexpr int kWarm = Method == EvaluationMethod::sweeps ? S : 0;
+  StateVector<Scalar, kWarm> start_warm_kept_ = StateVector<Scalar, kWarm>::Zero();
+  EvaluationWarmStart<Scalar, kWarm> warm_y_{}, warm_hat_{}, warm_upper_{};
   Workspace ws_{};
   // Sampled mode: the random stream (state; kept by exact-only types too, so their images are
   // the same) and the scratch (none in an exact-only type).
@@ -376,8 +498,11 @@ class Pbrl {
     Rng rng_next{1u};
     Trajectory<Scalar, kMaxHorizon> trajectory{};
     SampledPenalty<Problem> penalty{};
+    detail::PolicyGradientBatch<Scalar, S, A, kMaxHorizon> oracle{};
+    detail::PenaltyBatches<Problem, kMaxHorizon> batches{};
   };
   SampledScratch<Sources, SampledState> sampled_{};
+  StepInProgress part_{};
 };
 
 }  // namespace pbrl
