@@ -1,7 +1,9 @@
-// pbrl_status (include/pbrl/c/pbrl_status.h) is pbrl::Status with C names: the same values, checked
-// here, so the C interfaces pass a Status on by a cast.
+// pbrl_status (include/pbrl/c/pbrl_status.h) is pbrl::Status with C names, and pbrl_step_part
+// (pbrl_c.h) pbrl::StepPart: the same values, checked here, so the C interfaces pass them on by a cast.
+#include "pbrl/c/pbrl_c.h"
 #include "pbrl/c/pbrl_status.h"
 
+#include "pbrl/solver/step_slices.hpp"
 #include "pbrl/status.hpp"
 
 namespace pbrl {
@@ -41,6 +43,26 @@ constexpr bool all_mirrored() {
 }
 static_assert(all_mirrored(), "pbrl_status.h and status.hpp disagree");
 
+// Likewise for the step's parts (no default: a part added without a case does not compile).
+constexpr bool mirrored(StepPart p) {
+  const int v = static_cast<int>(p);
+  switch (p) {
+    case StepPart::begin: return v == PBRL_PART_BEGIN;
+    case StepPart::lower_model: return v == PBRL_PART_LOWER_MODEL;
+    case StepPart::oracle_step: return v == PBRL_PART_ORACLE_STEP;
+    case StepPart::rollouts: return v == PBRL_PART_ROLLOUTS;
+    case StepPart::evaluation: return v == PBRL_PART_EVALUATION;
+    case StepPart::upper: return v == PBRL_PART_UPPER;
+    case StepPart::penalty: return v == PBRL_PART_PENALTY;
+    case StepPart::projection: return v == PBRL_PART_PROJECTION;
+  }
+  return true;
+}
+static_assert(mirrored(StepPart::begin) && mirrored(StepPart::lower_model) && mirrored(StepPart::oracle_step) &&
+                  mirrored(StepPart::rollouts) && mirrored(StepPart::evaluation) && mirrored(StepPart::upper) &&
+                  mirrored(StepPart::penalty) && mirrored(StepPart::projection),
+              "pbrl_c.h and step_slices.hpp disagree");
+
 }  // namespace
 }  // namespace pbrl
 
@@ -48,4 +70,9 @@ extern "C" const char* pbrl_status_string(pbrl_status status) {
   const int v = static_cast<int>(status);
   // Values outside Status's range would not survive the cast.
   return v < 0 || v > 255 ? "unknown" : pbrl::to_string(static_cast<pbrl::Status>(v));
+}
+
+extern "C" const char* pbrl_step_part_string(pbrl_step_part part) {
+  const char* name = pbrl::enum_name(static_cast<pbrl::StepPart>(part));
+  return name != nullptr ? name : "unknown";
 }

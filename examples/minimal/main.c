@@ -27,11 +27,13 @@ static pbrl_status checkpoint(void) {
   return PBRL_OK;
 }
 
-/* One tick of the control loop: one bounded step, and a checkpoint every CHECKPOINT_EVERY steps. */
+/* One tick of the control loop: one slice of a step (bounded work: one part of the step, or at most
+ * 3 rollouts), and a checkpoint after every CHECKPOINT_EVERY-th step. No report: no certificate. */
 static pbrl_status tick(int64_t* k) {
-  pbrl_status st = pbrl_minimal_step(&ws, NULL); /* no report: skips its certificate's work */
+  pbrl_slice slice;
+  pbrl_status st = pbrl_minimal_step_slice(&ws, 3, &slice, NULL); /* an error: the last step is intact */
   if (st == PBRL_OK) st = pbrl_minimal_iteration(&ws, k);
-  return st == PBRL_OK && *k % CHECKPOINT_EVERY == 0 ? checkpoint() : st;
+  return st == PBRL_OK && slice.step_done && *k % CHECKPOINT_EVERY == 0 ? checkpoint() : st;
 }
 
 int main(void) {

@@ -123,6 +123,14 @@ std::string c_header(const Manifest& m) {
   out += "pbrl_status " + p + "init_with(" + ws + "* ws, const " + scalar + "* x0, size_t length);\n";
   out += "/* One outer iteration (bounded work); on an error the solver is as it was. */\n";
   out += "pbrl_status " + p + "step(" + ws + "* ws, " + report + "* report);\n";
+  out += "/* One slice of a step, for a control loop that spreads a step over its ticks: one part of the step\n";
+  out += " * (bounded work), or at most max_rollouts (>= 1, else PBRL_BAD_SETTING) rollouts of a sampled batch.\n";
+  out += " * The slices of a step give the iterate of " + p + "step bit for bit. A report given to the step's\n";
+  out += " * first slice asks for its diagnostics; the slice that completes the step (slice->step_done) writes\n";
+  out += " * it. Between slices a checkpoint holds the last completed step; a restore drops the step in\n";
+  out += " * progress, and so does an error, leaving the last completed step intact. */\n";
+  out += "pbrl_status " + p + "step_slice(" + ws + "* ws, int32_t max_rollouts, pbrl_slice* slice, " + report +
+         "* report);\n";
   out += "/* `iterations` steps (>= 0, else PBRL_BAD_SETTING); at an error the steps before it stay done.\n";
   out += " * The report is the last step's, written if all succeeded. */\n";
   out += "pbrl_status " + p + "run(" + ws + "* ws, int64_t iterations, " + report + "* report);\n";
@@ -177,6 +185,8 @@ std::string c_api_source(const Manifest& m) {
   fn("init(" + ws + "* ws)", "init(ws)");
   fn("init_with(" + ws + "* ws, const " + scalar + "* x0, size_t length)", "init_with(ws, x0, length)");
   fn("step(" + ws + "* ws, " + report + "* report)", "step(ws, report)");
+  fn("step_slice(" + ws + "* ws, int32_t max_rollouts, pbrl_slice* slice, " + report + "* report)",
+     "step_slice(ws, max_rollouts, slice, report)");
   fn("run(" + ws + "* ws, int64_t iterations, " + report + "* report)", "run(ws, iterations, report)");
   fn("iteration(const " + ws + "* ws, int64_t* iteration)", "iteration(ws, iteration)");
   fn("get_x(const " + ws + "* ws, " + scalar + "* x, size_t length)", "get_x(ws, x, length)");

@@ -12,6 +12,7 @@
 #include "pbrl/c/pbrl_c.h"
 #include "pbrl/checkpoint.hpp"
 #include "pbrl/policy.hpp"
+#include "pbrl/solver/step_slices.hpp"
 #include "pbrl/status.hpp"
 
 #include <cstddef>
@@ -124,6 +125,21 @@ class Api {
     const Status st = body(*ws).solver.step(report != nullptr ? &r : nullptr);
     if (st == Status::ok && report != nullptr) *report = convert(r);
     return to_c(st);
+  }
+
+  // As Solver::step_slice; the report is converted when the slice completes the step.
+  static pbrl_status step_slice(CWorkspace* ws, std::int32_t max_rollouts, pbrl_slice* slice, CReport* report) {
+    if (slice == nullptr) return PBRL_NULL_POINTER;
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    typename Solver::Report r;
+    SliceResult s;
+    const Status st = body(*ws).solver.step_slice(max_rollouts, s, report != nullptr ? &r : nullptr);
+    if (st != Status::ok) return to_c(st);
+    slice->part = static_cast<pbrl_step_part>(s.part);
+    slice->slice = s.slice;
+    slice->step_done = s.step_done;
+    if (s.step_done && report != nullptr) *report = convert(r);
+    return PBRL_OK;
   }
 
   // As Solver::run: steps done before an error stay done (iteration() counts them); the report is

@@ -24,4 +24,35 @@
 #error "pbrl C interfaces need C11, C++11 or a GNU C compiler (an alignment specifier)"
 #endif
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The part of a step one pbrl_<name>_step_slice call ran (pbrl::StepPart,
+ * include/pbrl/solver/step_slices.hpp). */
+typedef enum pbrl_step_part {
+  PBRL_PART_BEGIN = 0,       /* checks; M(x) built; the policies of y */
+  PBRL_PART_LOWER_MODEL = 1, /* one player's induced MDP (zero-sum lower level) */
+  PBRL_PART_ORACLE_STEP = 2, /* one exact oracle step */
+  PBRL_PART_ROLLOUTS = 3,    /* at most max_rollouts rollouts of a sampled batch */
+  PBRL_PART_EVALUATION = 4,  /* one policy evaluation */
+  PBRL_PART_UPPER = 5,       /* f and its gradient */
+  PBRL_PART_PENALTY = 6,     /* (part of) the exact penalty's gradient */
+  PBRL_PART_PROJECTION = 7   /* the projected step: the step is committed */
+} pbrl_step_part;
+
+/* What one pbrl_<name>_step_slice call did. */
+typedef struct pbrl_slice {
+  pbrl_step_part part; /* the part it ran */
+  int64_t slice;       /* its index in the step (0: the slice that began the step) */
+  bool step_done;      /* it completed the step: the iterate is committed, the report written */
+} pbrl_slice;
+
+/* The part's name ("begin", "rollouts", ...), for logs; never null ("unknown" for other values). */
+const char* pbrl_step_part_string(pbrl_step_part part);
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif

@@ -1,7 +1,7 @@
 /* A model's generated C interface, called from C11 (-pedantic -Werror): every function refuses null
  * pointers, short buffers and an uninitialized (or copied) workspace with the right status and
  * changes nothing; steps and runs advance; a checkpoint restored into a second workspace continues
- * exactly like the first. Compiled once per model: MODEL (its name), MODEL_UPPER and MODEL_HEADER
+ * exactly like the first; a step in slices is the step. Compiled once per model: MODEL (its name), MODEL_UPPER and MODEL_HEADER
  * ("<name>.h") come from the build (tests/codegen/CMakeLists.txt). */
 #include MODEL_HEADER
 
@@ -129,6 +129,44 @@ static int same_state(const Workspace* a, const Workspace* b) {
          memcmp(pi, pi2, sizeof pi) == 0 && memcmp(image, image2, kImage) == 0;
 }
 
+/* A step in slices: refusals; the slices (one rollout at most each) of a step give the step's iterate,
+ * image and report; a checkpoint between slices is the image of the last completed step. */
+static void slices(void) {
+  pbrl_slice slice;
+  Report a, b;
+  int i;
+  int64_t count;
+  slice.slice = -3;
+  CHECK(FN(step_slice)(NULL, 1, &slice, NULL) == PBRL_NULL_POINTER);
+  memset(&ws3, 0, sizeof ws3);
+  REFUSED(PBRL_NOT_INITIALIZED, &ws3, FN(step_slice)(&ws3, 1, &slice, NULL));
+  CHECK(FN(init)(&ws) == PBRL_OK && FN(init)(&ws2) == PBRL_OK);
+  REFUSED(PBRL_NULL_POINTER, &ws2, FN(step_slice)(&ws2, 1, NULL, NULL));
+  REFUSED(PBRL_BAD_SETTING, &ws2, FN(step_slice)(&ws2, 0, &slice, NULL));
+  CHECK(slice.slice == -3);
+  for (i = 0; i < 3; ++i) {
+    CHECK(FN(step)(&ws, i == 1 ? NULL : &a) == PBRL_OK);
+    count = 0;
+    do {
+      CHECK(FN(step_slice)(&ws2, 1, &slice, i == 1 ? NULL : &b) == PBRL_OK);
+      CHECK(slice.slice == count++);
+      CHECK(strcmp(pbrl_step_part_string(slice.part), "unknown") != 0);
+    } while (!slice.step_done && count < 10000);
+    CHECK(slice.part == PBRL_PART_PROJECTION && count > 3);
+    CHECK(same_state(&ws, &ws2));
+    if (i != 1)
+      CHECK(a.iteration == b.iteration && a.upper_objective == b.upper_objective && a.penalty == b.penalty &&
+            a.objective == b.objective && a.gap_bound == b.gap_bound);
+  }
+  CHECK(FN(save_checkpoint)(&ws2, saved_image, sizeof saved_image) == PBRL_OK);
+  CHECK(FN(step_slice)(&ws2, 1, &slice, NULL) == PBRL_OK && slice.part == PBRL_PART_BEGIN);
+  CHECK(FN(step_slice)(&ws2, 1, &slice, NULL) == PBRL_OK && !slice.step_done);
+  CHECK(FN(save_checkpoint)(&ws2, image2, sizeof image2) == PBRL_OK);
+  CHECK(memcmp(saved_image, image2, kImage) == 0);
+  CHECK(strcmp(pbrl_step_part_string(PBRL_PART_ROLLOUTS), "rollouts") == 0);
+  CHECK(strcmp(pbrl_step_part_string((pbrl_step_part)99), "unknown") == 0);
+}
+
 int main(void) {
   Report report;
   int64_t k = -1;
@@ -205,6 +243,8 @@ int main(void) {
   for (i = 0; i < kParams; ++i) x0[i] = (Scalar)(0.01 * (i % 7) - 0.02);
   CHECK(FN(init_with)(&ws2, x0, kParams) == PBRL_OK);
   CHECK(FN(get_x)(&ws2, x, kParams) == PBRL_OK && memcmp(x, x0, sizeof x) == 0);
+
+  slices();
 
   if (failures == 0) printf("%s: all checks passed\n", MODEL_HEADER);
   return failures == 0 ? 0 : 1;
