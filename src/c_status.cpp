@@ -72,7 +72,9 @@ extern "C" const char* pbrl_status_string(pbrl_status status) {
   return v < 0 || v > 255 ? "unknown" : pbrl::to_string(static_cast<pbrl::Status>(v));
 }
 
-extern "C" const char* pbrl_step_part_string(pbrl_step_part part) {
-  const char* name = pbrl::enum_name(static_cast<pbrl::StepPart>(part));
-  return name != nullptr ? name : "unknown";
+extern "C" const char* pbrl_step_part_string(int part) {
+  // Only values of the enum's range may be cast (0 to 7): check before.
+  if (part < static_cast<int>(pbrl::StepPart::begin) || part > static_cast<int>(pbrl::StepPart::projection))
+    return "unknown";
+  return pbrl::enum_name(static_cast<pbrl::StepPart>(part));
 }

@@ -48,8 +48,9 @@ typedef struct pbrl_slice {
   bool step_done;      /* it completed the step: the iterate is committed, the report written */
 } pbrl_slice;
 
-/* The part's name ("begin", "rollouts", ...), for logs; never null ("unknown" for other values). */
-const char* pbrl_step_part_string(pbrl_step_part part);
+/* The part's name ("begin", "rollouts", ...), for logs; never null ("unknown" for other values,
+ * which is why it takes an int: the enum's own range holds only its eight values). */
+const char* pbrl_step_part_string(int part);
 
 #ifdef __cplusplus
 }

@@ -164,7 +164,9 @@ static void slices(void) {
   CHECK(FN(save_checkpoint)(&ws2, image2, sizeof image2) == PBRL_OK);
   CHECK(memcmp(saved_image, image2, kImage) == 0);
   CHECK(strcmp(pbrl_step_part_string(PBRL_PART_ROLLOUTS), "rollouts") == 0);
-  CHECK(strcmp(pbrl_step_part_string((pbrl_step_part)99), "unknown") == 0);
+  CHECK(strcmp(pbrl_step_part_string(PBRL_PART_PROJECTION), "projection") == 0);
+  CHECK(strcmp(pbrl_step_part_string(-1), "unknown") == 0 && strcmp(pbrl_step_part_string(8), "unknown") == 0);
+  CHECK(strcmp(pbrl_step_part_string(99), "unknown") == 0);
 }
 
 int main(void) {
