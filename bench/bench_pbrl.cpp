@@ -5,8 +5,22 @@
 //                 the projected step;
 //   BM_PmdStep    one policy mirror descent step, pmd_step() (one policy evaluation inside);
 //   BM_Evaluate   one policy evaluation, evaluate() (V, Q, occupancy);
+//   BM_Build      one model build, Stackelberg::build() (M(x) of a game with A_l = A_f = 5);
 // for S in {10, 50, 100}, A = 5, float and double, direct (LU) and sweep evaluation.
 // Every object is allocated once, outside the timed loop; the timed loop calls the library only.
+//
+// Floors, measured in the same run on the same data, against which the summary at the end puts
+// every kernel (cpu/floor, wall/floor):
+//   BM_EvaluateFloor  Eigen's fixed-size PartialPivLU producing what evaluate() produces (V, Q,
+//                     occupancy, V(rho)) from the same MDP and policies; the floor of BM_Evaluate,
+//                     BM_EvaluateCold, BM_PmdStep and BM_PbrlStep (for the last two, a step in
+//                     units of one LU evaluation);
+//   BM_BuildFloor     one pass over the game's transition tensor: a plain loop reading every entry
+//                     once and writing the pi_x-weighted rows; the floor of BM_Build.
+//
+// Clocks: "CPU" is the CPU time of the benchmark thread (Google Benchmark's default,
+// CLOCK_THREAD_CPUTIME_ID), "wall" (Google Benchmark's "Time") the elapsed real time. On a shared
+// machine quote the CPU-time medians and their ratios to the floor.
 //
 // Counters: S, A, T (oracle steps per PBRL iteration), bytes (sizeof of the state the timed call
 // needs: the whole solver for BM_PbrlStep, workspace + evaluation + policies otherwise) and, for
@@ -20,9 +34,19 @@
 #include "pbrl/pbrl.hpp"
 #include "pbrl/problems/random_instance.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
+#include "pbrl/problems/stackelberg.hpp"
 
+#include <Eigen/LU>
+
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <map>
+#include <ostream>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -263,6 +287,275 @@ void BM_EvaluateCold(benchmark::State& state) {
   state.counters["sweeps"] = benchmark::Counter(static_cast<double>(sweeps), benchmark::Counter::kAvgIterations);
 }
 
+// The floor of an evaluation: what evaluate() computes, with Eigen's fixed-size PartialPivLU on
+// the same MDP and the same two alternating policies: c = <pi, r> - tau*h (the same regularizer
+// call), I - gamma*P_pi formed row by row, one factorization, V = LU \ c, d = LU^T \ rho,
+// Q = r + gamma*P V, V(rho). Row-major storage, so the rows of I - gamma*P_pi are contiguous
+// (Eigen's LU took the same time on column-major storage here, within the noise).
+template <typename Scalar, int S>
+struct EigenLuEvaluation {
+  using Square = Eigen::Matrix<Scalar, S, S, Eigen::RowMajor>;
+  Square m;
+  Eigen::PartialPivLU<Square> lu;
+  pbrl::StateVector<Scalar, S> c, value, occupancy;
+  pbrl::StateActionMatrix<Scalar, S, kA> q;
+  Scalar value_rho = Scalar(0);
+
+  void operator()(const pbrl::Mdp<Scalar, S, kA>& mdp, const pbrl::StateActionMatrix<Scalar, S, kA>& pi) {
+    const auto P = mdp.P();
+    for (int s = 0; s < S; ++s) {
+      c(s) = pi.row(s).dot(mdp.r().row(s)) - mdp.tau() * mdp.regularizer.value(s, pi.row(s));
+      m.row(s).noalias() = -mdp.discount * (pi.row(s) * P.template middleRows<kA>(s * kA));
+      m(s, s) += Scalar(1);
+    }
+    lu.compute(m);
+    value = lu.solve(c);
+    occupancy = lu.transpose().solve(mdp.rho());
+    Eigen::Map<pbrl::Vector<Scalar, S * kA>> flat(q.data());
+    flat.noalias() = P * value;
+    flat = Eigen::Map<const pbrl::Vector<Scalar, S * kA>>(mdp.reward) + mdp.discount * flat;
+    value_rho = mdp.rho().dot(value);
+  }
+};
+
+template <typename Scalar, int S>
+void BM_EvaluateFloor(benchmark::State& state) {
+  using Problem = pbrl::RewardShaping<Scalar, S, kA>;
+  using Matrix = typename Problem::Matrix;
+  using Workspace = pbrl::EvaluationWorkspace<Scalar, S, pbrl::EvaluationMethod::direct>;
+  auto inst = make_instance<Scalar, S>(state);
+  if (!inst) return;
+
+  auto model = std::make_unique<typename Problem::Model>();
+  typename Problem::MdpType mdp;
+  if (pbrl::Status st = inst->problem.build(inst->x0, *model, mdp); st != pbrl::Status::ok) {
+    state.SkipWithError(pbrl::to_string(st));
+    return;
+  }
+  // The same two policies as BM_Evaluate (pi[1] = one PMD step from pi[0]).
+  auto pi = std::make_unique<Matrix[]>(2);
+  pi[0] = inst->pi0;
+  pi[1] = inst->pi0;
+  {
+    auto ws = std::make_unique<Workspace>();
+    auto eval = std::make_unique<pbrl::Evaluation<Scalar, S, kA>>();
+    Matrix log_pi = inst->pi0.array().log().matrix();
+    if (pbrl::Status st = pbrl::pmd_step(mdp, Scalar(1), *ws, *eval, log_pi, pi[1]); st != pbrl::Status::ok) {
+      state.SkipWithError(pbrl::to_string(st));
+      return;
+    }
+  }
+  auto floor = std::make_unique<EigenLuEvaluation<Scalar, S>>();
+
+  int which = 1;
+  for (auto _ : state) {
+    (*floor)(mdp, pi[which]);
+    which ^= 1;
+    benchmark::DoNotOptimize(floor->value_rho);
+    benchmark::DoNotOptimize(floor->occupancy.data());
+    benchmark::DoNotOptimize(floor->q.data());
+    benchmark::ClobberMemory();
+  }
+  common_counters(state, S, sizeof(EigenLuEvaluation<Scalar, S>));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model build: Stackelberg::build() of a random game with A_l = A_f = kA (the paper's Figure 1
+// shape at S = 100), and its floor. The game's arrays live in the object (S = 100 in double:
+// 2 MB of transitions).
+constexpr int kAL = kA, kAF = kA;
+
+template <typename Scalar, int S>
+struct GameInstance {
+  using Game = pbrl::Stackelberg<Scalar, S, kAL, kAF>;
+  Scalar leader_reward[S * kAL * kAF];
+  Scalar follower_reward[S * kAL * kAF];
+  Scalar transition[S * kAL * kAF * S];
+  Scalar initial[S];
+  Game game;
+  typename Game::Params x;                          // leader logits inside the box
+  pbrl::StateActionMatrix<Scalar, S, kAL> pi_x;    // softmax(x), for the floor
+  pbrl::Status status = pbrl::Status::ok;
+
+  explicit GameInstance(std::uint32_t seed) {
+    pbrl::Rng rng(seed);
+    pbrl::random_reward(rng, leader_reward, S * kAL * kAF, Scalar(0.7));
+    pbrl::random_reward(rng, follower_reward, S * kAL * kAF, Scalar(0.7));
+    pbrl::random_transition(rng, transition, S * kAL * kAF, S);
+    pbrl::random_distribution(rng, initial, S);
+    for (int i = 0; i < S * kAL; ++i) x(i) = Scalar(2) * (Scalar(2) * rng.uniform<Scalar>() - Scalar(1));
+    typename Game::Data data;
+    data.leader_reward = leader_reward;
+    data.follower_reward = follower_reward;
+    data.transition = transition;
+    data.initial = initial;
+    data.discount = Scalar(0.9);
+    data.leader = {pbrl::RegularizerKind::entropy, Scalar(0.1), nullptr};
+    data.follower = {pbrl::RegularizerKind::entropy, Scalar(0.1), nullptr};
+    data.logit_bound = Scalar(10);
+    status = game.init(data);
+    if (status == pbrl::Status::ok) status = game.leader_policy(x, pi_x);
+  }
+};
+
+template <typename Scalar, int S>
+std::unique_ptr<GameInstance<Scalar, S>> make_game(benchmark::State& state) {
+  auto inst = std::make_unique<GameInstance<Scalar, S>>(kSeed + 7 * S);
+  if (inst->status != pbrl::Status::ok) {
+    state.SkipWithError(pbrl::to_string(inst->status));
+    return nullptr;
+  }
+  return inst;
+}
+
+template <typename Scalar, int S>
+void BM_Build(benchmark::State& state) {
+  using Game = typename GameInstance<Scalar, S>::Game;
+  auto inst = make_game<Scalar, S>(state);
+  if (!inst) return;
+  auto model = std::make_unique<typename Game::Model>();
+  typename Game::MdpType mdp;
+  for (auto _ : state) {
+    const pbrl::Status st = inst->game.build(inst->x, *model, mdp);
+    if (st != pbrl::Status::ok) {
+      state.SkipWithError(pbrl::to_string(st));
+      break;
+    }
+    benchmark::DoNotOptimize(model->transition);
+    benchmark::ClobberMemory();
+  }
+  common_counters(state, S, sizeof(typename Game::Model));
+}
+
+// The floor of a build: one pass over the transition tensor, every entry read once, each output
+// entry written once (out = sum over a_l of pi_x(a_l|s) P(.|s,a_l,a_f), weights precomputed).
+template <typename Scalar, int S>
+void BM_BuildFloor(benchmark::State& state) {
+  using Game = typename GameInstance<Scalar, S>::Game;
+  auto inst = make_game<Scalar, S>(state);
+  if (!inst) return;
+  auto model = std::make_unique<typename Game::Model>();
+  const Scalar* in = inst->transition;
+  Scalar* out = model->transition;
+  for (auto _ : state) {
+    for (int s = 0; s < S; ++s)
+      for (int af = 0; af < kAF; ++af) {
+        const Scalar* first = in + (s * kAL * kAF + af) * S;  // P(.|s,0,af); a_l steps by kAF*S
+        Scalar* row = out + (s * kAF + af) * S;
+        for (int t = 0; t < S; ++t) {
+          Scalar acc(0);
+          for (int al = 0; al < kAL; ++al) acc += inst->pi_x(s, al) * first[al * kAF * S + t];
+          row[t] = acc;
+        }
+      }
+    benchmark::DoNotOptimize(out);
+    benchmark::ClobberMemory();
+  }
+  common_counters(state, S, sizeof(typename Game::Model));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The console output, with the clocks named and, at the end, a summary: per benchmark the
+// medians (or the single run's values without repetitions) in CPU and wall time and their ratios
+// to its floor from the same run.
+class Reporter : public benchmark::ConsoleReporter {
+ public:
+  bool ReportContext(const Context& context) override {
+    const bool ok = ConsoleReporter::ReportContext(context);
+    GetOutputStream() << "Clocks: Time = wall (elapsed real time), CPU = CPU time of the benchmark thread "
+                         "(CLOCK_THREAD_CPUTIME_ID)\n";
+    return ok;
+  }
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      if (run.error_occurred) continue;
+      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+      if (run.run_type == Run::RT_Aggregate && !median) continue;
+      const std::string name = run.run_name.str();
+      Row& row = rows_[name];
+      if (row.median && !median) continue;  // a median wins over single repetitions
+      row.family = run.family_index;
+      row.instance = run.per_family_instance_index;
+      row.median = median;
+      row.cpu_us = run.GetAdjustedCPUTime() * to_us(run.time_unit);
+      row.wall_us = run.GetAdjustedRealTime() * to_us(run.time_unit);
+      const auto bytes = run.counters.find("bytes");
+      row.bytes = bytes == run.counters.end() ? -1 : bytes->second.value;
+      const auto sweeps = run.counters.find("sweeps");
+      row.sweeps = sweeps == run.counters.end() ? -1 : sweeps->second.value;
+    }
+  }
+
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::ostream& out = GetOutputStream();
+    char line[256];
+    out << "\nSummary (us per call; medians over the repetitions, or the single run's value; CPU = CPU "
+           "time of the benchmark thread, wall = elapsed real time; x/floor = the time over that of the "
+           "floor named, from this run; bytes = sizeof of the state the call needs)\n";
+    std::snprintf(line, sizeof line, "%-46s %10s %10s  %-28s %9s %10s %8s %7s\n", "benchmark", "cpu_us", "wall_us",
+                  "floor", "cpu/floor", "wall/floor", "bytes", "sweeps");
+    out << line;
+    // In registration order (bench/run interleaves the repetitions at random).
+    std::vector<std::pair<std::string, const Row*>> order;
+    for (const auto& entry : rows_) order.emplace_back(entry.first, &entry.second);
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return std::make_pair(a.second->family, a.second->instance) < std::make_pair(b.second->family, b.second->instance);
+    });
+    for (const auto& [name, entry] : order) {
+      const Row& row = *entry;
+      const std::string floor = floor_of(name);
+      const auto f = rows_.find(floor);
+      char cpu_ratio[32] = "-", wall_ratio[32] = "-", bytes[32] = "-", sweeps[32] = "-";
+      if (f != rows_.end() && f->second.cpu_us > 0 && f->second.wall_us > 0) {
+        std::snprintf(cpu_ratio, sizeof cpu_ratio, "%.2f", row.cpu_us / f->second.cpu_us);
+        std::snprintf(wall_ratio, sizeof wall_ratio, "%.2f", row.wall_us / f->second.wall_us);
+      }
+      if (row.bytes >= 0) std::snprintf(bytes, sizeof bytes, "%.0f", row.bytes);
+      if (row.sweeps >= 0) std::snprintf(sweeps, sizeof sweeps, "%.1f", row.sweeps);
+      std::snprintf(line, sizeof line, "%-46s %10.2f %10.2f  %-28s %9s %10s %8s %7s\n", name.c_str(), row.cpu_us,
+                    row.wall_us, f == rows_.end() ? "-" : floor.c_str(), cpu_ratio, wall_ratio, bytes, sweeps);
+      out << line;
+    }
+    out.flush();
+  }
+
+ private:
+  struct Row {
+    bool median = false;
+    std::int64_t family = 0, instance = 0;  // registration order
+    double cpu_us = 0, wall_us = 0, bytes = -1, sweeps = -1;
+  };
+
+  static double to_us(benchmark::TimeUnit unit) {
+    switch (unit) {
+      case benchmark::kNanosecond: return 1e-3;
+      case benchmark::kMicrosecond: return 1;
+      case benchmark::kMillisecond: return 1e3;
+      case benchmark::kSecond: return 1e6;
+    }
+    return 1;
+  }
+
+  // "BM_Kernel<float, 100, ...>/T:10" -> its floor at the same scalar and S: BM_BuildFloor for
+  // builds, BM_EvaluateFloor for the rest; floors have none.
+  static std::string floor_of(const std::string& name) {
+    const std::size_t open = name.find('<');
+    if (open == std::string::npos) return "";
+    const std::string family = name.substr(0, open);
+    if (family == "BM_EvaluateFloor" || family == "BM_BuildFloor") return "";
+    std::size_t end = name.find(',', open);
+    if (end != std::string::npos) end = name.find_first_of(",>", end + 1);
+    if (end == std::string::npos) return "";
+    const std::string args = name.substr(open + 1, end - open - 1);  // "float, 100"
+    return (family == "BM_Build" ? "BM_BuildFloor<" : "BM_EvaluateFloor<") + args + ">";
+  }
+
+  std::map<std::string, Row> rows_;
+};
+
 }  // namespace
 
 #define PBRL_BENCH_STEP(Scalar, S, Penalty, Method) \
@@ -298,18 +591,18 @@ BENCHMARK_TEMPLATE(BM_PmdStep, double, 50, Sweeps);
 BENCHMARK_TEMPLATE(BM_PmdStep, double, 100, Direct);
 BENCHMARK_TEMPLATE(BM_PmdStep, double, 100, Sweeps);
 
-BENCHMARK_TEMPLATE(BM_Evaluate, float, 10, Direct);
-BENCHMARK_TEMPLATE(BM_Evaluate, float, 10, Sweeps);
-BENCHMARK_TEMPLATE(BM_Evaluate, float, 50, Direct);
-BENCHMARK_TEMPLATE(BM_Evaluate, float, 50, Sweeps);
-BENCHMARK_TEMPLATE(BM_Evaluate, float, 100, Direct);
-BENCHMARK_TEMPLATE(BM_Evaluate, float, 100, Sweeps);
-BENCHMARK_TEMPLATE(BM_Evaluate, double, 10, Direct);
-BENCHMARK_TEMPLATE(BM_Evaluate, double, 10, Sweeps);
-BENCHMARK_TEMPLATE(BM_Evaluate, double, 50, Direct);
-BENCHMARK_TEMPLATE(BM_Evaluate, double, 50, Sweeps);
-BENCHMARK_TEMPLATE(BM_Evaluate, double, 100, Direct);
-BENCHMARK_TEMPLATE(BM_Evaluate, double, 100, Sweeps);
+// Each floor right before its kernels, so they run close together in time.
+#define PBRL_BENCH_EVALUATE(Scalar, S)                      \
+  BENCHMARK_TEMPLATE(BM_EvaluateFloor, Scalar, S);          \
+  BENCHMARK_TEMPLATE(BM_Evaluate, Scalar, S, Direct);       \
+  BENCHMARK_TEMPLATE(BM_Evaluate, Scalar, S, Sweeps)
+
+PBRL_BENCH_EVALUATE(float, 10);
+PBRL_BENCH_EVALUATE(float, 50);
+PBRL_BENCH_EVALUATE(float, 100);
+PBRL_BENCH_EVALUATE(double, 10);
+PBRL_BENCH_EVALUATE(double, 50);
+PBRL_BENCH_EVALUATE(double, 100);
 
 BENCHMARK_TEMPLATE(BM_EvaluateCold, float, 10);
 BENCHMARK_TEMPLATE(BM_EvaluateCold, float, 50);
@@ -318,4 +611,22 @@ BENCHMARK_TEMPLATE(BM_EvaluateCold, double, 10);
 BENCHMARK_TEMPLATE(BM_EvaluateCold, double, 50);
 BENCHMARK_TEMPLATE(BM_EvaluateCold, double, 100);
 
-BENCHMARK_MAIN();
+#define PBRL_BENCH_BUILD(Scalar, S)               \
+  BENCHMARK_TEMPLATE(BM_BuildFloor, Scalar, S);   \
+  BENCHMARK_TEMPLATE(BM_Build, Scalar, S)
+
+PBRL_BENCH_BUILD(float, 10);
+PBRL_BENCH_BUILD(float, 50);
+PBRL_BENCH_BUILD(float, 100);
+PBRL_BENCH_BUILD(double, 10);
+PBRL_BENCH_BUILD(double, 50);
+PBRL_BENCH_BUILD(double, 100);
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  Reporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}

@@ -128,3 +128,35 @@ function(_pbrl_doctest_settings target)
     target_link_libraries(${target} PRIVATE pbrl::pbrl)
   endif()
 endfunction()
+
+# pbrl_use_native_isa(<target>...)
+# -march=native on each of the named targets that exist (PBRL_MARCH_NATIVE): PRIVATE, so it never
+# reaches a usage requirement. Host trees only: a bare-metal or cross tree runs its programs on
+# another processor, so there it warns and does nothing.
+function(pbrl_use_native_isa)
+  if(PBRL_BARE_METAL OR CMAKE_CROSSCOMPILING)
+    message(WARNING "PBRL_MARCH_NATIVE is for host trees; ignored in this one (${PBRL_TARGET_NAME})")
+    return()
+  endif()
+  include(CheckCXXCompilerFlag)
+  check_cxx_compiler_flag(-march=native PBRL_COMPILER_HAS_MARCH_NATIVE)
+  if(NOT PBRL_COMPILER_HAS_MARCH_NATIVE)
+    message(FATAL_ERROR "PBRL_MARCH_NATIVE: ${CMAKE_CXX_COMPILER} does not take -march=native")
+  endif()
+  set(flags -march=native)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+    # GCC 12's AVX-512 intrinsics (reached through Eigen) warn about their own deliberately
+    # undefined operands (GCC PR 105593), hundreds of times per program; the default build keeps
+    # these warnings for the programs' own code.
+    list(APPEND flags -Wno-uninitialized -Wno-maybe-uninitialized)
+  endif()
+  set(native "")
+  foreach(target IN LISTS ARGN)
+    if(TARGET ${target})
+      target_compile_options(${target} PRIVATE ${flags})
+      list(APPEND native ${target})
+    endif()
+  endforeach()
+  list(JOIN native ", " native)
+  message(STATUS "pbrl: -march=native for ${native}")
+endfunction()

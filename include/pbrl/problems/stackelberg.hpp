@@ -48,6 +48,8 @@
 #include "pbrl/policy.hpp"
 #include "pbrl/problem.hpp"
 
+#include <utility>
+
 namespace pbrl {
 
 template <typename Scalar_, int S, int AL, int AF>
@@ -154,14 +156,10 @@ class Stackelberg {
       const Vector<Scalar, AL> p = leader_row(x, s);
       for (int af = 0; af < AF; ++af) {
         Scalar r(0);
-        Eigen::Map<Vector<Scalar, S>> row(model.transition + (s * AF + af) * S);
-        row.setZero();
-        for (int al = 0; al < AL; ++al) {
-          const int j = joint(s, al, af);
-          r += p(al) * data_.follower_reward[j];
-          row.noalias() += p(al) * Eigen::Map<const Vector<Scalar, S>>(data_.transition + j * S);
-        }
+        for (int al = 0; al < AL; ++al) r += p(al) * data_.follower_reward[joint(s, al, af)];
         model.reward[s * AF + af] = r;
+        weighted_rows(p, data_.transition + joint(s, 0, af) * S, model.transition + (s * AF + af) * S,
+                      std::make_integer_sequence<int, AL>{});
       }
     }
     mdp = follower_mdp(model);
@@ -355,6 +353,18 @@ class Stackelberg {
 
  private:
   static int joint(int s, int al, int af) { return (s * AL + al) * AF + af; }
+
+  // out = sum_{a_l} p(a_l) P(.|s,a_l,a_f), first = P(.|s,0,a_f) (the rows lie AF*S apart). One pass:
+  // each entry written once, not accumulated over A_l passes through the row. The left fold keeps
+  // the sum's order, ((0 + p(0) P_0) + p(1) P_1) + ..., so P_x is the same to the bit as with those
+  // passes; one Eigen expression, so it is vectorized wherever Eigen vectorizes.
+  template <int... al>
+  static void weighted_rows(const Vector<Scalar, AL>& p, const Scalar* first, Scalar* out,
+                            std::integer_sequence<int, al...>) {
+    using Row = Eigen::Map<const Vector<Scalar, S>>;
+    Eigen::Map<Vector<Scalar, S>> row(out);
+    row = (Vector<Scalar, S>::Zero() + ... + (p(al) * Row(first + al * AF * S)));
+  }
 
   // softmax of row s of x (log-sum-exp shift; |x| <= B keeps every probability > 0).
   static Vector<Scalar, AL> leader_row(const Params& x, int s) {
