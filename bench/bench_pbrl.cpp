@@ -455,6 +455,40 @@ void BM_BuildFloor(benchmark::State& state) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// One PBRL-value step on the Stackelberg game (the Figure 1 shape at S = 100: A_l = A_f = 5),
+// exact, PMD oracle with T inner steps, softmax follower: the step goal. Stepped
+// repeatedly from one init, as on a device.
+template <typename Scalar, int S>
+void BM_StackelbergStep(benchmark::State& state) {
+  using Game = typename GameInstance<Scalar, S>::Game;
+  using Solver = pbrl::Pbrl<Game>;
+  auto inst = make_game<Scalar, S>(state);
+  if (!inst) return;
+  typename Solver::Settings settings;
+  settings.penalty = pbrl::PenaltyKind::value;
+  settings.oracle = pbrl::OracleKind::policy_mirror_descent;
+  settings.inner_steps = static_cast<int>(state.range(0));
+  auto solver = std::make_unique<Solver>();
+  const typename Solver::Matrix y0 = Solver::Matrix::Zero();
+  if (pbrl::Status st = solver->init(inst->game, settings, inst->x, y0); st != pbrl::Status::ok) {
+    state.SkipWithError(pbrl::to_string(st));
+    return;
+  }
+  typename Solver::Report report;
+  for (auto _ : state) {
+    const pbrl::Status st = solver->step(&report);
+    if (st != pbrl::Status::ok) {
+      state.SkipWithError(pbrl::to_string(st));
+      break;
+    }
+    benchmark::DoNotOptimize(report);
+    benchmark::ClobberMemory();
+  }
+  common_counters(state, S, sizeof(Solver));
+  state.counters["T"] = settings.inner_steps;
+}
+
+// ---------------------------------------------------------------------------------------------
 // The console output, with the clocks named and, at the end, a summary: per benchmark the
 // medians (or the single run's values without repetitions) in CPU and wall time and their ratios
 // to its floor from the same run.
@@ -621,6 +655,9 @@ PBRL_BENCH_BUILD(float, 100);
 PBRL_BENCH_BUILD(double, 10);
 PBRL_BENCH_BUILD(double, 50);
 PBRL_BENCH_BUILD(double, 100);
+
+BENCHMARK_TEMPLATE(BM_StackelbergStep, double, 10)->ArgName("T")->Arg(1)->Arg(10);
+BENCHMARK_TEMPLATE(BM_StackelbergStep, double, 100)->ArgName("T")->Arg(1)->Arg(10);
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);

@@ -141,17 +141,7 @@ class PbrlZeroSum {
   // evaluations of pi-hat) is decided by its first slice, as step(report) decides it. On error
   // the step in progress is abandoned and the last completed step is intact.
   Status step_slice(int max_rollouts, SliceResult& out, Report* report = nullptr) {
-    if (max_rollouts < 1) return Status::bad_setting;
-    if (problem_ == nullptr) return Status::not_initialized;
-    SliceResult slice{part_.next, part_.slice, false};
-    if (Status st = run_part(max_rollouts, report, slice.step_done); st != Status::ok) {
-      abandon_step();
-      return st;
-    }
-    ++part_.slice;
-    if (slice.step_done) abandon_step();
-    out = slice;
-    return Status::ok;
+    return run_slice(*this, part_, problem_ != nullptr, max_rollouts, out, report);
   }
 
   // Drops the step in progress, if any: the next slice begins a new step from the last completed
@@ -217,6 +207,8 @@ class PbrlZeroSum {
   }
 
  private:
+  template <class Solver, class Part, class R>
+  friend Status run_slice(Solver&, Part&, bool, int, SliceResult&, R*);
   template <class Self, class Visitor>
   static decltype(auto) state_fields(Self& self, Visitor& v) {
     return v(self.counts_.iteration, self.counts_.environment_steps, self.rng_, self.schedule_, self.x_, self.y1_, self.y2_, self.log_pi1_hat_,

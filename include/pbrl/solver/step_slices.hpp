@@ -43,6 +43,24 @@ struct SliceResult {
 // The most rollouts one slice of a sampled batch may run: at least 1. step() uses kAllRollouts.
 constexpr int kAllRollouts = 0x7FFFFFFF;
 
+// step_slice() of a sliced solver (a friend: run_part is private): refuses the argument, runs
+// the part part.next names, abandons the step in progress on error or once it is committed.
+// part: the solver's step in progress (next, slice).
+template <class Solver, class Part, class Report>
+Status run_slice(Solver& solver, Part& part, bool initialized, int max_rollouts, SliceResult& out, Report* report) {
+  if (max_rollouts < 1) return Status::bad_setting;
+  if (!initialized) return Status::not_initialized;
+  SliceResult slice{part.next, part.slice, false};
+  if (Status st = solver.run_part(max_rollouts, report, slice.step_done); st != Status::ok) {
+    solver.abandon_step();
+    return st;
+  }
+  ++part.slice;
+  if (slice.step_done) solver.abandon_step();
+  out = slice;
+  return Status::ok;
+}
+
 // step() of a sliced solver: a fresh step, its slices until it is done.
 template <class Solver, class Report>
 Status step_by_slices(Solver& solver, Report* report) {
