@@ -39,7 +39,7 @@ struct Counting : Base {
     Base::sample_vjp(std::forward<Args>(args)...);
   }
   template <class... Args>
-  Status upper(Args&&... args) const {
+  auto upper(Args&&... args) const -> decltype(Base::upper(std::forward<Args>(args)...)) {  // SFINAE: upper_on_chain
     ++uppers;
     return Base::upper(std::forward<Args>(args)...);
   }

@@ -399,3 +399,50 @@ TEST_CASE("direct evaluation: the blocked elimination gives the previous numbers
   check_direct_matches_previous<float, 100, 5>(50, 0);
   check_direct_matches_previous<double, 100, 5>(51, 0.95);
 }
+
+TEST_CASE("evaluate_on_chain: another reward on the chain of an evaluation through ws gives evaluate()'s numbers") {
+  const auto model = std::make_unique<RandomModel<S, A>>(91);
+  Real other_reward[S * A];
+  pbrl::Rng rng(92);
+  pbrl::random_reward(rng, other_reward, S * A, Real(0.3));
+  const auto m1 = model->mdp(Real(0.85), Real(0.2));
+  auto m2 = m1;
+  m2.reward = other_reward;
+  m2.regularizer.tau = Real(0);  // only the reward and the regularizer differ
+  const Mat<S, A> pi = random_policy<S, A>(rng);
+  const Mat<S, A> other = random_policy<S, A>(rng);
+  auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>>();
+  auto fresh = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>>();
+  pbrl::Evaluation<Real, S, A> chain, out, expected, unused;
+  REQUIRE(pbrl::evaluate(m2, pi, *fresh, expected) == Status::ok);
+  const auto same = [&](const pbrl::Evaluation<Real, S, A>& e) {
+    CHECK(std::memcmp(e.value.data(), expected.value.data(), sizeof(Real) * S) == 0);
+    CHECK(std::memcmp(e.occupancy.data(), expected.occupancy.data(), sizeof(Real) * S) == 0);
+    CHECK(std::memcmp(e.q.data(), expected.q.data(), sizeof(Real) * S * A) == 0);
+    CHECK(e.value_rho == expected.value_rho);
+  };
+  REQUIRE(pbrl::evaluate(m1, pi, *ws, chain) == Status::ok);
+  CHECK(ws->factors_of == &chain);
+  REQUIRE(pbrl::evaluate_on_chain(m2, pi, *ws, chain, out) == Status::ok);
+  same(out);
+  CHECK(ws->factors_of == &chain);  // it made no factorization
+  // Refused input: status, out unchanged.
+  Mat<S, A> bad = pi;
+  bad(0, 0) = Real(-1);
+  const auto before = out;
+  CHECK(pbrl::evaluate_on_chain(m2, bad, *ws, chain, out) == Status::bad_policy);
+  CHECK(std::memcmp(out.value.data(), before.value.data(), sizeof(Real) * S) == 0);
+  // A chain whose factors ws no longer holds: evaluate().
+  REQUIRE(pbrl::evaluate(m1, other, *ws, unused) == Status::ok);
+  out = pbrl::Evaluation<Real, S, A>{};
+  REQUIRE(pbrl::evaluate_on_chain(m2, pi, *ws, chain, out) == Status::ok);
+  same(out);
+  // Sweeps hold no factors: evaluate().
+  auto swept = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::sweeps>>();
+  swept->max_sweeps = 5000;
+  pbrl::Evaluation<Real, S, A> s1, s2, s3;
+  REQUIRE(pbrl::evaluate(m1, pi, *swept, s1) == Status::ok);
+  REQUIRE(pbrl::evaluate_on_chain(m2, pi, *swept, s1, s2) == Status::ok);
+  REQUIRE(pbrl::evaluate(m2, pi, *swept, s3) == Status::ok);
+  CHECK(std::memcmp(s2.value.data(), s3.value.data(), sizeof(Real) * S) == 0);
+}

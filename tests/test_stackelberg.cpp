@@ -1158,3 +1158,113 @@ TEST_CASE("an exact-only IndependentPolicyGradient steps like the default type a
                         pbrl::IndependentPolicyGradient<Game, EvaluationMethod::sweeps, pbrl::GradientSources::exact>>(
       init, same);
 }
+
+namespace {
+// The game without the chain argument of upper(): its f evaluates from scratch.
+struct GameWithoutChain : Game {
+  template <EvaluationMethod M>
+  Status upper(const Params& x, const FollowerMat& pi, Model& model, pbrl::EvaluationWorkspace<Real, S, M>& ws,
+               Eval& scratch, Real& f, Params& grad_x, FollowerMat& grad_pi) const {
+    return Game::upper(x, pi, model, ws, scratch, f, grad_x, grad_pi);
+  }
+};
+
+template <class A, class B>
+void check_same_iterates(const A& a, const B& b) {
+  CHECK(std::memcmp(a.x().data(), b.x().data(), sizeof(Real) * Game::kParams) == 0);
+  CHECK(std::memcmp(a.y().data(), b.y().data(), sizeof(Real) * S * AF) == 0);
+}
+}  // namespace
+
+TEST_CASE("f's evaluation on pi_y's chain (evaluate_on_chain): Pbrl and independent PG step bit for bit as without it") {
+  const auto data = std::make_unique<GameData<S, AL, AF>>(321, Real(0.5));
+  Game game;
+  GameWithoutChain plain;
+  REQUIRE(game.init(data->data(Real(0.9), Real(0.05), Real(0.1))) == Status::ok);
+  REQUIRE(plain.init(data->data(Real(0.9), Real(0.05), Real(0.1))) == Status::ok);
+  pbrl::Rng rng(322);
+  const Params x0 = random_x(rng);
+  const FollowerMat y0 = random_logits<S, AF>(rng);
+
+  // upper() with the chain: the numbers of upper() without it, and no chain after ws factored
+  // another evaluation (a stale chain is not used).
+  {
+    auto model = std::make_unique<Game::Model>();
+    auto ws = std::make_unique<Ws>();
+    Game::MdpType mdp;
+    REQUIRE(game.build(x0, *model, mdp) == Status::ok);
+    FollowerMat pi, other;
+    pbrl::policy_from_parameters<Real, S, AF>(pbrl::Parameterization::softmax, y0, pi);
+    pbrl::policy_from_parameters<Real, S, AF>(pbrl::Parameterization::softmax, FollowerMat::Zero(), other);
+    Eval chain, e1, e2, e3;
+    Real f1 = 0, f2 = 0, f3 = 0;
+    Params g1, g2, g3;
+    FollowerMat p1, p2, p3;
+    REQUIRE(game.upper(x0, pi, *model, *ws, e1, f1, g1, p1) == Status::ok);
+    REQUIRE(pbrl::evaluate(mdp, pi, *ws, chain) == Status::ok);
+    REQUIRE(game.upper(x0, pi, *model, *ws, e2, f2, g2, p2, &chain) == Status::ok);
+    CHECK(f2 == f1);
+    CHECK(std::memcmp(g1.data(), g2.data(), sizeof g1) == 0);
+    CHECK(std::memcmp(p1.data(), p2.data(), sizeof p1) == 0);
+    CHECK(std::memcmp(e1.value.data(), e2.value.data(), sizeof(Real) * S) == 0);
+    CHECK(std::memcmp(e1.occupancy.data(), e2.occupancy.data(), sizeof(Real) * S) == 0);
+    Eval elsewhere;
+    REQUIRE(pbrl::evaluate(mdp, other, *ws, elsewhere) == Status::ok);  // ws now holds other's factors
+    REQUIRE(game.upper(x0, pi, *model, *ws, e3, f3, g3, p3, &chain) == Status::ok);
+    CHECK(f3 == f1);
+    CHECK(std::memcmp(g1.data(), g3.data(), sizeof g1) == 0);
+    pbrl::forget_factorization(*ws);
+    REQUIRE(pbrl::evaluate(mdp, pi, *ws, chain) == Status::ok);
+    pbrl::forget_factorization(*ws);
+    REQUIRE(game.upper(x0, pi, *model, *ws, e3, f3, g3, p3, &chain) == Status::ok);
+    CHECK(f3 == f1);
+  }
+
+  for (const PenaltyKind penalty : {PenaltyKind::value, PenaltyKind::bellman}) {
+    for (const pbrl::GradientMode mode : {pbrl::GradientMode::exact, pbrl::GradientMode::sampled}) {
+      CAPTURE(static_cast<int>(penalty));
+      CAPTURE(static_cast<int>(mode));
+      pbrl::PbrlSettings<Real> s;
+      s.penalty = penalty;
+      s.gradient = mode;
+      s.oracle = mode == pbrl::GradientMode::exact ? pbrl::OracleKind::policy_mirror_descent
+                                                   : pbrl::OracleKind::policy_gradient;
+      s.inner_steps = 2;
+      s.sampling.horizon = 3;
+      s.sampling.batch = 2;
+      auto a = std::make_unique<pbrl::Pbrl<Game>>();
+      auto b = std::make_unique<pbrl::Pbrl<GameWithoutChain>>();
+      REQUIRE(a->init(game, s, x0, y0) == Status::ok);
+      REQUIRE(b->init(plain, s, x0, y0) == Status::ok);
+      for (int k = 0; k < 5; ++k) {
+        pbrl::Pbrl<Game>::Report ra;
+        pbrl::Pbrl<GameWithoutChain>::Report rb;
+        REQUIRE(a->step(&ra) == Status::ok);
+        REQUIRE(b->step(&rb) == Status::ok);
+        CHECK(ra.upper_objective == rb.upper_objective);
+        CHECK(ra.objective == rb.objective);
+      }
+      check_same_iterates(*a, *b);
+    }
+  }
+  for (const pbrl::GradientMode mode : {pbrl::GradientMode::exact, pbrl::GradientMode::sampled}) {
+    for (const bool reports : {false, true}) {
+      pbrl::IndependentPgSettings<Real> s;
+      s.gradient = mode;
+      s.sampling.horizon = 3;
+      s.sampling.batch = 2;
+      auto a = std::make_unique<pbrl::IndependentPolicyGradient<Game>>();
+      auto b = std::make_unique<pbrl::IndependentPolicyGradient<GameWithoutChain>>();
+      REQUIRE(a->init(game, s, x0, y0) == Status::ok);
+      REQUIRE(b->init(plain, s, x0, y0) == Status::ok);
+      for (int k = 0; k < 5; ++k) {
+        pbrl::IndependentPolicyGradient<Game>::Report ra;
+        pbrl::IndependentPolicyGradient<GameWithoutChain>::Report rb;
+        REQUIRE(a->step(reports ? &ra : nullptr) == Status::ok);
+        REQUIRE(b->step(reports ? &rb : nullptr) == Status::ok);
+        if (reports) CHECK(ra.leader_value == rb.leader_value);
+      }
+      check_same_iterates(*a, *b);
+    }
+  }
+}

@@ -46,6 +46,7 @@ struct EvaluationWorkspace<Scalar, S, EvaluationMethod::direct> {
   static constexpr EvaluationMethod method = EvaluationMethod::direct;
   Scalar lu[S * S];  // plain array (mapped): no Eigen fixed-size object limit at large S
   StateVector<Scalar, S> value, occupancy, rhs;
+  const void* factors_of = nullptr;  // the Evaluation whose evaluate() made the factors in lu
 };
 
 template <typename Scalar, int S>
@@ -69,6 +70,14 @@ std::int64_t max_sweeps_hit_total(const EvaluationWorkspace<Scalar, S, M>& ws) {
     (void)ws;
     return 0;
   }
+}
+
+// Forgets which evaluation the factors ws holds were made for: evaluate_on_chain factors afresh.
+// Solvers call it as a step begins (M(x) is new).
+template <typename Scalar, int S, EvaluationMethod M>
+void forget_factorization(EvaluationWorkspace<Scalar, S, M>& ws) {
+  if constexpr (M == EvaluationMethod::direct) ws.factors_of = nullptr;
+  (void)ws;
 }
 
 // The part of every solver's and baseline's step report that its policy evaluations fill.
@@ -178,6 +187,7 @@ void lu_trailing(Scalar* lu, int k0) {
 template <typename Scalar, int S, int A>
 void factorize(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
                EvaluationWorkspace<Scalar, S, EvaluationMethod::direct>& ws) {
+  ws.factors_of = nullptr;
   for (int i = 0; i < S; ++i) form_row(m, pi, i, ws.lu + i * S, std::make_integer_sequence<int, A>{});
   int k0 = 0;
   for (; k0 + kLuPanel < S; k0 += kLuPanel) {
@@ -377,7 +387,34 @@ Status evaluate(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A
   out.value = ws.value;
   out.occupancy = ws.occupancy;
   out.value_rho = m.rho().dot(out.value);
+  if constexpr (M == EvaluationMethod::direct) ws.factors_of = &out;
   return Status::ok;
+}
+
+// evaluate(m, pi, ws, out) where `chain` is pi's evaluation on an MDP with the same transition,
+// initial distribution and discount (only the reward or the regularizer differs, as the upper
+// level's MDP shares the lower level's chain), made by the last factorization through ws: d is
+// chain's, V is solved with its factors (two triangular solves, no factorization): the numbers
+// evaluate() gives, to the bit. Otherwise (ws factored since, sweeps) it is evaluate(). The
+// caller guarantees that pi and the transition are unchanged since chain was made.
+template <typename Scalar, int S, int A, EvaluationMethod M>
+Status evaluate_on_chain(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                         EvaluationWorkspace<Scalar, S, M>& ws, const Evaluation<Scalar, S, A>& chain,
+                         Evaluation<Scalar, S, A>& out) {
+  if constexpr (M == EvaluationMethod::direct) {
+    if (ws.factors_of == &chain && &chain != &out) {
+      if (Status st = detail::check_call(m, pi, ws); st != Status::ok) return st;
+      detail::induced_cost(m, pi, ws.value);
+      detail::lu_solve<Scalar, S>(ws.lu, ws.value);
+      if (!all_finite(ws.value)) return Status::numerical_failure;
+      if (!detail::write_q(m, ws.value, out.q)) return Status::numerical_failure;
+      out.value = ws.value;
+      out.occupancy = chain.occupancy;
+      out.value_rho = m.rho().dot(out.value);
+      return Status::ok;
+    }
+  }
+  return evaluate(m, pi, ws, out);
 }
 
 // State-action occupancy of trajectories that start with s_0 ~ rho, a_0 ~ sigma(s_0) and follow

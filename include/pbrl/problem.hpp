@@ -46,6 +46,26 @@
 
 namespace pbrl {
 
+namespace detail {
+template <class Problem, class Chain, class... Args>
+auto upper_on_chain(int, const Problem& problem, const Chain* chain, Args&&... args)
+    -> decltype(problem.upper(std::forward<Args>(args)..., chain)) {
+  return problem.upper(std::forward<Args>(args)..., chain);
+}
+template <class Problem, class Chain, class... Args>
+auto upper_on_chain(long, const Problem& problem, const Chain*, Args&&... args) {
+  return problem.upper(std::forward<Args>(args)...);
+}
+}  // namespace detail
+
+// problem.upper(args...), passing `chain` as a last argument to a problem whose upper() takes
+// one: pi's evaluation on M(x) (or nullptr), which it may reuse (evaluate_on_chain) when its
+// own MDP shares M(x)'s chain. A problem without that argument is called without it.
+template <class Problem, class Chain, class... Args>
+auto upper_on_chain(const Problem& problem, const Chain* chain, Args&&... args) {
+  return detail::upper_on_chain(0, problem, chain, std::forward<Args>(args)...);
+}
+
 // Whether Problem offers the per-sample hook sample_vjp (see above).
 template <class Problem, class = void>
 struct has_sample_vjp : std::false_type {};

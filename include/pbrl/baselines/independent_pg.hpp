@@ -112,6 +112,7 @@ class IndependentPolicyGradient {
     if (problem_ == nullptr) return Status::not_initialized;
     if (Status st = counts_.room_for_step(); st != Status::ok) return st;
     const std::int64_t sweeps_hit = max_sweeps_hit_total(ws_);
+    forget_factorization(ws_);  // factors of the last step's M(x) are no chain of this one's
     const Problem& problem = *problem_;
     Mdp<Scalar, S, AF> mdp;
     if (Status st = problem.build(x_, model_, mdp); st != Status::ok) return st;
@@ -133,7 +134,11 @@ class IndependentPolicyGradient {
 
     // Leader: grad_x V_l = -grad_x f.
     Scalar f(0);
-    if (Status st = problem.upper(x_, pi_y_, model_, ws_, eval_l_, f, grad_x_, grad_pi_); st != Status::ok)
+    // pi_y's evaluation on M(x_k), if made, was the last one: f's evaluation reuses its factors.
+    const bool evaluated = !sampled || report != nullptr;
+    if (Status st = upper_on_chain(problem, evaluated ? &eval_f_ : nullptr, x_, pi_y_, model_, ws_, eval_l_, f,
+                                   grad_x_, grad_pi_);
+        st != Status::ok)
       return st;
 
     // The leader descends f = -V_l, the follower ascends V_f.

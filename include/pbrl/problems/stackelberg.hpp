@@ -213,12 +213,16 @@ class Stackelberg {
   // f(x, pi) = -V_l^{pi_x,pi}(rho) and its gradients (formulas above). Needs model built for x;
   // writes model.leader_reward (scratch) and scratch (its value is the warm start of sweeps).
   // Rejected inputs change nothing; on a numerical failure f and the gradients are unchanged.
+  // chain: pi's evaluation on M(x) made by the last factorization through ws, or nullptr; the
+  // leader's MDP shares its chain (P_x, rho, gamma), so V_l is solved with those factors
+  // (evaluate_on_chain), the same numbers.
   template <EvaluationMethod M>
   Status upper(const Params& x, const Matrix& pi, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
-               Evaluation<Scalar, S, AF>& scratch, Scalar& f, Params& grad_x, Matrix& grad_pi) const {
+               Evaluation<Scalar, S, AF>& scratch, Scalar& f, Params& grad_x, Matrix& grad_pi,
+               const Evaluation<Scalar, S, AF>* chain = nullptr) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
     if (Status st = validate_policy(pi); st != Status::ok) return st;
-    if (Status st = evaluate_leader(x, pi, model, ws, scratch); st != Status::ok) return st;
+    if (Status st = evaluate_leader(x, pi, model, ws, scratch, chain); st != Status::ok) return st;
     const Scalar gamma = data_.discount;
     const Regularizer<Scalar, S, AL>& reg = data_.leader;
     const bool regularized = reg.tau > Scalar(0);
@@ -381,7 +385,7 @@ class Stackelberg {
   // V_l of pi_y: pi_y's value on {r'_x, P_x (model, built for x), no regularizer}. Inputs valid.
   template <EvaluationMethod M>
   Status evaluate_leader(const Params& x, const Matrix& pi_y, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
-                         Evaluation<Scalar, S, AF>& eval) const {
+                         Evaluation<Scalar, S, AF>& eval, const Evaluation<Scalar, S, AF>* chain = nullptr) const {
     const Regularizer<Scalar, S, AL>& reg = data_.leader;
     for (int s = 0; s < S; ++s) {
       const Vector<Scalar, AL> p = leader_row(x, s);
@@ -394,7 +398,7 @@ class Stackelberg {
     }
     const MdpType leader{model.leader_reward, model.transition, data_.initial, data_.discount,
                          Regularizer<Scalar, S, AF>{RegularizerKind::entropy, Scalar(0), nullptr}};
-    return evaluate(leader, pi_y, ws, eval);
+    return chain != nullptr ? evaluate_on_chain(leader, pi_y, ws, *chain, eval) : evaluate(leader, pi_y, ws, eval);
   }
 
   Data data_{};

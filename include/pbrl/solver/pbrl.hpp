@@ -244,6 +244,7 @@ class Pbrl {
       case StepPart::begin: {
         if (Status st = counts_.room_for_step(); st != Status::ok) return st;
         p.sweeps_hit = max_sweeps_hit_total(ws_);
+        forget_factorization(ws_);  // factors of the last step's M(x) are no chain of this one's
         p.sampled = kSampled && settings_.gradient == GradientMode::sampled;
         p.lambda = schedule_.lambda(settings_, counts_.iteration);
         if (Status st = problem.build(x_, model_, p.mdp); st != Status::ok) return st;
@@ -274,7 +275,10 @@ class Pbrl {
       case StepPart::upper:
         // f and its gradient; exact mode: pi-hat is evaluated after f (which may evaluate on its
         // own MDP) so that the Bellman start occupancy can reuse its factorization.
-        if (Status st = problem.upper(x_, pi_y_, model_, ws_, eval_upper_, p.f, grad_x_, grad_pi_); st != Status::ok)
+        // Exact mode: pi_y's evaluation on M(x_k) was the last one, its factors reusable by f's.
+        if (Status st = upper_on_chain(problem, p.sampled ? nullptr : &eval_y_, x_, pi_y_, model_, ws_, eval_upper_,
+                                       p.f, grad_x_, grad_pi_);
+            st != Status::ok)
           return st;
         if (p.sampled) {
           add_sampled_penalty();
