@@ -108,16 +108,97 @@ Scalar game_h2(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<S
   return g.tau() > Scalar(0) ? g.tau() * g.regularizer2.value(s, pi2.row(s)) : Scalar(0);
 }
 
-template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
-void game_returns_unchecked(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
-                            const StateActionMatrix<Scalar, S, A2>& pi2, GameTrajectory<Scalar, MaxHorizon>& traj) {
+// The regularizer's per-state parts of a policy pair, which a batch holds fixed: h1_s(pi1(s)) and
+// h2_s(pi2(s)) of every state and, for a player whose policy gradient is wanted, the logarithmic
+// factor of its regularizer term (add_regularizer_term, estimators.hpp): reg.derivative(s,a,pi)
+// (direct) or log pi(a|s) - log ref(a|s) - h_s (softmax, where pi(a|s) > 0). Filled once per batch,
+// so each row's logarithms are taken once instead of at every visited state (they were most of a
+// sampled step); every sum uses them in the same order, so the estimates are the same to the bit.
+template <typename Scalar, int S, int A>
+struct RegularizerFactors {
+  StateActionMatrix<Scalar, S, A> factor = StateActionMatrix<Scalar, S, A>::Zero();
+
+  // h[s] = h_s(pi(s)) (unscaled), as reg.value gives it.
+  void fill(const Regularizer<Scalar, S, A>& reg, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
+            const Scalar* h) {
+    if (!(reg.tau > Scalar(0))) return;  // add() adds nothing then
+    for (int s = 0; s < S; ++s)
+      for (int a = 0; a < A; ++a) {
+        const Scalar p = pi(s, a);
+        factor(s, a) = param == Parameterization::direct ? reg.derivative(s, a, p)
+                       : p > Scalar(0)                   ? std::log(p) - reg.log_reference(s, a) - h[s]
+                                                         : Scalar(0);
+      }
+  }
+  // add_regularizer_term(reg, param, pi, s, w, grad) from the factors.
+  void add(const Regularizer<Scalar, S, A>& reg, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
+           int s, Scalar w, StateActionMatrix<Scalar, S, A>& grad) const {
+    const Scalar tau = reg.tau;
+    if (!(tau > Scalar(0))) return;
+    if (param == Parameterization::direct) {
+      for (int a = 0; a < A; ++a) grad(s, a) -= w * tau * factor(s, a);
+    } else {
+      for (int a = 0; a < A; ++a) {
+        const Scalar p = pi(s, a);
+        if (p > Scalar(0)) grad(s, a) -= w * tau * p * factor(s, a);
+      }
+    }
+  }
+};
+
+// h1_s(pi1(s)) and h2_s(pi2(s)) of every state (unscaled; 0 without regularization), for the
+// returns of a batch of (pi1, pi2).
+template <typename Scalar, int S>
+struct GameRegularizerValues {
+  Scalar h1[S] = {};
+  Scalar h2[S] = {};
+
+  template <int A1, int A2>
+  void fill(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+            const StateActionMatrix<Scalar, S, A2>& pi2) {
+    const bool on = g.tau() > Scalar(0);
+    for (int s = 0; s < S; ++s) {
+      h1[s] = on ? g.regularizer1.value(s, pi1.row(s)) : Scalar(0);
+      h2[s] = on ? g.regularizer2.value(s, pi2.row(s)) : Scalar(0);
+    }
+  }
+  // game_h1 and game_h2 at s.
+  template <int A1, int A2>
+  Scalar tau_h1(const MarkovGame<Scalar, S, A1, A2>& g, int s) const {
+    return g.tau() > Scalar(0) ? g.tau() * h1[s] : Scalar(0);
+  }
+  template <int A1, int A2>
+  Scalar tau_h2(const MarkovGame<Scalar, S, A1, A2>& g, int s) const {
+    return g.tau() > Scalar(0) ? g.tau() * h2[s] : Scalar(0);
+  }
+};
+
+// Both, for the policy gradients of a batch: fill() with the players whose gradient is wanted.
+template <typename Scalar, int S, int A1, int A2>
+struct GameRegularizerCache {
+  GameRegularizerValues<Scalar, S> values{};
+  RegularizerFactors<Scalar, S, A1> factors1{};
+  RegularizerFactors<Scalar, S, A2> factors2{};
+
+  void fill(const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param, const StateActionMatrix<Scalar, S, A1>& pi1,
+            const StateActionMatrix<Scalar, S, A2>& pi2, bool player1, bool player2) {
+    values.fill(g, pi1, pi2);
+    if (player1) factors1.fill(g.regularizer1, param, pi1, values.h1);
+    if (player2) factors2.fill(g.regularizer2, param, pi2, values.h2);
+  }
+};
+
+// V_hat_t of a trajectory; tau_h1(s), tau_h2(s) give game_h1, game_h2 at s.
+template <typename Scalar, int S, int A1, int A2, int MaxHorizon, typename H1, typename H2>
+void game_returns_unchecked(const MarkovGame<Scalar, S, A1, A2>& g, GameTrajectory<Scalar, MaxHorizon>& traj,
+                            H1&& tau_h1, H2&& tau_h2) {
   const auto r = g.r();
   const int H = traj.horizon;
   traj.value[H] = Scalar(0);
   for (int t = H - 1; t >= 0; --t) {
     const int s = traj.state[t];
-    traj.value[t] = r(s, traj.action1[t] * A2 + traj.action2[t]) + g.discount * traj.value[t + 1] -
-                    game_h1(g, pi1, s) + game_h2(g, pi2, s);
+    traj.value[t] = r(s, traj.action1[t] * A2 + traj.action2[t]) + g.discount * traj.value[t + 1] - tau_h1(s) +
+                    tau_h2(s);
   }
 }
 
@@ -135,11 +216,13 @@ Status check_game_rollout(const MarkovGame<Scalar, S, A1, A2>& g, const StateAct
   return validate_policy(pi2);
 }
 
-// grad1 += w * player 1's per-trajectory policy-gradient terms, grad2 likewise (nullptr: skip).
+// grad1 += w * player 1's per-trajectory policy-gradient terms, grad2 likewise (nullptr: skip);
+// cache filled for (pi1, pi2) with the players whose gradient is wanted.
 template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
 void accumulate_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param,
                                       const StateActionMatrix<Scalar, S, A1>& pi1,
                                       const StateActionMatrix<Scalar, S, A2>& pi2,
+                                      const GameRegularizerCache<Scalar, S, A1, A2>& cache,
                                       const GameTrajectory<Scalar, MaxHorizon>& traj, Scalar w,
                                       StateActionMatrix<Scalar, S, A1>* grad1, StateActionMatrix<Scalar, S, A2>* grad2) {
   Scalar d = w;
@@ -147,12 +230,12 @@ void accumulate_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, Pa
     const int s = traj.state[t];
     const Scalar q = game_q(g, traj, t);
     if (grad1 != nullptr) {
-      add_action_term(param, pi1, s, traj.action1[t], d * (q + game_h2(g, pi2, s)), *grad1);
-      add_regularizer_term(g.regularizer1, param, pi1, s, d, *grad1);
+      add_action_term(param, pi1, s, traj.action1[t], d * (q + cache.values.tau_h2(g, s)), *grad1);
+      cache.factors1.add(g.regularizer1, param, pi1, s, d, *grad1);
     }
     if (grad2 != nullptr) {
-      add_action_term(param, pi2, s, traj.action2[t], d * (q - game_h1(g, pi1, s)), *grad2);
-      add_regularizer_term(g.regularizer2, param, pi2, s, -d, *grad2);
+      add_action_term(param, pi2, s, traj.action2[t], d * (q - cache.values.tau_h1(g, s)), *grad2);
+      cache.factors2.add(g.regularizer2, param, pi2, s, -d, *grad2);
     }
     d *= g.discount;
   }
@@ -173,14 +256,16 @@ void accumulate_game_vjp(const GameProblem& problem, const typename GameProblem:
   }
 }
 
-// `count` rollouts of (pi1, pi2) with their returns; visit(traj) after each.
+// `count` rollouts of (pi1, pi2) with their returns (values filled for (pi1, pi2)); visit(traj)
+// after each.
 template <typename Scalar, int S, int A1, int A2, int MaxHorizon, typename Visit>
 void run_game_rollouts(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
-                       const StateActionMatrix<Scalar, S, A2>& pi2, int horizon, int count, Rng& rng,
-                       GameTrajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
+                       const StateActionMatrix<Scalar, S, A2>& pi2, const GameRegularizerValues<Scalar, S>& values,
+                       int horizon, int count, Rng& rng, GameTrajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
   for (int b = 0; b < count; ++b) {
     game_rollout_unchecked(g, pi1, pi2, horizon, rng, traj);
-    game_returns_unchecked(g, pi1, pi2, traj);
+    game_returns_unchecked(g, traj, [&](int s) { return values.tau_h1(g, s); },
+                           [&](int s) { return values.tau_h2(g, s); });
     visit(static_cast<const GameTrajectory<Scalar, MaxHorizon>&>(traj));
   }
 }
@@ -190,7 +275,9 @@ template <typename Scalar, int S, int A1, int A2, int MaxHorizon, typename Visit
 void run_game_batch(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
                     const StateActionMatrix<Scalar, S, A2>& pi2, const SamplingSettings& settings, Rng& rng,
                     GameTrajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
-  run_game_rollouts(g, pi1, pi2, settings.horizon, settings.batch, rng, traj, static_cast<Visit&&>(visit));
+  GameRegularizerValues<Scalar, S> values;
+  values.fill(g, pi1, pi2);
+  run_game_rollouts(g, pi1, pi2, values, settings.horizon, settings.batch, rng, traj, static_cast<Visit&&>(visit));
 }
 
 template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
@@ -211,7 +298,8 @@ Status game_rollout(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMat
   if (Status st = detail::check_game_rollout(g, pi1, pi2, horizon, MaxHorizon); st != Status::ok) return st;
   Rng local = rng;
   detail::game_rollout_unchecked(g, pi1, pi2, horizon, local, out);
-  detail::game_returns_unchecked(g, pi1, pi2, out);
+  detail::game_returns_unchecked(g, out, [&](int s) { return detail::game_h1(g, pi1, s); },
+                                 [&](int s) { return detail::game_h2(g, pi2, s); });
   if (!std::isfinite(out.value[0])) return Status::numerical_failure;
   rng = local;
   steps += horizon;
@@ -221,14 +309,16 @@ Status game_rollout(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMat
 namespace detail {
 
 // sampled_game_policy_gradient in parts, so that a sliced step can run its batch a few rollouts
-// at a time: start() after the checks, rollouts() for b in [0, B) in any chunks, then finish()
-// (the mean; numerical_failure on a non-finite estimate). The whole call is these three.
+// at a time: start() after the checks, rollouts() for b in [0, B) in any chunks (all with the
+// same arguments: the first fills the regularizer cache), then finish() (the mean;
+// numerical_failure on a non-finite estimate). The whole call is these three.
 template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
 struct GamePolicyGradientBatch {
   using Matrix1 = StateActionMatrix<Scalar, S, A1>;
   using Matrix2 = StateActionMatrix<Scalar, S, A2>;
   Scalar sum = Scalar(0);
   int done = 0;  // rollouts taken of B
+  GameRegularizerCache<Scalar, S, A1, A2> cache{};  // of (pi1, pi2), filled by the first chunk
 
   static Status check(const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param, const Matrix1& pi1,
                       const Matrix2& pi2, const SamplingSettings& settings) {
@@ -245,10 +335,11 @@ struct GamePolicyGradientBatch {
                 const Matrix2& pi2, const SamplingSettings& settings, int count, Rng& rng,
                 GameTrajectory<Scalar, MaxHorizon>& scratch, Matrix1* grad1, Matrix2* grad2) {
     const Scalar w = Scalar(1) / Scalar(settings.batch);
-    run_game_rollouts(g, pi1, pi2, settings.horizon, count, rng, scratch,
+    if (done == 0) cache.fill(g, param, pi1, pi2, grad1 != nullptr, grad2 != nullptr);
+    run_game_rollouts(g, pi1, pi2, cache.values, settings.horizon, count, rng, scratch,
                       [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
                         sum += traj.value[0];
-                        accumulate_game_policy_gradients(g, param, pi1, pi2, traj, w, grad1, grad2);
+                        accumulate_game_policy_gradients(g, param, pi1, pi2, cache, traj, w, grad1, grad2);
                       });
     done += count;
   }
@@ -312,9 +403,10 @@ Status sampled_game_vjp(const GameProblem& problem, const typename GameProblem::
 namespace detail {
 
 // sampled_nikaido_isoda_penalty in parts, for a sliced step: check(), start(rng), rollouts() of
-// batch 1 = (pi-hat1, pi2) then of batch 2 = (pi1, pi-hat2), B each, in any chunks, then
-// finish() (the estimate; numerical_failure on a non-finite one; rng_out = the stream after
-// both batches). The whole call is these.
+// batch 1 = (pi-hat1, pi2) then of batch 2 = (pi1, pi-hat2), B each, in any chunks (all with the
+// same arguments: the first chunk of each batch fills the regularizer cache), then finish() (the
+// estimate; numerical_failure on a non-finite one; rng_out = the stream after both batches). The
+// whole call is these.
 template <class GameProblem, int MaxHorizon>
 struct NikaidoIsodaBatches {
   using Scalar = typename GameProblem::Scalar;
@@ -326,6 +418,7 @@ struct NikaidoIsodaBatches {
   Rng first{}, second{};  // the streams of batch 1 and batch 2
   Scalar sum1 = Scalar(0), sum2 = Scalar(0);
   int done1 = 0, done2 = 0;  // rollouts taken of each batch
+  GameRegularizerCache<Scalar, S, A1, A2> cache{};  // of the current batch's pair, filled by its first chunk
 
   static Status check(const GameProblem& problem, const typename GameProblem::Params& x, const Game& g,
                       Parameterization param, const Matrix1& pi1, const Matrix2& pi2, const Matrix1& pi1_hat,
@@ -351,20 +444,23 @@ struct NikaidoIsodaBatches {
                 SampledNikaidoIsoda<GameProblem>& out) {
     const Scalar w = Scalar(1) / Scalar(settings.batch);
     if (done1 < settings.batch) {
-      run_game_rollouts(g, pi1_hat, pi2, settings.horizon, count, first, scratch, [&](const Traj& traj) {
+      if (done1 == 0) cache.fill(g, param, pi1_hat, pi2, false, true);
+      run_game_rollouts(g, pi1_hat, pi2, cache.values, settings.horizon, count, first, scratch, [&](const Traj& traj) {
         sum1 += traj.value[0];
         accumulate_game_vjp(problem, x, g.discount, traj, w, out.grad_x);
-        accumulate_game_policy_gradients(g, param, pi1_hat, pi2, traj, w, static_cast<Matrix1*>(nullptr),
+        accumulate_game_policy_gradients(g, param, pi1_hat, pi2, cache, traj, w, static_cast<Matrix1*>(nullptr),
                                          &out.grad_y2);
       });
       done1 += count;
       if (done1 == settings.batch && !settings.common_random_numbers) second = first;
       return;
     }
-    run_game_rollouts(g, pi1, pi2_hat, settings.horizon, count, second, scratch, [&](const Traj& traj) {
+    if (done2 == 0) cache.fill(g, param, pi1, pi2_hat, true, false);
+    run_game_rollouts(g, pi1, pi2_hat, cache.values, settings.horizon, count, second, scratch, [&](const Traj& traj) {
       sum2 += traj.value[0];
       accumulate_game_vjp(problem, x, g.discount, traj, -w, out.grad_x);
-      accumulate_game_policy_gradients(g, param, pi1, pi2_hat, traj, -w, &out.grad_y1, static_cast<Matrix2*>(nullptr));
+      accumulate_game_policy_gradients(g, param, pi1, pi2_hat, cache, traj, -w, &out.grad_y1,
+                                       static_cast<Matrix2*>(nullptr));
     });
     done2 += count;
   }
