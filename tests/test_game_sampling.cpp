@@ -286,7 +286,7 @@ TEST_CASE("game batches: the regularizer cache is the direct formula, refilled f
       auto out = std::make_unique<pbrl::SampledNikaidoIsoda<Incentive>>();
       pbrl::Rng rng(265);
       std::int64_t steps = 0;
-      REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, x, gx, param, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+      REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, *model, gx, param, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                                   pbrl::PolicyHat{pi1_hat}, pbrl::PolicyHat{pi2_hat}, set, rng,
                                                   *traj, steps, *out) == Status::ok);
       M1 e1, unused1, y1;
@@ -318,7 +318,7 @@ TEST_CASE("sampled game vector-Jacobian products agree with J^T(mu, V) over join
     Joint mu;
     pbrl::joint_occupancy(e.eval.occupancy, pi1, pi2, mu);
     Mixture::Params exact_g = Mixture::Params::Zero();
-    problem.vjp(x, mu, e.eval.value, Real(1), exact_g);
+    problem.vjp(*model, mu, e.eval.value, Real(1), exact_g);
     Real exact[K];
     flatten<K>(exact_g, exact);
     auto traj = std::make_unique<Traj>();
@@ -326,7 +326,7 @@ TEST_CASE("sampled game vector-Jacobian products agree with J^T(mu, V) over join
     std::int64_t steps = 0;
     auto estimate = [&](int b, Real* out) {
       Mixture::Params gs;
-      REQUIRE(pbrl::sampled_game_vjp(problem, x, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs) ==
+      REQUIRE(pbrl::sampled_game_vjp(problem, *model, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs) ==
               Status::ok);
       flatten<K>(gs, out);
     };
@@ -347,7 +347,7 @@ TEST_CASE("sampled game vector-Jacobian products agree with J^T(mu, V) over join
     Joint mu;
     pbrl::joint_occupancy(e.eval.occupancy, pi1, pi2, mu);
     Incentive::Params exact_g = Incentive::Params::Zero();
-    problem.vjp(x, mu, e.eval.value, Real(1), exact_g);
+    problem.vjp(model, mu, e.eval.value, Real(1), exact_g);
     Real exact[Incentive::kParams];
     flatten<Incentive::kParams>(exact_g, exact);
     auto traj = std::make_unique<Traj>();
@@ -355,7 +355,7 @@ TEST_CASE("sampled game vector-Jacobian products agree with J^T(mu, V) over join
     std::int64_t steps = 0;
     auto estimate = [&](int b, Real* out) {
       Incentive::Params gs;
-      REQUIRE(pbrl::sampled_game_vjp(problem, x, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs) ==
+      REQUIRE(pbrl::sampled_game_vjp(problem, model, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs) ==
               Status::ok);
       flatten<Incentive::kParams>(gs, out);
     };
@@ -395,7 +395,7 @@ TEST_CASE("sampled Nikaido-Isoda penalty agrees with the exact one; common rando
     Mixture::Params gx = Mixture::Params::Zero();
     M1 gp1 = M1::Zero(), gy1;
     M2 gp2 = M2::Zero(), gy2;
-    const Real psi = pbrl::nikaido_isoda_penalty(problem, x, g, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+    const Real psi = pbrl::nikaido_isoda_penalty(problem, *model, g, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                                  pbrl::PolicyHat{pi1_hat, e1}, pbrl::PolicyHat{pi2_hat, e2}, Real(1),
                                                  scratch, gx, gp1, gp2);
     pbrl::chain_policy_gradient<Real, S, A1>(param, pi1, gp1, gy1);
@@ -411,7 +411,7 @@ TEST_CASE("sampled Nikaido-Isoda penalty agrees with the exact one; common rando
     std::int64_t steps = 0;
     pbrl::SampledNikaidoIsoda<Mixture> out;
     auto estimate = [&](int b, Real* o) {
-      REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, param, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+      REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, param, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                                   pbrl::PolicyHat{pi1_hat}, pbrl::PolicyHat{pi2_hat},
                                                   sampling(kLong, b), rng, *traj, steps, out) == Status::ok);
       o[0] = out.value;
@@ -431,14 +431,14 @@ TEST_CASE("sampled Nikaido-Isoda penalty agrees with the exact one; common rando
   pbrl::Rng rng(234);
   std::int64_t steps = 0;
   pbrl::SampledNikaidoIsoda<Mixture> out;
-  REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+  REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                               pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2},
                                               sampling(5, 16), rng, *traj, steps, out) == Status::ok);
   CHECK(out.value == Real(0));
   CHECK(out.grad_x.cwiseAbs().maxCoeff() <= kTight);
   pbrl::SamplingSettings independent = sampling(5, 16);
   independent.common_random_numbers = false;
-  REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+  REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                               pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2},
                                               independent, rng, *traj, steps, out) == Status::ok);
   CHECK(out.value != Real(0));
@@ -468,7 +468,7 @@ TEST_CASE("sampled mixed derivative of the meta-gradient agrees with J^T(mu'_u, 
   REQUIRE(pbrl::occupancy_directional_derivative(g, e.mdp1, pi1, pi2, e.eval.occupancy, u1, u2, *e.ws, warm, mu_dot,
                                                  true) == Status::ok);
   Incentive::Params exact_g = Incentive::Params::Zero();
-  problem.vjp(x, mu_dot, e.eval.value, Real(1), exact_g);
+  problem.vjp(model, mu_dot, e.eval.value, Real(1), exact_g);
   Real exact[Incentive::kParams];
   flatten<Incentive::kParams>(exact_g, exact);
   auto traj = std::make_unique<Traj>();
@@ -476,7 +476,7 @@ TEST_CASE("sampled mixed derivative of the meta-gradient agrees with J^T(mu'_u, 
   std::int64_t steps = 0;
   auto estimate = [&](int b, Real* out) {
     Incentive::Params gs;
-    REQUIRE(pbrl::sampled_directional_vjp(problem, x, g, pi1, pi2, u1, u2, sampling(kLong, b), rng, *traj, steps,
+    REQUIRE(pbrl::sampled_directional_vjp(problem, model, g, pi1, pi2, u1, u2, sampling(kLong, b), rng, *traj, steps,
                                           gs) == Status::ok);
     flatten<Incentive::kParams>(gs, out);
   };
@@ -511,8 +511,8 @@ TEST_CASE("game estimators validate their inputs; on error the stream and the st
   for (const auto& size : {sampling(0, 4), sampling(65, 4), sampling(5, 0)}) {
     CHECK(pbrl::sampled_game_policy_gradient(g, Parameterization::softmax, pi1, pi2, size, rng, *traj, steps, v, &g1,
                                              &g2) == Status::bad_setting);
-    CHECK(pbrl::sampled_game_vjp(problem, x, g, pi1, pi2, size, rng, *traj, steps, gx) == Status::bad_setting);
-    CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+    CHECK(pbrl::sampled_game_vjp(problem, *model, g, pi1, pi2, size, rng, *traj, steps, gx) == Status::bad_setting);
+    CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                               pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2}, size, rng,
                                               *traj, steps, out) == Status::bad_setting);
     CHECK(unchanged());
@@ -521,12 +521,14 @@ TEST_CASE("game estimators validate their inputs; on error the stream and the st
         Status::bad_setting);
   CHECK(pbrl::sampled_game_policy_gradient(g, Parameterization::direct, pi1, bad, sampling(5, 4), rng, *traj, steps, v,
                                            &g1, &g2) == Status::bad_policy);
-  CHECK(pbrl::sampled_game_vjp(problem, outside, g, pi1, pi2, sampling(5, 4), rng, *traj, steps, gx) ==
-        Status::out_of_bounds);
-  CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+  // x comes in through the model, and build() refuses an x outside X: no model exists for it.
+  auto outside_model = std::make_unique<Mixture::Model>();
+  Game outside_game;
+  CHECK(problem.build(outside, *outside_model, outside_game) == Status::out_of_bounds);
+  CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                             pbrl::PolicyHat{pi1}, pbrl::PolicyHat{bad},
                                             sampling(5, 4), rng, *traj, steps, out) == Status::bad_policy);
-  CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, nonsense, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+  CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, nonsense, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                             pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2}, sampling(5, 4), rng, *traj,
                                             steps, out) == Status::bad_setting);
   CHECK(unchanged());
@@ -536,9 +538,10 @@ namespace {
 struct NoHookIncentive : Incentive {
   void sample_vjp() const {}  // hides the hook: the sampled solvers must refuse this problem
 };
-static_assert(!pbrl::has_sample_vjp<NoHookIncentive>::value, "hook hidden");
-static_assert(pbrl::has_sample_vjp<Incentive>::value, "incentive design offers the hook");
-static_assert(pbrl::has_sample_vjp<Mixture>::value, "the mixture game offers the hook");
+static_assert(!pbrl::has_game_sample_vjp<NoHookIncentive>::value, "hook hidden");
+static_assert(pbrl::has_game_sample_vjp<Incentive>::value, "incentive design offers the hook");
+static_assert(pbrl::has_game_sample_vjp<Mixture>::value, "the mixture game offers the hook");
+static_assert(!pbrl::has_sample_vjp<Incentive>::value, "a game's hook takes the model, not x");
 
 struct FailingUpper : Incentive {
   template <pbrl::EvaluationMethod M>

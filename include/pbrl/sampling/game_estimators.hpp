@@ -19,8 +19,8 @@
 // (the per-state constants included); player 2's regularizer enters V with a plus sign.
 //
 // Vector-Jacobian product J^T(mu^{pi1,pi2}, V^{pi1,pi2}) through the problem's per-sample hook
-// with the joint action index j = a1*A2 + a2 (problem.hpp, sample_vjp; a game problem offers it
-// over joint actions):
+// with the joint action index j = a1*A2 + a2 (game.hpp: sample_vjp(model, ...), the form of
+// problem.hpp's hook over joint actions at the x the model was built for):
 //   sum_t gamma^t [ grad_x r_x(s_t,j_t) + gamma grad_x log P_x(s_{t+1}|s_t,j_t) V_hat_{t+1} ].
 //
 // Nikaido-Isoda penalty (penalty/nikaido_isoda.hpp), two batches: (pi-hat1, pi2) and (pi1, pi-hat2):
@@ -42,7 +42,8 @@
 // Environment steps: B*H per batch. Every call validates first and on a validation error changes
 // nothing; after that only numerical_failure (a non-finite estimate), with the Rng and `steps`
 // unchanged and the outputs and trajectory scratch unspecified. The game must have passed
-// validate(game) once (rho and P are read, not re-checked). Memory: GameTrajectory is
+// validate(game) once (rho and P are read, not re-checked); g and model are M(x) as
+// problem.build(x, model, g) wrote them (x was validated there). Memory: GameTrajectory is
 // 4*(3*MaxHorizon + 2) + sizeof(Scalar)*(MaxHorizon + 1) bytes.
 
 #include <cstdint>
@@ -243,7 +244,7 @@ void accumulate_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, Pa
 
 // grad += w * sum_t gamma^t [grad r(s_t,j_t) + gamma grad log P(s_{t+1}|s_t,j_t) V_hat_{t+1}].
 template <class GameProblem, typename Scalar, int MaxHorizon>
-void accumulate_game_vjp(const GameProblem& problem, const typename GameProblem::Params& x, Scalar gamma,
+void accumulate_game_vjp(const GameProblem& problem, const typename GameProblem::Model& model, Scalar gamma,
                          const GameTrajectory<Scalar, MaxHorizon>& traj, Scalar w,
                          typename GameProblem::Params& grad) {
   constexpr int A2 = GameProblem::kActions2;
@@ -251,7 +252,7 @@ void accumulate_game_vjp(const GameProblem& problem, const typename GameProblem:
   Scalar d = w;
   for (int t = 0; t < H; ++t) {
     const int j = traj.action1[t] * A2 + traj.action2[t];
-    problem.sample_vjp(x, traj.state[t], j, traj.state[t + 1], d, d * gamma * traj.value[t + 1], grad);
+    problem.sample_vjp(model, traj.state[t], j, traj.state[t + 1], d, d * gamma * traj.value[t + 1], grad);
     d *= gamma;
   }
 }
@@ -376,23 +377,23 @@ Status sampled_game_policy_gradient(const MarkovGame<Scalar, S, A1, A2>& g, Para
   return Status::ok;
 }
 
-// grad = J_hat^T(mu^{pi1,pi2}, V^{pi1,pi2}) on g = M(x), the estimate of grad_x V^{pi1,pi2}(rho).
+// grad = J_hat^T(mu^{pi1,pi2}, V^{pi1,pi2}) on g = M(x) (model and g from build(x)), the estimate
+// of grad_x V^{pi1,pi2}(rho).
 // Adds B*H to steps. Needs the problem's sample_vjp over joint actions.
 template <class GameProblem, typename Scalar, int S, int A1, int A2, int MaxHorizon>
-Status sampled_game_vjp(const GameProblem& problem, const typename GameProblem::Params& x,
+Status sampled_game_vjp(const GameProblem& problem, const typename GameProblem::Model& model,
                         const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
                         const StateActionMatrix<Scalar, S, A2>& pi2, const SamplingSettings& settings, Rng& rng,
                         GameTrajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                         typename GameProblem::Params& grad) {
-  static_assert(has_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
+  static_assert(has_game_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
   if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
     return st;
-  if (Status st = problem.validate_parameters(x); st != Status::ok) return st;
   Rng local = rng;
   const Scalar w = Scalar(1) / Scalar(settings.batch);
   grad.setZero();
   detail::run_game_batch(g, pi1, pi2, settings, local, scratch, [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
-    detail::accumulate_game_vjp(problem, x, g.discount, traj, w, grad);
+    detail::accumulate_game_vjp(problem, model, g.discount, traj, w, grad);
   });
   if (!all_finite(grad)) return Status::numerical_failure;
   rng = local;
@@ -420,14 +421,11 @@ struct NikaidoIsodaBatches {
   int done1 = 0, done2 = 0;  // rollouts taken of each batch
   GameRegularizerCache<Scalar, S, A1, A2> cache{};  // of the current batch's pair, filled by its first chunk
 
-  static Status check(const GameProblem& problem, const typename GameProblem::Params& x, const Game& g,
-                      Parameterization param, const Matrix1& pi1, const Matrix2& pi2, const Matrix1& pi1_hat,
-                      const Matrix2& pi2_hat, const SamplingSettings& settings) {
+  static Status check(const Game& g, Parameterization param, const Matrix1& pi1, const Matrix2& pi2,
+                      const Matrix1& pi1_hat, const Matrix2& pi2_hat, const SamplingSettings& settings) {
     if (!valid_parameterization(param)) return Status::bad_setting;
     if (Status st = check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok) return st;
-    if (Status st = check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1_hat, pi2_hat, settings); st != Status::ok)
-      return st;
-    return problem.validate_parameters(x);
+    return check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1_hat, pi2_hat, settings);
   }
   void start(const Rng& rng, SampledNikaidoIsoda<GameProblem>& out) {
     first = second = rng;
@@ -438,7 +436,7 @@ struct NikaidoIsodaBatches {
     out.grad_y2.setZero();
   }
   // The next `count` rollouts, of batch 1 until it has B, then of batch 2 (count within one batch).
-  void rollouts(const GameProblem& problem, const typename GameProblem::Params& x, const Game& g,
+  void rollouts(const GameProblem& problem, const typename GameProblem::Model& model, const Game& g,
                 Parameterization param, const Matrix1& pi1, const Matrix2& pi2, const Matrix1& pi1_hat,
                 const Matrix2& pi2_hat, const SamplingSettings& settings, int count, Traj& scratch,
                 SampledNikaidoIsoda<GameProblem>& out) {
@@ -447,7 +445,7 @@ struct NikaidoIsodaBatches {
       if (done1 == 0) cache.fill(g, param, pi1_hat, pi2, false, true);
       run_game_rollouts(g, pi1_hat, pi2, cache.values, settings.horizon, count, first, scratch, [&](const Traj& traj) {
         sum1 += traj.value[0];
-        accumulate_game_vjp(problem, x, g.discount, traj, w, out.grad_x);
+        accumulate_game_vjp(problem, model, g.discount, traj, w, out.grad_x);
         accumulate_game_policy_gradients(g, param, pi1_hat, pi2, cache, traj, w, static_cast<Matrix1*>(nullptr),
                                          &out.grad_y2);
       });
@@ -458,7 +456,7 @@ struct NikaidoIsodaBatches {
     if (done2 == 0) cache.fill(g, param, pi1, pi2_hat, true, false);
     run_game_rollouts(g, pi1, pi2_hat, cache.values, settings.horizon, count, second, scratch, [&](const Traj& traj) {
       sum2 += traj.value[0];
-      accumulate_game_vjp(problem, x, g.discount, traj, -w, out.grad_x);
+      accumulate_game_vjp(problem, model, g.discount, traj, -w, out.grad_x);
       accumulate_game_policy_gradients(g, param, pi1, pi2_hat, cache, traj, -w, &out.grad_y1,
                                        static_cast<Matrix2*>(nullptr));
     });
@@ -482,7 +480,7 @@ struct NikaidoIsodaBatches {
 // The Nikaido-Isoda penalty psi and its gradients (x, and y1, y2 in `param`), from a batch of
 // (pi-hat1, pi2) and a batch of (pi1, pi-hat2). Adds 2*B*H to steps.
 template <class GameProblem, typename Scalar, int S, int A1, int A2, int MaxHorizon>
-Status sampled_nikaido_isoda_penalty(const GameProblem& problem, const typename GameProblem::Params& x,
+Status sampled_nikaido_isoda_penalty(const GameProblem& problem, const typename GameProblem::Model& model,
                                      const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param,
                                      const PolicyY<Scalar, S, A1, false>& y1,
                                      const PolicyY<Scalar, S, A2, false>& y2,
@@ -491,14 +489,14 @@ Status sampled_nikaido_isoda_penalty(const GameProblem& problem, const typename 
                                      const SamplingSettings& settings, Rng& rng,
                                      GameTrajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                                      SampledNikaidoIsoda<GameProblem>& out) {
-  static_assert(has_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
+  static_assert(has_game_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
   using Batches = detail::NikaidoIsodaBatches<GameProblem, MaxHorizon>;
-  if (Status st = Batches::check(problem, x, g, param, y1.pi, y2.pi, hat1.pi, hat2.pi, settings); st != Status::ok)
+  if (Status st = Batches::check(g, param, y1.pi, y2.pi, hat1.pi, hat2.pi, settings); st != Status::ok)
     return st;
   Batches batches;
   batches.start(rng, out);
   for (int batch = 0; batch < 2; ++batch)
-    batches.rollouts(problem, x, g, param, y1.pi, y2.pi, hat1.pi, hat2.pi, settings, settings.batch, scratch, out);
+    batches.rollouts(problem, model, g, param, y1.pi, y2.pi, hat1.pi, hat2.pi, settings, settings.batch, scratch, out);
   Rng after;
   if (Status st = batches.finish(settings, out, after); st != Status::ok) return st;
   rng = after;
@@ -510,17 +508,16 @@ Status sampled_nikaido_isoda_penalty(const GameProblem& problem, const typename 
 // u = (u1, u2) (rows summing to 0), from one batch of (pi1, pi2); x must enter the rewards only
 // (GameProblem::kRewardOnly). Adds B*H to steps.
 template <class GameProblem, typename Scalar, int S, int A1, int A2, int MaxHorizon>
-Status sampled_directional_vjp(const GameProblem& problem, const typename GameProblem::Params& x,
+Status sampled_directional_vjp(const GameProblem& problem, const typename GameProblem::Model& model,
                                const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
                                const StateActionMatrix<Scalar, S, A2>& pi2, const StateActionMatrix<Scalar, S, A1>& u1,
                                const StateActionMatrix<Scalar, S, A2>& u2, const SamplingSettings& settings, Rng& rng,
                                GameTrajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                                typename GameProblem::Params& grad) {
-  static_assert(has_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
+  static_assert(has_game_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
   static_assert(GameProblem::kRewardOnly, "the sampled mixed derivative needs transitions free of x");
   if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
     return st;
-  if (Status st = problem.validate_parameters(x); st != Status::ok) return st;
   if (!all_finite(u1) || !all_finite(u2)) return Status::not_finite;
   Rng local = rng;
   const Scalar w = Scalar(1) / Scalar(settings.batch);
@@ -530,7 +527,7 @@ Status sampled_directional_vjp(const GameProblem& problem, const typename GamePr
     for (int t = 0; t < traj.horizon; ++t) {
       const int s = traj.state[t], a1 = traj.action1[t], a2 = traj.action2[t];
       c += u1(s, a1) / pi1(s, a1) + u2(s, a2) / pi2(s, a2);  // drawn actions: pi > 0
-      problem.sample_vjp(x, s, a1 * A2 + a2, traj.state[t + 1], d * c, Scalar(0), grad);
+      problem.sample_vjp(model, s, a1 * A2 + a2, traj.state[t + 1], d * c, Scalar(0), grad);
       d *= g.discount;
     }
   });
