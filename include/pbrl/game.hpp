@@ -76,6 +76,10 @@ struct has_game_sample_vjp<GameProblem, std::void_t<decltype(std::declval<const 
                                             std::declval<typename GameProblem::Scalar>(),
                                             std::declval<typename GameProblem::Params&>()))>> : std::true_type {};
 
+// One row over next states (a transition row being summed).
+template <typename Scalar, int S>
+using StateRow = Eigen::Matrix<Scalar, 1, S, Eigen::RowMajor>;
+
 // Joint state-action arrays: row s, column a1*A2 + a2.
 template <typename Scalar, int S, int A1, int A2>
 using JointMatrix = StateActionMatrix<Scalar, S, A1 * A2>;
@@ -165,8 +169,10 @@ Status player1_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatr
     for (int a1 = 0; a1 < A1; ++a1) {
       const int row = s * A1 + a1;
       storage.reward[row] = r.row(s).segment(a1 * A2, A2).dot(pi2.row(s)) + bonus;
-      P1.row(row).setZero();
-      for (int a2 = 0; a2 < A2; ++a2) P1.row(row).noalias() += pi2(s, a2) * P.row(row * A2 + a2);
+      // Summed in a local row (registers) and stored once; the same sums in the same order.
+      StateRow<Scalar, S> acc = StateRow<Scalar, S>::Zero();
+      for (int a2 = 0; a2 < A2; ++a2) acc.noalias() += pi2(s, a2) * P.row(row * A2 + a2);
+      P1.row(row) = acc;
     }
   }
   mdp = Mdp<Scalar, S, A1>{storage.reward, storage.transition, g.initial, g.discount, g.regularizer1};
@@ -190,13 +196,13 @@ Status player2_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatr
       Scalar acc(0);
       for (int a1 = 0; a1 < A1; ++a1) acc += pi1(s, a1) * r(s, a1 * A2 + a2);
       storage.reward[s * A2 + a2] = bonus - acc;
-      P2.row(s * A2 + a2).setZero();
-    }
-    for (int a1 = 0; a1 < A1; ++a1) {
-      const Scalar p1 = pi1(s, a1);
-      if (p1 == Scalar(0)) continue;
-      for (int a2 = 0; a2 < A2; ++a2)
-        P2.row(s * A2 + a2).noalias() += p1 * P.row((s * A1 + a1) * A2 + a2);
+      // As player1_mdp: a local row, stored once.
+      StateRow<Scalar, S> row = StateRow<Scalar, S>::Zero();
+      for (int a1 = 0; a1 < A1; ++a1) {
+        const Scalar p1 = pi1(s, a1);
+        if (p1 != Scalar(0)) row.noalias() += p1 * P.row((s * A1 + a1) * A2 + a2);
+      }
+      P2.row(s * A2 + a2) = row;
     }
   }
   mdp = Mdp<Scalar, S, A2>{storage.reward, storage.transition, g.initial, g.discount, g.regularizer2};
