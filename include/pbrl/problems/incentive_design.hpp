@@ -102,10 +102,12 @@ class IncentiveDesign {
     return z >= Scalar(0) ? Scalar(1) / (Scalar(1) + std::exp(-z)) : std::exp(z) / (Scalar(1) + std::exp(z));
   }
 
+  // not_finite before out_of_bounds. One pass when x is in the box: the box is finite (init), so
+  // that x is finite too.
   Status validate_parameters(const Params& x) const {
     if (!initialized_) return Status::not_initialized;
-    if (!all_finite(x)) return Status::not_finite;
-    return contains(box_, x) ? Status::ok : Status::out_of_bounds;
+    if (contains(box_, x)) return Status::ok;
+    return all_finite(x) ? Status::out_of_bounds : Status::not_finite;
   }
   void project_parameters(Params& x) const { project(box_, x); }
 
