@@ -98,8 +98,11 @@ class IncentiveDesign {
   const Box<Scalar>& box() const { return box_; }
   Scalar incentive_scale() const { return scale_; }
 
+  // exp(z) named once: with errno-setting libm calls the compiler may not merge two calls.
   static Scalar sigmoid(Scalar z) {
-    return z >= Scalar(0) ? Scalar(1) / (Scalar(1) + std::exp(-z)) : std::exp(z) / (Scalar(1) + std::exp(z));
+    if (z >= Scalar(0)) return Scalar(1) / (Scalar(1) + std::exp(-z));
+    const Scalar e = std::exp(z);
+    return e / (Scalar(1) + e);
   }
 
   // not_finite before out_of_bounds. One pass when x is in the box: the box is finite (init), so
