@@ -61,7 +61,8 @@ struct GameData {
 // A game problem whose x enters the reward and the transitions, over joint actions j:
 //   r_x(s,j) = r(s,j) + tanh(<B(s,j), x>),
 //   P_x(.|s,j) = (1 - sig(<C(s,j), x>)) P0(.|s,j) + sig(<C(s,j), x>) P1(.|s,j).
-// build(), vjp() and the per-sample sample_vjp(), written out by hand.
+// build(), vjp() and the per-sample sample_vjp(), written out by hand; build() keeps the
+// x-dependent factors tanh(<B, x>) and sig(<C, x>) in the model for the other two.
 template <int S, int A1, int A2, int K>
 class MixtureGame {
  public:
@@ -71,6 +72,8 @@ class MixtureGame {
   struct Model {
     Real reward[S * J];
     Real transition[S * J * S];
+    Real tanh[S * J];  // tanh(<B(s,j), x>)
+    Real mix[S * J];   // sig(<C(s,j), x>)
   };
 
   explicit MixtureGame(std::uint32_t seed, Real gamma = Real(0.8), Real tau = Real(0.3)) : gamma_(gamma), tau_(tau) {
@@ -96,8 +99,10 @@ class MixtureGame {
   pbrl::Status build(const Params& x, Model& model, GameT<S, A1, A2>& game) const {
     if (auto st = validate_parameters(x); st != pbrl::Status::ok) return st;
     for (int sj = 0; sj < S * J; ++sj) {
-      model.reward[sj] = reward_[sj] + std::tanh(linear(b_, sj, x));
+      model.tanh[sj] = std::tanh(linear(b_, sj, x));
+      model.reward[sj] = reward_[sj] + model.tanh[sj];
       const Real m = Real(1) / (Real(1) + std::exp(-linear(c_, sj, x)));
+      model.mix[sj] = m;
       for (int t = 0; t < S; ++t)
         model.transition[sj * S + t] = (Real(1) - m) * p0_[sj * S + t] + m * p1_[sj * S + t];
     }
@@ -107,11 +112,11 @@ class MixtureGame {
     return pbrl::Status::ok;
   }
 
-  void vjp(const Params& x, const JointT<S, A1, A2>& w, const Vec<S>& v, Real scale, Params& grad) const {
+  void vjp(const Model& model, const JointT<S, A1, A2>& w, const Vec<S>& v, Real scale, Params& grad) const {
     for (int sj = 0; sj < S * J; ++sj) {
       const Real wsj = w(sj / J, sj % J);
-      const Real t = std::tanh(linear(b_, sj, x));
-      const Real m = Real(1) / (Real(1) + std::exp(-linear(c_, sj, x)));
+      const Real t = model.tanh[sj];
+      const Real m = model.mix[sj];
       Real dv(0);
       for (int u = 0; u < S; ++u) dv += (p1_[sj * S + u] - p0_[sj * S + u]) * v(u);
       for (int k = 0; k < K; ++k)
@@ -122,10 +127,10 @@ class MixtureGame {
 
   // Per-sample hook (problem.hpp) over joint actions j:
   // grad += rw * grad r_x(s,j) + tw * grad log P_x(s'|s,j).
-  void sample_vjp(const Params& x, int s, int j, int s_next, Real rw, Real tw, Params& grad) const {
+  void sample_vjp(const Model& model, int s, int j, int s_next, Real rw, Real tw, Params& grad) const {
     const int sj = s * J + j;
-    const Real t = std::tanh(linear(b_, sj, x));
-    const Real m = Real(1) / (Real(1) + std::exp(-linear(c_, sj, x)));
+    const Real t = model.tanh[sj];
+    const Real m = model.mix[sj];
     const Real p0 = p0_[sj * S + s_next], p1 = p1_[sj * S + s_next];
     const Real dlog = m * (Real(1) - m) * (p1 - p0) / ((Real(1) - m) * p0 + m * p1);
     const Real dr = rw * (Real(1) - t * t), dp = tw * dlog;

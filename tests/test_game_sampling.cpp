@@ -179,6 +179,129 @@ TEST_CASE("sampled game policy gradients of both players agree with the exact on
   }
 }
 
+// The batches keep each policy's regularizer terms per state (detail::GameRegularizerCache): the
+// cached values and factors are what the regularizer's own formulas give, to the bit, and a whole
+// batch's estimate equals the per-visit formulas written out here; a batch object reused for
+// another pair (a new batch, or batch 2 of the penalty) refills its cache.
+TEST_CASE("game batches: the regularizer cache is the direct formula, refilled for every batch") {
+  const auto data = std::make_unique<GameData<S, A1, A2>>(261);
+  Real ref1[S * A1], ref2[S * A2];
+  pbrl::Rng prng(262);
+  pbrl::random_distribution(prng, ref1, S * A1);  // positive; rows normalized below
+  pbrl::random_distribution(prng, ref2, S * A2);
+  for (int s = 0; s < S; ++s) {
+    Real t1(0), t2(0);
+    for (int a = 0; a < A1; ++a) t1 += ref1[s * A1 + a];
+    for (int a = 0; a < A2; ++a) t2 += ref2[s * A2 + a];
+    for (int a = 0; a < A1; ++a) ref1[s * A1 + a] /= t1;
+    for (int a = 0; a < A2; ++a) ref2[s * A2 + a] /= t2;
+  }
+  for (auto kind : {pbrl::RegularizerKind::entropy, pbrl::RegularizerKind::kl_reference})
+    for (auto param : {Parameterization::softmax, Parameterization::direct}) {
+      CAPTURE(static_cast<int>(kind));
+      CAPTURE(static_cast<int>(param));
+      Game g = data->game(kGameGamma, Real(0.3));
+      g.regularizer1 = {kind, Real(0.3), ref1};
+      g.regularizer2 = {kind, Real(0.3), ref2};
+      REQUIRE(pbrl::validate(g) == Status::ok);
+      M1 pi1 = random_policy<S, A1>(prng), pi1_hat = random_policy<S, A1>(prng);
+      M2 pi2 = random_policy<S, A2>(prng), pi2_hat = random_policy<S, A2>(prng);
+      pi1(2, 1) = Real(0);  // a zero entry: no term there (softmax), the floored derivative (direct)
+      pi1.row(2) /= pi1.row(2).sum();
+
+      // The cache against the formulas, entry by entry.
+      auto cache = std::make_unique<pbrl::detail::GameRegularizerCache<Real, S, A1, A2>>();
+      cache->fill(g, param, pi1, pi2, true, true);
+      for (int s = 0; s < S; ++s) {
+        CHECK(cache->values.h1[s] == g.regularizer1.value(s, pi1.row(s)));
+        CHECK(cache->values.h2[s] == g.regularizer2.value(s, pi2.row(s)));
+        CHECK(cache->values.tau_h1(g, s) == pbrl::detail::game_h1(g, pi1, s));
+        CHECK(cache->values.tau_h2(g, s) == pbrl::detail::game_h2(g, pi2, s));
+        M1 direct1 = M1::Constant(Real(0.5)), cached1 = direct1;
+        M2 direct2 = M2::Constant(Real(0.5)), cached2 = direct2;
+        pbrl::detail::add_regularizer_term(g.regularizer1, param, pi1, s, Real(0.7), direct1);
+        cache->factors1.add(g.regularizer1, param, pi1, s, Real(0.7), cached1);
+        pbrl::detail::add_regularizer_term(g.regularizer2, param, pi2, s, Real(-0.4), direct2);
+        cache->factors2.add(g.regularizer2, param, pi2, s, Real(-0.4), cached2);
+        CHECK(same_bytes(direct1, cached1));
+        CHECK(same_bytes(direct2, cached2));
+      }
+
+      // Whole batches against the per-visit formulas (rollouts by game_rollout, whose returns take
+      // h from the regularizer directly), one Batch object for two pairs, in uneven chunks.
+      const pbrl::SamplingSettings set = sampling(4, 6);
+      auto traj = std::make_unique<Traj>();
+      auto by_hand = [&](const M1& p1, const M2& p2, pbrl::Rng rng, M1& h1, M2& h2, Real& value) {
+        h1.setZero();
+        h2.setZero();
+        value = Real(0);
+        const Real w = Real(1) / Real(set.batch);
+        std::int64_t steps = 0;
+        for (int b = 0; b < set.batch; ++b) {
+          REQUIRE(pbrl::game_rollout(g, p1, p2, set.horizon, rng, *traj, steps) == Status::ok);
+          value += traj->value[0];
+          Real d = w;
+          for (int t = 0; t < set.horizon; ++t) {
+            const int s = traj->state[t];
+            const Real q = g.r()(s, traj->action1[t] * A2 + traj->action2[t]) + g.discount * traj->value[t + 1];
+            pbrl::detail::add_action_term(param, p1, s, traj->action1[t], d * (q + pbrl::detail::game_h2(g, p2, s)), h1);
+            pbrl::detail::add_regularizer_term(g.regularizer1, param, p1, s, d, h1);
+            pbrl::detail::add_action_term(param, p2, s, traj->action2[t], d * (q - pbrl::detail::game_h1(g, p1, s)), h2);
+            pbrl::detail::add_regularizer_term(g.regularizer2, param, p2, s, -d, h2);
+            d *= g.discount;
+          }
+        }
+        value *= Real(1) / Real(set.batch);
+      };
+      auto batch = std::make_unique<pbrl::detail::GamePolicyGradientBatch<Real, S, A1, A2, 64>>();
+      for (int pair = 0; pair < 2; ++pair) {
+        const M1& p1 = pair == 0 ? pi1 : pi1_hat;
+        const M2& p2 = pair == 0 ? pi2 : pi2_hat;
+        pbrl::Rng rng(263 + pair);
+        M1 e1, s1;
+        M2 e2, s2;
+        Real ev, sv;
+        by_hand(p1, p2, rng, e1, e2, ev);
+        REQUIRE(batch->check(g, param, p1, p2, set) == Status::ok);
+        batch->start(&s1, &s2);
+        for (int chunk : {1, 3, 2}) batch->rollouts(g, param, p1, p2, set, chunk, rng, *traj, &s1, &s2);
+        REQUIRE(batch->finish(set, &s1, &s2, sv) == Status::ok);
+        CHECK(same_bytes(e1, s1));
+        CHECK(same_bytes(e2, s2));
+        CHECK(sv == ev);
+      }
+
+      // The penalty's two batches (pi-hat1, pi2) and (pi1, pi-hat2), each from its own cache: the
+      // policy parts by hand, with common random numbers (both batches from the same stream).
+      Incentive problem;
+      auto inc = data->incentive(kGameGamma, Real(0.3));
+      inc.regularizer1 = g.regularizer1;
+      inc.regularizer2 = g.regularizer2;
+      REQUIRE(problem.init(inc) == Status::ok);
+      auto model = std::make_unique<Incentive::Model>();
+      Game gx;
+      const Incentive::Params x = incentive_x(prng);
+      REQUIRE(problem.build(x, *model, gx) == Status::ok);
+      g.reward = gx.reward;  // the hand-written sums run on M(x)
+      auto out = std::make_unique<pbrl::SampledNikaidoIsoda<Incentive>>();
+      pbrl::Rng rng(265);
+      std::int64_t steps = 0;
+      REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, *model, gx, param, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+                                                  pbrl::PolicyHat{pi1_hat}, pbrl::PolicyHat{pi2_hat}, set, rng,
+                                                  *traj, steps, *out) == Status::ok);
+      M1 e1, unused1, y1;
+      M2 e2, unused2, y2;
+      Real v1, v2;
+      by_hand(pi1_hat, pi2, pbrl::Rng(265), unused1, e2, v1);
+      by_hand(pi1, pi2_hat, pbrl::Rng(265), e1, unused2, v2);
+      y1 = -e1;  // batch 2 adds the negated terms: the same numbers up to the sign of zeros
+      y2 = e2;
+      CHECK((out->grad_y1.array() == y1.array()).all());
+      CHECK((out->grad_y2.array() == y2.array()).all());
+      CHECK(out->value == doctest::Approx(v1 - v2).epsilon(kTight));  // (sum1 - sum2) / B
+    }
+}
+
 TEST_CASE("sampled game vector-Jacobian products agree with J^T(mu, V) over joint actions") {
   const int n = 250 * kScale, batch = 4;
   pbrl::Rng prng(221);
@@ -195,7 +318,7 @@ TEST_CASE("sampled game vector-Jacobian products agree with J^T(mu, V) over join
     Joint mu;
     pbrl::joint_occupancy(e.eval.occupancy, pi1, pi2, mu);
     Mixture::Params exact_g = Mixture::Params::Zero();
-    problem.vjp(x, mu, e.eval.value, Real(1), exact_g);
+    problem.vjp(*model, mu, e.eval.value, Real(1), exact_g);
     Real exact[K];
     flatten<K>(exact_g, exact);
     auto traj = std::make_unique<Traj>();
@@ -203,7 +326,7 @@ TEST_CASE("sampled game vector-Jacobian products agree with J^T(mu, V) over join
     std::int64_t steps = 0;
     auto estimate = [&](int b, Real* out) {
       Mixture::Params gs;
-      REQUIRE(pbrl::sampled_game_vjp(problem, x, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs) ==
+      REQUIRE(pbrl::sampled_game_vjp(problem, *model, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs) ==
               Status::ok);
       flatten<K>(gs, out);
     };
@@ -224,7 +347,7 @@ TEST_CASE("sampled game vector-Jacobian products agree with J^T(mu, V) over join
     Joint mu;
     pbrl::joint_occupancy(e.eval.occupancy, pi1, pi2, mu);
     Incentive::Params exact_g = Incentive::Params::Zero();
-    problem.vjp(x, mu, e.eval.value, Real(1), exact_g);
+    problem.vjp(model, mu, e.eval.value, Real(1), exact_g);
     Real exact[Incentive::kParams];
     flatten<Incentive::kParams>(exact_g, exact);
     auto traj = std::make_unique<Traj>();
@@ -232,7 +355,7 @@ TEST_CASE("sampled game vector-Jacobian products agree with J^T(mu, V) over join
     std::int64_t steps = 0;
     auto estimate = [&](int b, Real* out) {
       Incentive::Params gs;
-      REQUIRE(pbrl::sampled_game_vjp(problem, x, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs) ==
+      REQUIRE(pbrl::sampled_game_vjp(problem, model, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs) ==
               Status::ok);
       flatten<Incentive::kParams>(gs, out);
     };
@@ -272,7 +395,7 @@ TEST_CASE("sampled Nikaido-Isoda penalty agrees with the exact one; common rando
     Mixture::Params gx = Mixture::Params::Zero();
     M1 gp1 = M1::Zero(), gy1;
     M2 gp2 = M2::Zero(), gy2;
-    const Real psi = pbrl::nikaido_isoda_penalty(problem, x, g, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+    const Real psi = pbrl::nikaido_isoda_penalty(problem, *model, g, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                                  pbrl::PolicyHat{pi1_hat, e1}, pbrl::PolicyHat{pi2_hat, e2}, Real(1),
                                                  scratch, gx, gp1, gp2);
     pbrl::chain_policy_gradient<Real, S, A1>(param, pi1, gp1, gy1);
@@ -288,7 +411,7 @@ TEST_CASE("sampled Nikaido-Isoda penalty agrees with the exact one; common rando
     std::int64_t steps = 0;
     pbrl::SampledNikaidoIsoda<Mixture> out;
     auto estimate = [&](int b, Real* o) {
-      REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, param, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+      REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, param, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                                   pbrl::PolicyHat{pi1_hat}, pbrl::PolicyHat{pi2_hat},
                                                   sampling(kLong, b), rng, *traj, steps, out) == Status::ok);
       o[0] = out.value;
@@ -308,14 +431,14 @@ TEST_CASE("sampled Nikaido-Isoda penalty agrees with the exact one; common rando
   pbrl::Rng rng(234);
   std::int64_t steps = 0;
   pbrl::SampledNikaidoIsoda<Mixture> out;
-  REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+  REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                               pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2},
                                               sampling(5, 16), rng, *traj, steps, out) == Status::ok);
   CHECK(out.value == Real(0));
   CHECK(out.grad_x.cwiseAbs().maxCoeff() <= kTight);
   pbrl::SamplingSettings independent = sampling(5, 16);
   independent.common_random_numbers = false;
-  REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+  REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                               pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2},
                                               independent, rng, *traj, steps, out) == Status::ok);
   CHECK(out.value != Real(0));
@@ -345,7 +468,7 @@ TEST_CASE("sampled mixed derivative of the meta-gradient agrees with J^T(mu'_u, 
   REQUIRE(pbrl::occupancy_directional_derivative(g, e.mdp1, pi1, pi2, e.eval.occupancy, u1, u2, *e.ws, warm, mu_dot,
                                                  true) == Status::ok);
   Incentive::Params exact_g = Incentive::Params::Zero();
-  problem.vjp(x, mu_dot, e.eval.value, Real(1), exact_g);
+  problem.vjp(model, mu_dot, e.eval.value, Real(1), exact_g);
   Real exact[Incentive::kParams];
   flatten<Incentive::kParams>(exact_g, exact);
   auto traj = std::make_unique<Traj>();
@@ -353,7 +476,7 @@ TEST_CASE("sampled mixed derivative of the meta-gradient agrees with J^T(mu'_u, 
   std::int64_t steps = 0;
   auto estimate = [&](int b, Real* out) {
     Incentive::Params gs;
-    REQUIRE(pbrl::sampled_directional_vjp(problem, x, g, pi1, pi2, u1, u2, sampling(kLong, b), rng, *traj, steps,
+    REQUIRE(pbrl::sampled_directional_vjp(problem, model, g, pi1, pi2, u1, u2, sampling(kLong, b), rng, *traj, steps,
                                           gs) == Status::ok);
     flatten<Incentive::kParams>(gs, out);
   };
@@ -388,8 +511,8 @@ TEST_CASE("game estimators validate their inputs; on error the stream and the st
   for (const auto& size : {sampling(0, 4), sampling(65, 4), sampling(5, 0)}) {
     CHECK(pbrl::sampled_game_policy_gradient(g, Parameterization::softmax, pi1, pi2, size, rng, *traj, steps, v, &g1,
                                              &g2) == Status::bad_setting);
-    CHECK(pbrl::sampled_game_vjp(problem, x, g, pi1, pi2, size, rng, *traj, steps, gx) == Status::bad_setting);
-    CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+    CHECK(pbrl::sampled_game_vjp(problem, *model, g, pi1, pi2, size, rng, *traj, steps, gx) == Status::bad_setting);
+    CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                               pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2}, size, rng,
                                               *traj, steps, out) == Status::bad_setting);
     CHECK(unchanged());
@@ -398,12 +521,14 @@ TEST_CASE("game estimators validate their inputs; on error the stream and the st
         Status::bad_setting);
   CHECK(pbrl::sampled_game_policy_gradient(g, Parameterization::direct, pi1, bad, sampling(5, 4), rng, *traj, steps, v,
                                            &g1, &g2) == Status::bad_policy);
-  CHECK(pbrl::sampled_game_vjp(problem, outside, g, pi1, pi2, sampling(5, 4), rng, *traj, steps, gx) ==
-        Status::out_of_bounds);
-  CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+  // x comes in through the model, and build() refuses an x outside X: no model exists for it.
+  auto outside_model = std::make_unique<Mixture::Model>();
+  Game outside_game;
+  CHECK(problem.build(outside, *outside_model, outside_game) == Status::out_of_bounds);
+  CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                             pbrl::PolicyHat{pi1}, pbrl::PolicyHat{bad},
                                             sampling(5, 4), rng, *traj, steps, out) == Status::bad_policy);
-  CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, x, g, nonsense, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+  CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, nonsense, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                             pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2}, sampling(5, 4), rng, *traj,
                                             steps, out) == Status::bad_setting);
   CHECK(unchanged());
@@ -413,9 +538,10 @@ namespace {
 struct NoHookIncentive : Incentive {
   void sample_vjp() const {}  // hides the hook: the sampled solvers must refuse this problem
 };
-static_assert(!pbrl::has_sample_vjp<NoHookIncentive>::value, "hook hidden");
-static_assert(pbrl::has_sample_vjp<Incentive>::value, "incentive design offers the hook");
-static_assert(pbrl::has_sample_vjp<Mixture>::value, "the mixture game offers the hook");
+static_assert(!pbrl::has_game_sample_vjp<NoHookIncentive>::value, "hook hidden");
+static_assert(pbrl::has_game_sample_vjp<Incentive>::value, "incentive design offers the hook");
+static_assert(pbrl::has_game_sample_vjp<Mixture>::value, "the mixture game offers the hook");
+static_assert(!pbrl::has_sample_vjp<Incentive>::value, "a game's hook takes the model, not x");
 
 struct FailingUpper : Incentive {
   template <pbrl::EvaluationMethod M>

@@ -141,6 +141,29 @@ TEST_CASE("sample_index draws by the inverse CDF and never an index of probabili
   CHECK(count[0] + count[2] + count[5] == 0);
   pbrl::Vector<Real, 3> none = pbrl::Vector<Real, 3>::Zero();
   CHECK(pbrl::sample_index(rng, none) == -1);
+
+  // Exactly the index of the inverse CDF over the positive entries in order, from the same
+  // uniform (the scan adds zeros instead of skipping them): every draw, zeros first, in the middle
+  // and last, and a mass short of one.
+  pbrl::Vector<Real, 6> q;
+  q << Real(0), Real(0.25), Real(0), Real(1) / Real(3), Real(0.1), Real(0);
+  for (const auto& row : {p, q}) {
+    for (int i = 0; i < 2000; ++i) {
+      pbrl::Rng copy = rng;
+      const Real u = copy.uniform<Real>();
+      Real cumulative(0);
+      int expected_index = -1, last = -1;
+      for (int k = 0; k < 6 && expected_index < 0; ++k) {
+        if (!(row(k) > Real(0))) continue;
+        last = k;
+        cumulative += row(k);
+        if (u < cumulative) expected_index = k;
+      }
+      if (expected_index < 0) expected_index = last;
+      REQUIRE(pbrl::sample_index(rng, row) == expected_index);
+      REQUIRE(same_rng(rng, copy));  // one uniform
+    }
+  }
 }
 
 TEST_CASE("rollouts follow rho, sigma, P and pi; steps and the stream are exact") {

@@ -11,6 +11,8 @@
 #include "pbrl/solver/pbrl_zero_sum.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -124,7 +126,7 @@ struct NiProbe {
     typename Problem::Params dx = Problem::Params::Zero();
     Mat<S, A1> d1 = Mat<S, A1>::Zero();
     Mat<S, A2> d2 = Mat<S, A2>::Zero();
-    const Real psi = pbrl::nikaido_isoda_penalty(problem, x, g, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
+    const Real psi = pbrl::nikaido_isoda_penalty(problem, *model, g, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                                  pbrl::PolicyHat{best1.pi, e1}, pbrl::PolicyHat{best2.pi, e2}, Real(1),
                                                  *scratch, dx, d1, d2);
     if (gx) *gx = dx;
@@ -376,6 +378,16 @@ TEST_CASE("Nikaido-Isoda penalty is gradient dominated in pi (Lemma 'Gradient do
   }
 }
 
+// Whether a game problem's vjp() could be given an x (it takes the model build() made instead).
+template <class P, class = void>
+struct vjp_takes_x : std::false_type {};
+template <class P>
+struct vjp_takes_x<P, std::void_t<decltype(std::declval<const P&>().vjp(
+                          std::declval<const typename P::Params&>(),
+                          std::declval<const JointT<P::kStates, P::kActions1, P::kActions2>&>(),
+                          std::declval<const Vec<P::kStates>&>(), Real(1), std::declval<typename P::Params&>()))>>
+    : std::true_type {};
+
 TEST_CASE("incentive design: build, vjp, f and its gradients") {
   pbrl::Rng rng(80);
   const auto data = std::make_unique<GameData<S, A1, A2>>(81);
@@ -409,7 +421,7 @@ TEST_CASE("incentive design: build, vjp, f and its gradients") {
   Joint mu;
   pbrl::joint_occupancy(e.occupancy, pi1, pi2, mu);
   Incentive::Params gx = Incentive::Params::Zero();
-  problem.vjp(x, mu, e.value, Real(1), gx);
+  problem.vjp(*model, mu, e.value, Real(1), gx);  // value_at(x) built the model at x
   for (int i = 0; i < Incentive::kParams; ++i) {
     const Real fd = central_difference([&](Real h) {
       Incentive::Params xh = x;
@@ -419,6 +431,30 @@ TEST_CASE("incentive design: build, vjp, f and its gradients") {
     });
     CHECK_CLOSE(gx(i), fd, kFdTol, gx.cwiseAbs().maxCoeff());
   }
+
+  // The model keeps sigmoid(x) for vjp() and sample_vjp(): what the formula gives, to the bit,
+  // and the gradients of the x the model was built for (vjp takes no x, so none other can be
+  // paired with it): after a rebuild at x2 they are x2's.
+  REQUIRE(problem.build(x, *model, g) == Status::ok);
+  for (int i = 0; i < Incentive::kParams; ++i) CHECK(model->sigmoid[i] == Incentive::sigmoid(x(i)));
+  Incentive::Params x2 = -x;
+  x2(0) = Real(1.5);
+  Game g2;
+  REQUIRE(problem.build(x2, *model, g2) == Status::ok);
+  Incentive::Params at_x2 = Incentive::Params::Constant(Real(0.25)), sampled_x2 = at_x2;
+  problem.vjp(*model, mu, e.value, Real(-0.5), at_x2);
+  // The same expression as the library's; a compiler may fuse a multiply-add in one and not the other.
+  const auto fused = [](Real a, Real b) {
+    return std::abs(a - b) <= Real(4) * std::numeric_limits<Real>::epsilon() * std::abs(b);
+  };
+  for (int i = 0; i < Incentive::kParams; ++i) {
+    const Real sg = Incentive::sigmoid(x2(i));
+    CHECK(model->sigmoid[i] == sg);
+    CHECK(fused(at_x2(i), Real(0.25) + Real(-0.5) * mu(i / (A1 * A2), i % (A1 * A2)) * Real(0.2) * sg * (Real(1) - sg)));
+    problem.sample_vjp(*model, i / (A1 * A2), i % (A1 * A2), 0, Real(0.7), Real(9), sampled_x2);
+    CHECK(fused(sampled_x2(i), Real(0.25) + Real(0.7) * Real(0.2) * sg * (Real(1) - sg)));
+  }
+  static_assert(!vjp_takes_x<Incentive>::value, "vjp() reads x's factors from the model only");
 
   // f = -V_id(rho): no x-gradient, policy gradients against finite differences.
   pbrl::Evaluation<Real, S, A1 * A2> scratch;
@@ -530,7 +566,9 @@ TEST_CASE("meta-gradient: occupancy derivative, exact mixed derivative and meta-
     return (u1.cwiseProduct(g1)).sum() + (u2.cwiseProduct(g2)).sum();
   };
   Incentive::Params mixed = Incentive::Params::Zero();
-  problem.vjp(x, mu_dot, a.e.value, Real(1), mixed);
+  Game gx_game;
+  REQUIRE(problem.build(x, *model, gx_game) == Status::ok);  // the model at x (the probes above rebuilt it)
+  problem.vjp(*model, mu_dot, a.e.value, Real(1), mixed);
   for (int i = 0; i < Incentive::kParams; ++i) {
     const Real fd = central_difference([&](Real h) {
       Incentive::Params xh = x;

@@ -26,12 +26,19 @@
 //
 //   using Scalar;  static constexpr int kStates, kActions1, kActions2, kParams;
 //   using Params = Vector<Scalar, kParams>;
-//   struct Model;                  // caller storage for the arrays of M(x) that depend on x,
-//                                  // and scratch of upper()
+//   struct Model;                  // caller storage for what build() computes from x: the arrays
+//                                  // of M(x) that depend on x, whatever vjp() and sample_vjp()
+//                                  // need of x, and scratch of upper()
 //   Status build(const Params& x, Model& model, MarkovGame<Scalar,S,A1,A2>& game) const;
-//   void vjp(const Params& x, const JointMatrix<Scalar,S,A1,A2>& w, const StateVector& v,
+//   void vjp(const Model& model, const JointMatrix<Scalar,S,A1,A2>& w, const StateVector& v,
 //            Scalar scale, Params& grad) const;       // grad += scale * J^T(w, v)
-//            // w(s, a1*A2 + a2) is the joint state-action occupancy (S x A1*A2, row-major)
+//            // at the x `model` was built for: the x-dependent parts come from build() once per
+//            // x, and no other x can be passed. w(s, a1*A2 + a2) is the joint state-action
+//            // occupancy (S x A1*A2, row-major)
+//   void sample_vjp(const Model& model, int s, int j, int s_next, Scalar reward_weight,
+//                   Scalar transition_weight, Params& grad) const;
+//            // optional (sampled mode): problem.hpp's per-sample hook over joint actions j, at
+//            // the x `model` was built for; has_game_sample_vjp tells whether a problem has it
 //   template <EvaluationMethod M>
 //   Status upper(const Params& x, const StateActionMatrix<Scalar,S,A1>& pi1,
 //                const StateActionMatrix<Scalar,S,A2>& pi2, Model& model,
@@ -40,7 +47,8 @@
 //                StateActionMatrix<Scalar,S,A2>& grad_pi2) const;
 //                // f(x, pi) and its gradients (overwritten; pi-gradients with respect to the
 //                // probabilities). Called after build(x, model, game) with the same x; it may
-//                // use model as scratch but must leave the arrays the game view reads unchanged.
+//                // use model as scratch but must leave what the game view, vjp() and
+//                // sample_vjp() read unchanged.
 //   Status validate_parameters(const Params& x) const;  // x in X
 //   void project_parameters(Params& x) const;           // Euclidean projection onto X
 //   static constexpr bool kRewardOnly;  // true when P_x does not depend on x (needed by the
@@ -53,7 +61,24 @@
 #include "pbrl/regularizer.hpp"
 #include "pbrl/status.hpp"
 
+#include <type_traits>
+#include <utility>
+
 namespace pbrl {
+
+// Whether GameProblem offers the per-sample hook sample_vjp(model, s, j, s_next, rw, tw, grad).
+template <class GameProblem, class = void>
+struct has_game_sample_vjp : std::false_type {};
+template <class GameProblem>
+struct has_game_sample_vjp<GameProblem, std::void_t<decltype(std::declval<const GameProblem&>().sample_vjp(
+                                            std::declval<const typename GameProblem::Model&>(), 0, 0, 0,
+                                            std::declval<typename GameProblem::Scalar>(),
+                                            std::declval<typename GameProblem::Scalar>(),
+                                            std::declval<typename GameProblem::Params&>()))>> : std::true_type {};
+
+// One row over next states (a transition row being summed).
+template <typename Scalar, int S>
+using StateRow = Eigen::Matrix<Scalar, 1, S, Eigen::RowMajor>;
 
 // Joint state-action arrays: row s, column a1*A2 + a2.
 template <typename Scalar, int S, int A1, int A2>
@@ -144,8 +169,10 @@ Status player1_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatr
     for (int a1 = 0; a1 < A1; ++a1) {
       const int row = s * A1 + a1;
       storage.reward[row] = r.row(s).segment(a1 * A2, A2).dot(pi2.row(s)) + bonus;
-      P1.row(row).setZero();
-      for (int a2 = 0; a2 < A2; ++a2) P1.row(row).noalias() += pi2(s, a2) * P.row(row * A2 + a2);
+      // Summed in a local row (registers) and stored once; the same sums in the same order.
+      StateRow<Scalar, S> acc = StateRow<Scalar, S>::Zero();
+      for (int a2 = 0; a2 < A2; ++a2) acc.noalias() += pi2(s, a2) * P.row(row * A2 + a2);
+      P1.row(row) = acc;
     }
   }
   mdp = Mdp<Scalar, S, A1>{storage.reward, storage.transition, g.initial, g.discount, g.regularizer1};
@@ -169,13 +196,13 @@ Status player2_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatr
       Scalar acc(0);
       for (int a1 = 0; a1 < A1; ++a1) acc += pi1(s, a1) * r(s, a1 * A2 + a2);
       storage.reward[s * A2 + a2] = bonus - acc;
-      P2.row(s * A2 + a2).setZero();
-    }
-    for (int a1 = 0; a1 < A1; ++a1) {
-      const Scalar p1 = pi1(s, a1);
-      if (p1 == Scalar(0)) continue;
-      for (int a2 = 0; a2 < A2; ++a2)
-        P2.row(s * A2 + a2).noalias() += p1 * P.row((s * A1 + a1) * A2 + a2);
+      // As player1_mdp: a local row, stored once.
+      StateRow<Scalar, S> row = StateRow<Scalar, S>::Zero();
+      for (int a1 = 0; a1 < A1; ++a1) {
+        const Scalar p1 = pi1(s, a1);
+        if (p1 != Scalar(0)) row.noalias() += p1 * P.row((s * A1 + a1) * A2 + a2);
+      }
+      P2.row(s * A2 + a2) = row;
     }
   }
   mdp = Mdp<Scalar, S, A2>{storage.reward, storage.transition, g.initial, g.discount, g.regularizer2};

@@ -183,7 +183,7 @@ class MetaGradient {
     if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A1>(settings.policy, y1); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A2>(settings.policy, y2); st != Status::ok) return st;
-    if (settings.gradient == GradientMode::sampled && (!kSampled || !has_sample_vjp<GameProblem>::value))
+    if (settings.gradient == GradientMode::sampled && (!kSampled || !has_game_sample_vjp<GameProblem>::value))
       return Status::bad_setting;
     problem_ = &problem;
     settings_ = settings;
@@ -273,8 +273,8 @@ class MetaGradient {
       u2_ = -u2_;  // player 2 descends V
       warm_next_ = warm_;
       if (sampled) {
-        if constexpr (kSampled && has_sample_vjp<GameProblem>::value) {  // init() refuses sampled mode otherwise
-          if (Status st = sampled_directional_vjp(problem, x_, game, pi1_, pi2_, u1_, u2_, settings_.sampling,
+        if constexpr (kSampled && has_game_sample_vjp<GameProblem>::value) {  // init() refuses sampled mode otherwise
+          if (Status st = sampled_directional_vjp(problem, model_, game, pi1_, pi2_, u1_, u2_, settings_.sampling,
                                                   sampled_.rng_next, sampled_.trajectory, steps, sampled_.mixed);
               st != Status::ok)
             return st;
@@ -285,7 +285,7 @@ class MetaGradient {
                                                          warm_next_, mu_dot_, false);
             st != Status::ok)
           return st;
-        problem.vjp(x_, mu_dot_, eval1_.value, eta, meta_next_);
+        problem.vjp(model_, mu_dot_, eval1_.value, eta, meta_next_);
       }
       norm = meta_next_.norm();
       projected_step(x_, settings_.designer_step, meta_next_, x_next_,

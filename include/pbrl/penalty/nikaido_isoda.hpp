@@ -26,7 +26,7 @@ struct NikaidoIsodaScratch {
 // terms, half 2 the (pi1, pi-hat2) terms (a sliced step runs them in two slices). Arguments as
 // nikaido_isoda_penalty's.
 template <class GameProblem, typename Scalar, int S, int A1, int A2>
-void nikaido_isoda_half(int half, const GameProblem& problem, const typename GameProblem::Params& x,
+void nikaido_isoda_half(int half, const GameProblem& problem, const typename GameProblem::Model& model,
                         const MarkovGame<Scalar, S, A1, A2>& game, const PolicyY<Scalar, S, A1, false>& y1,
                         const PolicyY<Scalar, S, A2, false>& y2, const PolicyHat<Scalar, S, A1, true>& hat1,
                         const PolicyHat<Scalar, S, A2, true>& hat2, Scalar scale,
@@ -34,7 +34,7 @@ void nikaido_isoda_half(int half, const GameProblem& problem, const typename Gam
                         StateActionMatrix<Scalar, S, A1>& grad_pi1, StateActionMatrix<Scalar, S, A2>& grad_pi2) {
   if (half == 1) {  // (pi-hat1, pi2): value and occupancy straight from player 1's MDP.
     joint_occupancy(hat1.eval.occupancy, hat1.pi, y2.pi, scratch.weights);
-    problem.vjp(x, scratch.weights, hat1.eval.value, scale, grad_x);
+    problem.vjp(model, scratch.weights, hat1.eval.value, scale, grad_x);
     add_game_policy_gradients(game, hat1.pi, y2.pi, hat1.eval.value, hat1.eval.occupancy, Scalar(0),
                               static_cast<StateActionMatrix<Scalar, S, A1>*>(nullptr), scale, &grad_pi2);
     return;
@@ -42,16 +42,16 @@ void nikaido_isoda_half(int half, const GameProblem& problem, const typename Gam
   // (pi1, pi-hat2): player 2's value is -V.
   scratch.value = -hat2.eval.value;
   joint_occupancy(hat2.eval.occupancy, y1.pi, hat2.pi, scratch.weights);
-  problem.vjp(x, scratch.weights, scratch.value, -scale, grad_x);
+  problem.vjp(model, scratch.weights, scratch.value, -scale, grad_x);
   add_game_policy_gradients(game, y1.pi, hat2.pi, scratch.value, hat2.eval.occupancy, -scale, &grad_pi1, Scalar(0),
                             static_cast<StateActionMatrix<Scalar, S, A2>*>(nullptr));
 }
 
 // Returns psi and adds scale * grad psi to (grad_x, grad_pi1, grad_pi2). y1 = {pi1}, y2 = {pi2};
 // hat1 = {pi1_hat, its evaluation on player1_mdp(game, pi2)}, hat2 = {pi2_hat, its evaluation on
-// player2_mdp(game, pi1)}; game = M(x) built by problem.build(x, ...).
+// player2_mdp(game, pi1)}; game = M(x) and model as problem.build(x, model, game) wrote them.
 template <class GameProblem, typename Scalar, int S, int A1, int A2>
-Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProblem::Params& x,
+Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProblem::Model& model,
                              const MarkovGame<Scalar, S, A1, A2>& game, const PolicyY<Scalar, S, A1, false>& y1,
                              const PolicyY<Scalar, S, A2, false>& y2, const PolicyHat<Scalar, S, A1, true>& hat1,
                              const PolicyHat<Scalar, S, A2, true>& hat2, Scalar scale,
@@ -60,7 +60,7 @@ Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProb
                              StateActionMatrix<Scalar, S, A1>& grad_pi1,
                              StateActionMatrix<Scalar, S, A2>& grad_pi2) {
   for (int half = 1; half <= 2; ++half)
-    nikaido_isoda_half(half, problem, x, game, y1, y2, hat1, hat2, scale, scratch, grad_x, grad_pi1, grad_pi2);
+    nikaido_isoda_half(half, problem, model, game, y1, y2, hat1, hat2, scale, scratch, grad_x, grad_pi1, grad_pi2);
   return hat1.eval.value_rho + hat2.eval.value_rho;
 }
 

@@ -9,7 +9,8 @@
 // Q-function and state occupancy of pi on the designer's model:
 //   df/dpi1(a1|s) = -d_id(s) sum_a2 pi2(a2|s) Q_id(s,a1,a2),
 //   df/dpi2(a2|s) = -d_id(s) sum_a1 pi1(a1|s) Q_id(s,a1,a2).
-// J^T(w, v)(s,a) = w(s,a) c_x sigmoid'(x(s,a)): x enters the reward only (kRewardOnly).
+// J^T(w, v)(s,a) = w(s,a) c_x sigmoid'(x(s,a)): x enters the reward only (kRewardOnly). build()
+// keeps sigmoid(x) in the Model, where vjp() and sample_vjp() read it (no exponential per call).
 // The designer uses the agents' discount and initial distribution.
 
 #include "pbrl/bilevel_value.hpp"
@@ -37,6 +38,7 @@ class IncentiveDesign {
 
   struct Model {
     Scalar reward[S * A1 * A2];           // r_x, read by the game view
+    Scalar sigmoid[S * A1 * A2];          // sigmoid(x), read by vjp() and sample_vjp()
     Scalar designer_reward[S * A1 * A2];  // r_id - c (upper's scratch)
     Joint joint_policy;                   // pi1 x pi2 (upper's scratch)
   };
@@ -96,40 +98,49 @@ class IncentiveDesign {
   const Box<Scalar>& box() const { return box_; }
   Scalar incentive_scale() const { return scale_; }
 
+  // exp(z) named once: with errno-setting libm calls the compiler may not merge two calls.
   static Scalar sigmoid(Scalar z) {
-    return z >= Scalar(0) ? Scalar(1) / (Scalar(1) + std::exp(-z)) : std::exp(z) / (Scalar(1) + std::exp(z));
+    if (z >= Scalar(0)) return Scalar(1) / (Scalar(1) + std::exp(-z));
+    const Scalar e = std::exp(z);
+    return e / (Scalar(1) + e);
   }
 
+  // not_finite before out_of_bounds. One pass when x is in the box: the box is finite (init), so
+  // that x is finite too.
   Status validate_parameters(const Params& x) const {
     if (!initialized_) return Status::not_initialized;
-    if (!all_finite(x)) return Status::not_finite;
-    return contains(box_, x) ? Status::ok : Status::out_of_bounds;
+    if (contains(box_, x)) return Status::ok;
+    return all_finite(x) ? Status::out_of_bounds : Status::not_finite;
   }
   void project_parameters(Params& x) const { project(box_, x); }
 
   Status build(const Params& x, Model& model, GameType& game) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
-    for (int i = 0; i < kParams; ++i) model.reward[i] = base_.reward[i] + scale_ * sigmoid(x(i));
+    for (int i = 0; i < kParams; ++i) {
+      model.sigmoid[i] = sigmoid(x(i));
+      model.reward[i] = base_.reward[i] + scale_ * model.sigmoid[i];
+    }
     game = base_;
     game.reward = model.reward;
     return Status::ok;
   }
 
-  // grad += scale * J^T(w, v) = scale * w .* c_x sigmoid'(x); v does not enter (P_x = P).
-  void vjp(const Params& x, const Joint& w, const StateVector<Scalar, S>& /*v*/, Scalar scale, Params& grad) const {
+  // grad += scale * J^T(w, v) = scale * w .* c_x sigmoid'(x) at the x model was built for;
+  // v does not enter (P_x = P).
+  void vjp(const Model& model, const Joint& w, const StateVector<Scalar, S>& /*v*/, Scalar scale, Params& grad) const {
     const Eigen::Map<const Params> flat(w.data());
     for (int i = 0; i < kParams; ++i) {
-      const Scalar sg = sigmoid(x(i));
+      const Scalar sg = model.sigmoid[i];
       grad(i) += scale * flat(i) * scale_ * sg * (Scalar(1) - sg);
     }
   }
 
-  // Per-sample form of vjp() for sampled mode (problem.hpp; a = a1*A2 + a2, the joint action):
+  // Per-sample form of vjp() for sampled mode (game.hpp; a = a1*A2 + a2, the joint action):
   // grad += reward_weight * grad_x r_x(s,a); P does not depend on x, so the transition term is 0.
-  void sample_vjp(const Params& x, int s, int a, int /*s_next*/, Scalar reward_weight, Scalar /*transition_weight*/,
-                  Params& grad) const {
+  void sample_vjp(const Model& model, int s, int a, int /*s_next*/, Scalar reward_weight,
+                  Scalar /*transition_weight*/, Params& grad) const {
     const int i = s * A1 * A2 + a;
-    const Scalar sg = sigmoid(x(i));
+    const Scalar sg = model.sigmoid[i];
     grad(i) += reward_weight * scale_ * sg * (Scalar(1) - sg);
   }
 

@@ -19,8 +19,8 @@
 // (the per-state constants included); player 2's regularizer enters V with a plus sign.
 //
 // Vector-Jacobian product J^T(mu^{pi1,pi2}, V^{pi1,pi2}) through the problem's per-sample hook
-// with the joint action index j = a1*A2 + a2 (problem.hpp, sample_vjp; a game problem offers it
-// over joint actions):
+// with the joint action index j = a1*A2 + a2 (game.hpp: sample_vjp(model, ...), the form of
+// problem.hpp's hook over joint actions at the x the model was built for):
 //   sum_t gamma^t [ grad_x r_x(s_t,j_t) + gamma grad_x log P_x(s_{t+1}|s_t,j_t) V_hat_{t+1} ].
 //
 // Nikaido-Isoda penalty (penalty/nikaido_isoda.hpp), two batches: (pi-hat1, pi2) and (pi1, pi-hat2):
@@ -42,7 +42,8 @@
 // Environment steps: B*H per batch. Every call validates first and on a validation error changes
 // nothing; after that only numerical_failure (a non-finite estimate), with the Rng and `steps`
 // unchanged and the outputs and trajectory scratch unspecified. The game must have passed
-// validate(game) once (rho and P are read, not re-checked). Memory: GameTrajectory is
+// validate(game) once (rho and P are read, not re-checked); g and model are M(x) as
+// problem.build(x, model, g) wrote them (x was validated there). Memory: GameTrajectory is
 // 4*(3*MaxHorizon + 2) + sizeof(Scalar)*(MaxHorizon + 1) bytes.
 
 #include <cstdint>
@@ -108,16 +109,97 @@ Scalar game_h2(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<S
   return g.tau() > Scalar(0) ? g.tau() * g.regularizer2.value(s, pi2.row(s)) : Scalar(0);
 }
 
-template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
-void game_returns_unchecked(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
-                            const StateActionMatrix<Scalar, S, A2>& pi2, GameTrajectory<Scalar, MaxHorizon>& traj) {
+// The regularizer's per-state parts of a policy pair, which a batch holds fixed: h1_s(pi1(s)) and
+// h2_s(pi2(s)) of every state and, for a player whose policy gradient is wanted, the logarithmic
+// factor of its regularizer term (add_regularizer_term, estimators.hpp): reg.derivative(s,a,pi)
+// (direct) or log pi(a|s) - log ref(a|s) - h_s (softmax, where pi(a|s) > 0). Filled once per batch,
+// so each row's logarithms are taken once instead of at every visited state (they were most of a
+// sampled step); every sum uses them in the same order, so the estimates are the same to the bit.
+template <typename Scalar, int S, int A>
+struct RegularizerFactors {
+  StateActionMatrix<Scalar, S, A> factor = StateActionMatrix<Scalar, S, A>::Zero();
+
+  // h[s] = h_s(pi(s)) (unscaled), as reg.value gives it.
+  void fill(const Regularizer<Scalar, S, A>& reg, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
+            const Scalar* h) {
+    if (!(reg.tau > Scalar(0))) return;  // add() adds nothing then
+    for (int s = 0; s < S; ++s)
+      for (int a = 0; a < A; ++a) {
+        const Scalar p = pi(s, a);
+        factor(s, a) = param == Parameterization::direct ? reg.derivative(s, a, p)
+                       : p > Scalar(0)                   ? std::log(p) - reg.log_reference(s, a) - h[s]
+                                                         : Scalar(0);
+      }
+  }
+  // add_regularizer_term(reg, param, pi, s, w, grad) from the factors.
+  void add(const Regularizer<Scalar, S, A>& reg, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
+           int s, Scalar w, StateActionMatrix<Scalar, S, A>& grad) const {
+    const Scalar tau = reg.tau;
+    if (!(tau > Scalar(0))) return;
+    if (param == Parameterization::direct) {
+      for (int a = 0; a < A; ++a) grad(s, a) -= w * tau * factor(s, a);
+    } else {
+      for (int a = 0; a < A; ++a) {
+        const Scalar p = pi(s, a);
+        if (p > Scalar(0)) grad(s, a) -= w * tau * p * factor(s, a);
+      }
+    }
+  }
+};
+
+// h1_s(pi1(s)) and h2_s(pi2(s)) of every state (unscaled; 0 without regularization), for the
+// returns of a batch of (pi1, pi2).
+template <typename Scalar, int S>
+struct GameRegularizerValues {
+  Scalar h1[S] = {};
+  Scalar h2[S] = {};
+
+  template <int A1, int A2>
+  void fill(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+            const StateActionMatrix<Scalar, S, A2>& pi2) {
+    const bool on = g.tau() > Scalar(0);
+    for (int s = 0; s < S; ++s) {
+      h1[s] = on ? g.regularizer1.value(s, pi1.row(s)) : Scalar(0);
+      h2[s] = on ? g.regularizer2.value(s, pi2.row(s)) : Scalar(0);
+    }
+  }
+  // game_h1 and game_h2 at s.
+  template <int A1, int A2>
+  Scalar tau_h1(const MarkovGame<Scalar, S, A1, A2>& g, int s) const {
+    return g.tau() > Scalar(0) ? g.tau() * h1[s] : Scalar(0);
+  }
+  template <int A1, int A2>
+  Scalar tau_h2(const MarkovGame<Scalar, S, A1, A2>& g, int s) const {
+    return g.tau() > Scalar(0) ? g.tau() * h2[s] : Scalar(0);
+  }
+};
+
+// Both, for the policy gradients of a batch: fill() with the players whose gradient is wanted.
+template <typename Scalar, int S, int A1, int A2>
+struct GameRegularizerCache {
+  GameRegularizerValues<Scalar, S> values{};
+  RegularizerFactors<Scalar, S, A1> factors1{};
+  RegularizerFactors<Scalar, S, A2> factors2{};
+
+  void fill(const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param, const StateActionMatrix<Scalar, S, A1>& pi1,
+            const StateActionMatrix<Scalar, S, A2>& pi2, bool player1, bool player2) {
+    values.fill(g, pi1, pi2);
+    if (player1) factors1.fill(g.regularizer1, param, pi1, values.h1);
+    if (player2) factors2.fill(g.regularizer2, param, pi2, values.h2);
+  }
+};
+
+// V_hat_t of a trajectory; tau_h1(s), tau_h2(s) give game_h1, game_h2 at s.
+template <typename Scalar, int S, int A1, int A2, int MaxHorizon, typename H1, typename H2>
+void game_returns_unchecked(const MarkovGame<Scalar, S, A1, A2>& g, GameTrajectory<Scalar, MaxHorizon>& traj,
+                            H1&& tau_h1, H2&& tau_h2) {
   const auto r = g.r();
   const int H = traj.horizon;
   traj.value[H] = Scalar(0);
   for (int t = H - 1; t >= 0; --t) {
     const int s = traj.state[t];
-    traj.value[t] = r(s, traj.action1[t] * A2 + traj.action2[t]) + g.discount * traj.value[t + 1] -
-                    game_h1(g, pi1, s) + game_h2(g, pi2, s);
+    traj.value[t] = r(s, traj.action1[t] * A2 + traj.action2[t]) + g.discount * traj.value[t + 1] - tau_h1(s) +
+                    tau_h2(s);
   }
 }
 
@@ -135,11 +217,13 @@ Status check_game_rollout(const MarkovGame<Scalar, S, A1, A2>& g, const StateAct
   return validate_policy(pi2);
 }
 
-// grad1 += w * player 1's per-trajectory policy-gradient terms, grad2 likewise (nullptr: skip).
+// grad1 += w * player 1's per-trajectory policy-gradient terms, grad2 likewise (nullptr: skip);
+// cache filled for (pi1, pi2) with the players whose gradient is wanted.
 template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
 void accumulate_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param,
                                       const StateActionMatrix<Scalar, S, A1>& pi1,
                                       const StateActionMatrix<Scalar, S, A2>& pi2,
+                                      const GameRegularizerCache<Scalar, S, A1, A2>& cache,
                                       const GameTrajectory<Scalar, MaxHorizon>& traj, Scalar w,
                                       StateActionMatrix<Scalar, S, A1>* grad1, StateActionMatrix<Scalar, S, A2>* grad2) {
   Scalar d = w;
@@ -147,12 +231,12 @@ void accumulate_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, Pa
     const int s = traj.state[t];
     const Scalar q = game_q(g, traj, t);
     if (grad1 != nullptr) {
-      add_action_term(param, pi1, s, traj.action1[t], d * (q + game_h2(g, pi2, s)), *grad1);
-      add_regularizer_term(g.regularizer1, param, pi1, s, d, *grad1);
+      add_action_term(param, pi1, s, traj.action1[t], d * (q + cache.values.tau_h2(g, s)), *grad1);
+      cache.factors1.add(g.regularizer1, param, pi1, s, d, *grad1);
     }
     if (grad2 != nullptr) {
-      add_action_term(param, pi2, s, traj.action2[t], d * (q - game_h1(g, pi1, s)), *grad2);
-      add_regularizer_term(g.regularizer2, param, pi2, s, -d, *grad2);
+      add_action_term(param, pi2, s, traj.action2[t], d * (q - cache.values.tau_h1(g, s)), *grad2);
+      cache.factors2.add(g.regularizer2, param, pi2, s, -d, *grad2);
     }
     d *= g.discount;
   }
@@ -160,7 +244,7 @@ void accumulate_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, Pa
 
 // grad += w * sum_t gamma^t [grad r(s_t,j_t) + gamma grad log P(s_{t+1}|s_t,j_t) V_hat_{t+1}].
 template <class GameProblem, typename Scalar, int MaxHorizon>
-void accumulate_game_vjp(const GameProblem& problem, const typename GameProblem::Params& x, Scalar gamma,
+void accumulate_game_vjp(const GameProblem& problem, const typename GameProblem::Model& model, Scalar gamma,
                          const GameTrajectory<Scalar, MaxHorizon>& traj, Scalar w,
                          typename GameProblem::Params& grad) {
   constexpr int A2 = GameProblem::kActions2;
@@ -168,19 +252,21 @@ void accumulate_game_vjp(const GameProblem& problem, const typename GameProblem:
   Scalar d = w;
   for (int t = 0; t < H; ++t) {
     const int j = traj.action1[t] * A2 + traj.action2[t];
-    problem.sample_vjp(x, traj.state[t], j, traj.state[t + 1], d, d * gamma * traj.value[t + 1], grad);
+    problem.sample_vjp(model, traj.state[t], j, traj.state[t + 1], d, d * gamma * traj.value[t + 1], grad);
     d *= gamma;
   }
 }
 
-// `count` rollouts of (pi1, pi2) with their returns; visit(traj) after each.
+// `count` rollouts of (pi1, pi2) with their returns (values filled for (pi1, pi2)); visit(traj)
+// after each.
 template <typename Scalar, int S, int A1, int A2, int MaxHorizon, typename Visit>
 void run_game_rollouts(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
-                       const StateActionMatrix<Scalar, S, A2>& pi2, int horizon, int count, Rng& rng,
-                       GameTrajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
+                       const StateActionMatrix<Scalar, S, A2>& pi2, const GameRegularizerValues<Scalar, S>& values,
+                       int horizon, int count, Rng& rng, GameTrajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
   for (int b = 0; b < count; ++b) {
     game_rollout_unchecked(g, pi1, pi2, horizon, rng, traj);
-    game_returns_unchecked(g, pi1, pi2, traj);
+    game_returns_unchecked(g, traj, [&](int s) { return values.tau_h1(g, s); },
+                           [&](int s) { return values.tau_h2(g, s); });
     visit(static_cast<const GameTrajectory<Scalar, MaxHorizon>&>(traj));
   }
 }
@@ -190,7 +276,9 @@ template <typename Scalar, int S, int A1, int A2, int MaxHorizon, typename Visit
 void run_game_batch(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
                     const StateActionMatrix<Scalar, S, A2>& pi2, const SamplingSettings& settings, Rng& rng,
                     GameTrajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
-  run_game_rollouts(g, pi1, pi2, settings.horizon, settings.batch, rng, traj, static_cast<Visit&&>(visit));
+  GameRegularizerValues<Scalar, S> values;
+  values.fill(g, pi1, pi2);
+  run_game_rollouts(g, pi1, pi2, values, settings.horizon, settings.batch, rng, traj, static_cast<Visit&&>(visit));
 }
 
 template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
@@ -211,7 +299,8 @@ Status game_rollout(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMat
   if (Status st = detail::check_game_rollout(g, pi1, pi2, horizon, MaxHorizon); st != Status::ok) return st;
   Rng local = rng;
   detail::game_rollout_unchecked(g, pi1, pi2, horizon, local, out);
-  detail::game_returns_unchecked(g, pi1, pi2, out);
+  detail::game_returns_unchecked(g, out, [&](int s) { return detail::game_h1(g, pi1, s); },
+                                 [&](int s) { return detail::game_h2(g, pi2, s); });
   if (!std::isfinite(out.value[0])) return Status::numerical_failure;
   rng = local;
   steps += horizon;
@@ -221,14 +310,16 @@ Status game_rollout(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMat
 namespace detail {
 
 // sampled_game_policy_gradient in parts, so that a sliced step can run its batch a few rollouts
-// at a time: start() after the checks, rollouts() for b in [0, B) in any chunks, then finish()
-// (the mean; numerical_failure on a non-finite estimate). The whole call is these three.
+// at a time: start() after the checks, rollouts() for b in [0, B) in any chunks (all with the
+// same arguments: the first fills the regularizer cache), then finish() (the mean;
+// numerical_failure on a non-finite estimate). The whole call is these three.
 template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
 struct GamePolicyGradientBatch {
   using Matrix1 = StateActionMatrix<Scalar, S, A1>;
   using Matrix2 = StateActionMatrix<Scalar, S, A2>;
   Scalar sum = Scalar(0);
   int done = 0;  // rollouts taken of B
+  GameRegularizerCache<Scalar, S, A1, A2> cache{};  // of (pi1, pi2), filled by the first chunk
 
   static Status check(const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param, const Matrix1& pi1,
                       const Matrix2& pi2, const SamplingSettings& settings) {
@@ -245,10 +336,11 @@ struct GamePolicyGradientBatch {
                 const Matrix2& pi2, const SamplingSettings& settings, int count, Rng& rng,
                 GameTrajectory<Scalar, MaxHorizon>& scratch, Matrix1* grad1, Matrix2* grad2) {
     const Scalar w = Scalar(1) / Scalar(settings.batch);
-    run_game_rollouts(g, pi1, pi2, settings.horizon, count, rng, scratch,
+    if (done == 0) cache.fill(g, param, pi1, pi2, grad1 != nullptr, grad2 != nullptr);
+    run_game_rollouts(g, pi1, pi2, cache.values, settings.horizon, count, rng, scratch,
                       [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
                         sum += traj.value[0];
-                        accumulate_game_policy_gradients(g, param, pi1, pi2, traj, w, grad1, grad2);
+                        accumulate_game_policy_gradients(g, param, pi1, pi2, cache, traj, w, grad1, grad2);
                       });
     done += count;
   }
@@ -285,23 +377,23 @@ Status sampled_game_policy_gradient(const MarkovGame<Scalar, S, A1, A2>& g, Para
   return Status::ok;
 }
 
-// grad = J_hat^T(mu^{pi1,pi2}, V^{pi1,pi2}) on g = M(x), the estimate of grad_x V^{pi1,pi2}(rho).
+// grad = J_hat^T(mu^{pi1,pi2}, V^{pi1,pi2}) on g = M(x) (model and g from build(x)), the estimate
+// of grad_x V^{pi1,pi2}(rho).
 // Adds B*H to steps. Needs the problem's sample_vjp over joint actions.
 template <class GameProblem, typename Scalar, int S, int A1, int A2, int MaxHorizon>
-Status sampled_game_vjp(const GameProblem& problem, const typename GameProblem::Params& x,
+Status sampled_game_vjp(const GameProblem& problem, const typename GameProblem::Model& model,
                         const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
                         const StateActionMatrix<Scalar, S, A2>& pi2, const SamplingSettings& settings, Rng& rng,
                         GameTrajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                         typename GameProblem::Params& grad) {
-  static_assert(has_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
+  static_assert(has_game_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
   if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
     return st;
-  if (Status st = problem.validate_parameters(x); st != Status::ok) return st;
   Rng local = rng;
   const Scalar w = Scalar(1) / Scalar(settings.batch);
   grad.setZero();
   detail::run_game_batch(g, pi1, pi2, settings, local, scratch, [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
-    detail::accumulate_game_vjp(problem, x, g.discount, traj, w, grad);
+    detail::accumulate_game_vjp(problem, model, g.discount, traj, w, grad);
   });
   if (!all_finite(grad)) return Status::numerical_failure;
   rng = local;
@@ -312,9 +404,10 @@ Status sampled_game_vjp(const GameProblem& problem, const typename GameProblem::
 namespace detail {
 
 // sampled_nikaido_isoda_penalty in parts, for a sliced step: check(), start(rng), rollouts() of
-// batch 1 = (pi-hat1, pi2) then of batch 2 = (pi1, pi-hat2), B each, in any chunks, then
-// finish() (the estimate; numerical_failure on a non-finite one; rng_out = the stream after
-// both batches). The whole call is these.
+// batch 1 = (pi-hat1, pi2) then of batch 2 = (pi1, pi-hat2), B each, in any chunks (all with the
+// same arguments: the first chunk of each batch fills the regularizer cache), then finish() (the
+// estimate; numerical_failure on a non-finite one; rng_out = the stream after both batches). The
+// whole call is these.
 template <class GameProblem, int MaxHorizon>
 struct NikaidoIsodaBatches {
   using Scalar = typename GameProblem::Scalar;
@@ -326,15 +419,13 @@ struct NikaidoIsodaBatches {
   Rng first{}, second{};  // the streams of batch 1 and batch 2
   Scalar sum1 = Scalar(0), sum2 = Scalar(0);
   int done1 = 0, done2 = 0;  // rollouts taken of each batch
+  GameRegularizerCache<Scalar, S, A1, A2> cache{};  // of the current batch's pair, filled by its first chunk
 
-  static Status check(const GameProblem& problem, const typename GameProblem::Params& x, const Game& g,
-                      Parameterization param, const Matrix1& pi1, const Matrix2& pi2, const Matrix1& pi1_hat,
-                      const Matrix2& pi2_hat, const SamplingSettings& settings) {
+  static Status check(const Game& g, Parameterization param, const Matrix1& pi1, const Matrix2& pi2,
+                      const Matrix1& pi1_hat, const Matrix2& pi2_hat, const SamplingSettings& settings) {
     if (!valid_parameterization(param)) return Status::bad_setting;
     if (Status st = check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok) return st;
-    if (Status st = check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1_hat, pi2_hat, settings); st != Status::ok)
-      return st;
-    return problem.validate_parameters(x);
+    return check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1_hat, pi2_hat, settings);
   }
   void start(const Rng& rng, SampledNikaidoIsoda<GameProblem>& out) {
     first = second = rng;
@@ -345,26 +436,29 @@ struct NikaidoIsodaBatches {
     out.grad_y2.setZero();
   }
   // The next `count` rollouts, of batch 1 until it has B, then of batch 2 (count within one batch).
-  void rollouts(const GameProblem& problem, const typename GameProblem::Params& x, const Game& g,
+  void rollouts(const GameProblem& problem, const typename GameProblem::Model& model, const Game& g,
                 Parameterization param, const Matrix1& pi1, const Matrix2& pi2, const Matrix1& pi1_hat,
                 const Matrix2& pi2_hat, const SamplingSettings& settings, int count, Traj& scratch,
                 SampledNikaidoIsoda<GameProblem>& out) {
     const Scalar w = Scalar(1) / Scalar(settings.batch);
     if (done1 < settings.batch) {
-      run_game_rollouts(g, pi1_hat, pi2, settings.horizon, count, first, scratch, [&](const Traj& traj) {
+      if (done1 == 0) cache.fill(g, param, pi1_hat, pi2, false, true);
+      run_game_rollouts(g, pi1_hat, pi2, cache.values, settings.horizon, count, first, scratch, [&](const Traj& traj) {
         sum1 += traj.value[0];
-        accumulate_game_vjp(problem, x, g.discount, traj, w, out.grad_x);
-        accumulate_game_policy_gradients(g, param, pi1_hat, pi2, traj, w, static_cast<Matrix1*>(nullptr),
+        accumulate_game_vjp(problem, model, g.discount, traj, w, out.grad_x);
+        accumulate_game_policy_gradients(g, param, pi1_hat, pi2, cache, traj, w, static_cast<Matrix1*>(nullptr),
                                          &out.grad_y2);
       });
       done1 += count;
       if (done1 == settings.batch && !settings.common_random_numbers) second = first;
       return;
     }
-    run_game_rollouts(g, pi1, pi2_hat, settings.horizon, count, second, scratch, [&](const Traj& traj) {
+    if (done2 == 0) cache.fill(g, param, pi1, pi2_hat, true, false);
+    run_game_rollouts(g, pi1, pi2_hat, cache.values, settings.horizon, count, second, scratch, [&](const Traj& traj) {
       sum2 += traj.value[0];
-      accumulate_game_vjp(problem, x, g.discount, traj, -w, out.grad_x);
-      accumulate_game_policy_gradients(g, param, pi1, pi2_hat, traj, -w, &out.grad_y1, static_cast<Matrix2*>(nullptr));
+      accumulate_game_vjp(problem, model, g.discount, traj, -w, out.grad_x);
+      accumulate_game_policy_gradients(g, param, pi1, pi2_hat, cache, traj, -w, &out.grad_y1,
+                                       static_cast<Matrix2*>(nullptr));
     });
     done2 += count;
   }
@@ -386,7 +480,7 @@ struct NikaidoIsodaBatches {
 // The Nikaido-Isoda penalty psi and its gradients (x, and y1, y2 in `param`), from a batch of
 // (pi-hat1, pi2) and a batch of (pi1, pi-hat2). Adds 2*B*H to steps.
 template <class GameProblem, typename Scalar, int S, int A1, int A2, int MaxHorizon>
-Status sampled_nikaido_isoda_penalty(const GameProblem& problem, const typename GameProblem::Params& x,
+Status sampled_nikaido_isoda_penalty(const GameProblem& problem, const typename GameProblem::Model& model,
                                      const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param,
                                      const PolicyY<Scalar, S, A1, false>& y1,
                                      const PolicyY<Scalar, S, A2, false>& y2,
@@ -395,14 +489,14 @@ Status sampled_nikaido_isoda_penalty(const GameProblem& problem, const typename 
                                      const SamplingSettings& settings, Rng& rng,
                                      GameTrajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                                      SampledNikaidoIsoda<GameProblem>& out) {
-  static_assert(has_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
+  static_assert(has_game_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
   using Batches = detail::NikaidoIsodaBatches<GameProblem, MaxHorizon>;
-  if (Status st = Batches::check(problem, x, g, param, y1.pi, y2.pi, hat1.pi, hat2.pi, settings); st != Status::ok)
+  if (Status st = Batches::check(g, param, y1.pi, y2.pi, hat1.pi, hat2.pi, settings); st != Status::ok)
     return st;
   Batches batches;
   batches.start(rng, out);
   for (int batch = 0; batch < 2; ++batch)
-    batches.rollouts(problem, x, g, param, y1.pi, y2.pi, hat1.pi, hat2.pi, settings, settings.batch, scratch, out);
+    batches.rollouts(problem, model, g, param, y1.pi, y2.pi, hat1.pi, hat2.pi, settings, settings.batch, scratch, out);
   Rng after;
   if (Status st = batches.finish(settings, out, after); st != Status::ok) return st;
   rng = after;
@@ -414,17 +508,16 @@ Status sampled_nikaido_isoda_penalty(const GameProblem& problem, const typename 
 // u = (u1, u2) (rows summing to 0), from one batch of (pi1, pi2); x must enter the rewards only
 // (GameProblem::kRewardOnly). Adds B*H to steps.
 template <class GameProblem, typename Scalar, int S, int A1, int A2, int MaxHorizon>
-Status sampled_directional_vjp(const GameProblem& problem, const typename GameProblem::Params& x,
+Status sampled_directional_vjp(const GameProblem& problem, const typename GameProblem::Model& model,
                                const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
                                const StateActionMatrix<Scalar, S, A2>& pi2, const StateActionMatrix<Scalar, S, A1>& u1,
                                const StateActionMatrix<Scalar, S, A2>& u2, const SamplingSettings& settings, Rng& rng,
                                GameTrajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                                typename GameProblem::Params& grad) {
-  static_assert(has_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
+  static_assert(has_game_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
   static_assert(GameProblem::kRewardOnly, "the sampled mixed derivative needs transitions free of x");
   if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
     return st;
-  if (Status st = problem.validate_parameters(x); st != Status::ok) return st;
   if (!all_finite(u1) || !all_finite(u2)) return Status::not_finite;
   Rng local = rng;
   const Scalar w = Scalar(1) / Scalar(settings.batch);
@@ -434,7 +527,7 @@ Status sampled_directional_vjp(const GameProblem& problem, const typename GamePr
     for (int t = 0; t < traj.horizon; ++t) {
       const int s = traj.state[t], a1 = traj.action1[t], a2 = traj.action2[t];
       c += u1(s, a1) / pi1(s, a1) + u2(s, a2) / pi2(s, a2);  // drawn actions: pi > 0
-      problem.sample_vjp(x, s, a1 * A2 + a2, traj.state[t + 1], d * c, Scalar(0), grad);
+      problem.sample_vjp(model, s, a1 * A2 + a2, traj.state[t + 1], d * c, Scalar(0), grad);
       d *= g.discount;
     }
   });

@@ -50,20 +50,20 @@ struct Trajectory {
 // Index drawn from the distribution p (a fixed-size vector or row) by the inverse CDF of one
 // uniform. Rounding past the last cumulative sum falls to the last positive entry, so an index of
 // probability 0 is never returned; -1 only if no entry is positive (callers validate first).
+// The scan needs no test for zeros (entries are >= 0, validated): a zero entry leaves the sum as
+// it was, so u < sum, false at the entry before it (or 0 <= u at the start), stays false there.
 template <typename Derived>
 int sample_index(Rng& rng, const Eigen::DenseBase<Derived>& p) {
   using Scalar = typename Derived::Scalar;
   const Scalar u = rng.uniform<Scalar>();
   Scalar cumulative(0);
-  int last = -1;
   for (Eigen::Index i = 0; i < p.size(); ++i) {
-    const Scalar pi = p.coeff(i);
-    if (!(pi > Scalar(0))) continue;
-    last = static_cast<int>(i);
-    cumulative += pi;
-    if (u < cumulative) return last;
+    cumulative += p.coeff(i);
+    if (u < cumulative) return static_cast<int>(i);
   }
-  return last;
+  for (Eigen::Index i = p.size() - 1; i >= 0; --i)
+    if (p.coeff(i) > Scalar(0)) return static_cast<int>(i);
+  return -1;
 }
 
 namespace detail {

@@ -105,7 +105,7 @@ class PbrlZeroSum {
     if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A1>(settings.policy, y1); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A2>(settings.policy, y2); st != Status::ok) return st;
-    if (settings.gradient == GradientMode::sampled && (!kSampled || !has_sample_vjp<GameProblem>::value))
+    if (settings.gradient == GradientMode::sampled && (!kSampled || !has_game_sample_vjp<GameProblem>::value))
       return Status::bad_setting;
     problem_ = &problem;
     settings_ = settings;
@@ -309,7 +309,7 @@ class PbrlZeroSum {
         }
         return Status::ok;
       case StepPart::penalty:  // psi's gradient in two halves, one slice each (nikaido_isoda_penalty)
-        nikaido_isoda_half(p.player, problem, x_, p.game, PolicyY{pi1_}, PolicyY{pi2_}, PolicyHat{pi1_next_, eval1_},
+        nikaido_isoda_half(p.player, problem, model_, p.game, PolicyY{pi1_}, PolicyY{pi2_}, PolicyHat{pi1_next_, eval1_},
                            PolicyHat{pi2_next_, eval2_}, p.lambda, ni_scratch_, grad_x_, grad_pi1_, grad_pi2_);
         if (p.player++ == 1) return Status::ok;
         p.psi = eval1_.value_rho + eval2_.value_rho;
@@ -404,7 +404,7 @@ class PbrlZeroSum {
   // two batches of the sampled psi. grad_y1_ and grad_y2_ carry the players' sampled gradients
   // until grad F overwrites them.
   Status rollouts(int max_rollouts) {
-    if constexpr (!kSampled || !has_sample_vjp<GameProblem>::value) {
+    if constexpr (!kSampled || !has_game_sample_vjp<GameProblem>::value) {
       (void)max_rollouts;
       return Status::bad_setting;  // init() refuses this already
     } else {
@@ -447,20 +447,20 @@ class PbrlZeroSum {
 
   // The sampled psi's two batches (sampled_nikaido_isoda_penalty), then f.
   Status penalty_rollouts(int max_rollouts) {
-    if constexpr (kSampled && has_sample_vjp<GameProblem>::value) {
+    if constexpr (kSampled && has_game_sample_vjp<GameProblem>::value) {
       StepInProgress& p = part_;
       const SamplingSettings& sampling = settings_.sampling;
       const Parameterization param = settings_.policy.parameterization;
       auto& batches = sampled_.batches;
       if (!p.batch_started) {
-        if (Status st = batches.check(*problem_, x_, p.game, param, pi1_, pi2_, pi1_next_, pi2_next_, sampling);
+        if (Status st = batches.check(p.game, param, pi1_, pi2_, pi1_next_, pi2_next_, sampling);
             st != Status::ok)
           return st;
         batches.start(sampled_.rng_next, sampled_.penalty);
         p.batch_started = true;
       }
       const int left = batches.left(sampling);
-      batches.rollouts(*problem_, x_, p.game, param, pi1_, pi2_, pi1_next_, pi2_next_, sampling,
+      batches.rollouts(*problem_, model_, p.game, param, pi1_, pi2_, pi1_next_, pi2_next_, sampling,
                        left < max_rollouts ? left : max_rollouts, sampled_.trajectory, sampled_.penalty);
       if (batches.done2 < sampling.batch) return Status::ok;
       if (Status st = batches.finish(sampling, sampled_.penalty, sampled_.rng_next); st != Status::ok) return st;
@@ -474,7 +474,7 @@ class PbrlZeroSum {
 
   // Sampled mode, after f: grad F = grad f + lambda * (the sampled psi's gradients).
   void add_sampled_penalty() {
-    if constexpr (kSampled && has_sample_vjp<GameProblem>::value) {
+    if constexpr (kSampled && has_game_sample_vjp<GameProblem>::value) {
       const Scalar lambda = part_.lambda;
       chain_policy_gradient<Scalar, S, A1>(settings_.policy.parameterization, pi1_, grad_pi1_, grad_y1_);
       chain_policy_gradient<Scalar, S, A2>(settings_.policy.parameterization, pi2_, grad_pi2_, grad_y2_);
