@@ -7,7 +7,10 @@
 #include "pbrl/pbrl.hpp"
 #include "pbrl/problems/random_instance.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 #ifndef PBRL_TEST_SCALAR
@@ -252,4 +255,42 @@ void check_exact_only_type(Init init, Same same, int steps = 4) {
   CHECK(init(*b, pbrl::GradientMode::sampled) == pbrl::Status::bad_setting);
   CHECK(std::memcmp(before.get(), b.get(), sizeof(Exact)) == 0);
   CHECK(init(*a, pbrl::GradientMode::sampled) == pbrl::Status::ok);
+}
+
+// ---- comparing two formulas that the compiler may contract differently ----------------------
+// Where the target has a fast fused multiply-add for T (aarch64; the Cortex-M4F in float), GCC's
+// default -ffp-contract=fast may fuse the a*b + c of the two formulas differently: there they agree
+// within rounding, elsewhere (the x86-64 default target) to the bit.
+template <typename T>
+constexpr bool may_fuse() {
+#if defined(__FP_FAST_FMA)
+  if (sizeof(T) == sizeof(double)) return true;
+#endif
+#if defined(__FP_FAST_FMAF)
+  if (sizeof(T) == sizeof(float)) return true;
+#endif
+  return false;
+}
+
+// The largest |a - b| over n entries, in units of epsilon * max |b|.
+template <typename T>
+double spread(const T* a, const T* b, int n) {
+  double scale = 0, gap = 0;
+  for (int i = 0; i < n; ++i) {
+    scale = std::max(scale, std::abs(double(b[i])));
+    gap = std::max(gap, std::abs(double(a[i]) - double(b[i])));
+  }
+  return scale > 0 ? gap / (scale * double(std::numeric_limits<T>::epsilon())) : gap;
+}
+
+// a and b the same to the bit, or, where the compiler may fuse, within `rounding` epsilons.
+template <typename T>
+void check_same_unless_fused(const T* a, const T* b, int n, double rounding) {
+  if (!may_fuse<T>()) {
+    CHECK(std::memcmp(a, b, sizeof(T) * n) == 0);
+  } else {
+    const double epsilons = spread(a, b, n);
+    CAPTURE(epsilons);
+    CHECK(epsilons <= rounding);
+  }
 }

@@ -230,48 +230,10 @@ TEST_CASE("vector-Jacobian product gives grad_x V^pi(rho) and grad_x E_{rho,sigm
 }
 
 namespace {
-// Where the target has a fast fused multiply-add for T (aarch64; the Cortex-M4F in float), GCC's
-// default -ffp-contract=fast may fuse the a*b + c of the two formulas differently: there they agree
-// within rounding, elsewhere (the x86-64 default target) to the bit. (Kept beside its twin in
-// test_stackelberg.cpp.)
-template <typename T>
-constexpr bool may_fuse() {
-#if defined(__FP_FAST_FMA)
-  if (sizeof(T) == sizeof(double)) return true;
-#endif
-#if defined(__FP_FAST_FMAF)
-  if (sizeof(T) == sizeof(float)) return true;
-#endif
-  return false;
-}
-
-// The largest |a - b| over n entries, in units of epsilon * max |b|.
-template <typename T>
-double spread(const T* a, const T* b, int n) {
-  double scale = 0, gap = 0;
-  for (int i = 0; i < n; ++i) {
-    scale = std::max(scale, std::abs(double(b[i])));
-    gap = std::max(gap, std::abs(double(a[i]) - double(b[i])));
-  }
-  return scale > 0 ? gap / (scale * double(std::numeric_limits<T>::epsilon())) : gap;
-}
-
-// a and b the same to the bit, or, where the compiler may fuse, within `rounding` epsilons.
-template <typename T>
-void check_same(const T* a, const T* b, int n, double rounding) {
-  if (!may_fuse<T>()) {
-    CHECK(std::memcmp(a, b, sizeof(T) * n) == 0);
-  } else {
-    const double epsilons = spread(a, b, n);
-    CAPTURE(epsilons);
-    CHECK(epsilons <= rounding);
-  }
-}
-
 // The direct evaluation as it was before the blocked elimination, written out: I - gamma*P_pi as
 // the identity minus A passes over each row, column-by-column elimination (rows with a zero
 // multiplier skipped), the forward and backward sums one row at a time, Q = r + gamma*P V. The
-// library's evaluate() and occupancy_from_start() must give the same numbers (check_same), in the
+// library's evaluate() and occupancy_from_start() must give the same numbers (check_same_unless_fused), in the
 // scalar T whatever the suite's scalar.
 template <typename T, int NS, int NA>
 struct PreviousDirect {
@@ -364,10 +326,10 @@ void check_direct_matches_previous(std::uint32_t seed, T zero_fraction) {
   REQUIRE(pbrl::evaluate(m, pi, *ws, *e) == Status::ok);
   // Within rounding where fused: of the factors entrywise in max|entry|, of V, Q, d likewise.
   constexpr double rounding = 16;
-  check_same(ws->lu, previous->lu.data(), NS * NS, rounding);
-  check_same(e->value.data(), previous->value.data(), NS, rounding);
-  check_same(e->occupancy.data(), previous->occupancy.data(), NS, rounding);
-  check_same(e->q.data(), previous->q.data(), NS * NA, rounding);
+  check_same_unless_fused(ws->lu, previous->lu.data(), NS * NS, rounding);
+  check_same_unless_fused(e->value.data(), previous->value.data(), NS, rounding);
+  check_same_unless_fused(e->occupancy.data(), previous->occupancy.data(), NS, rounding);
+  check_same_unless_fused(e->q.data(), previous->q.data(), NS * NA, rounding);
 
   // The state-action start's occupancy, with the factors made again (factors_current = false).
   pbrl::StateVector<T, NS> warm = pbrl::StateVector<T, NS>::Zero(), start;
@@ -381,7 +343,7 @@ void check_direct_matches_previous(std::uint32_t seed, T zero_fraction) {
     }
   start *= m.discount;
   previous->solve_transposed(start);
-  check_same(warm.data(), start.data(), NS, rounding);
+  check_same_unless_fused(warm.data(), start.data(), NS, rounding);
 }
 }  // namespace
 

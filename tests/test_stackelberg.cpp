@@ -243,47 +243,9 @@ TEST_CASE("Stackelberg build: M(x) averages the follower's reward and the transi
 }
 
 namespace {
-// Where the target has a fast fused multiply-add for T (aarch64; the Cortex-M4F in float), GCC's
-// default -ffp-contract=fast may fuse the a*b + c of the two formulas differently: there they agree
-// within rounding, elsewhere (the x86-64 default target) to the bit. (Kept beside its twin in
-// test_evaluation.cpp.)
-template <typename T>
-constexpr bool may_fuse() {
-#if defined(__FP_FAST_FMA)
-  if (sizeof(T) == sizeof(double)) return true;
-#endif
-#if defined(__FP_FAST_FMAF)
-  if (sizeof(T) == sizeof(float)) return true;
-#endif
-  return false;
-}
-
-// The largest |a - b| over n entries, in units of epsilon * max |b|.
-template <typename T>
-double spread(const T* a, const T* b, int n) {
-  double scale = 0, gap = 0;
-  for (int i = 0; i < n; ++i) {
-    scale = std::max(scale, std::abs(double(b[i])));
-    gap = std::max(gap, std::abs(double(a[i]) - double(b[i])));
-  }
-  return scale > 0 ? gap / (scale * double(std::numeric_limits<T>::epsilon())) : gap;
-}
-
-// a and b the same to the bit, or, where the compiler may fuse, within `rounding` epsilons.
-template <typename T>
-void check_same(const T* a, const T* b, int n, double rounding) {
-  if (!may_fuse<T>()) {
-    CHECK(std::memcmp(a, b, sizeof(T) * n) == 0);
-  } else {
-    const double epsilons = spread(a, b, n);
-    CAPTURE(epsilons);
-    CHECK(epsilons <= rounding);
-  }
-}
-
 // build() against the formula it had before it wrote each entry once: per (s, a_f) the row of P_x
 // zeroed, then A_l passes row += pi_x(a_l|s) P(.|s,a_l,a_f) (Eigen, a_l = 0..AL-1), and r_x summed
-// from 0 in the same order. The same numbers (check_same), in the scalar T whatever the suite's
+// from 0 in the same order. The same numbers (check_same_unless_fused), in the scalar T whatever the suite's
 // scalar.
 template <typename T, int NS, int NL, int NF>
 void check_build_matches_accumulating_formula(std::uint32_t seed) {
@@ -327,8 +289,8 @@ void check_build_matches_accumulating_formula(std::uint32_t seed) {
         a->previous_reward[s * NF + af] = r;
       }
     // Within rounding where fused: sums of AL products, in max |entry|.
-    check_same(model->reward, a->previous_reward, NS * NF, double(NL));
-    check_same(model->transition, a->previous_transition, NS * NF * NS, double(NL));
+    check_same_unless_fused(model->reward, a->previous_reward, NS * NF, double(NL));
+    check_same_unless_fused(model->transition, a->previous_transition, NS * NF * NS, double(NL));
   }
 }
 }  // namespace
