@@ -17,6 +17,11 @@
 #define PBRL_TEST_SCALAR double
 #endif
 using Real = PBRL_TEST_SCALAR;
+// 1 on the host (tests/CMakeLists.txt): the comparisons with replaced formulas at every size and
+// in both scalars; cross trees take fewer sizes, in Real.
+#ifndef PBRL_TEST_EVERY_SIZE
+#define PBRL_TEST_EVERY_SIZE 0
+#endif
 constexpr bool kDouble = sizeof(Real) == sizeof(double);
 
 // Finite-difference step and tolerances suited to the precision.
