@@ -11,6 +11,26 @@
 
 namespace {
 
+// The regularizer's part of dV/dparam at s, per visit, as the estimators computed it before they
+// cached it per batch (RegularizerFactors): grad row s += w * (direct: -tau dh(s,.); softmax:
+// -tau pi(s) .* (l(s,.) - h_s), 0 where pi(a|s) = 0).
+template <int S, int A>
+void regularizer_term_per_visit(const pbrl::Regularizer<Real, S, A>& reg, pbrl::Parameterization param,
+                                const pbrl::StateActionMatrix<Real, S, A>& pi, int s, Real w,
+                                pbrl::StateActionMatrix<Real, S, A>& grad) {
+  const Real tau = reg.tau;
+  if (!(tau > Real(0))) return;
+  if (param == pbrl::Parameterization::direct) {
+    for (int a = 0; a < A; ++a) grad(s, a) -= w * tau * reg.derivative(s, a, pi(s, a));
+  } else {
+    const Real h = reg.value(s, pi.row(s));
+    for (int a = 0; a < A; ++a) {
+      const Real p = pi(s, a);
+      if (p > Real(0)) grad(s, a) -= w * tau * p * (std::log(p) - reg.log_reference(s, a) - h);
+    }
+  }
+}
+
 #ifndef PBRL_SAMPLING_SCALE
 #define PBRL_SAMPLING_SCALE 4
 #endif

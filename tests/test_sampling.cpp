@@ -651,6 +651,122 @@ TEST_CASE("sampled value and Bellman penalties agree with the exact ones within 
     }
 }
 
+// The batches keep each policy's regularizer terms per state (detail::RegularizerCache, filled by a
+// batch's first chunk): the estimates are the per-visit formulas' written out here (public
+// rollout and compute_returns, the regularizer term per visit), to the bit, in uneven chunks, with
+// one batch object reused for another policy.
+TEST_CASE("batches of one policy: the regularizer cache gives the per-visit formulas' estimates to the bit") {
+  Mixture problem(131, kGamma);
+  pbrl::Rng prng(132);
+  const Mixture::Params x = random_x(prng);
+  auto model = std::make_unique<Mixture::Model>();
+  pbrl::Mdp<Real, S, A> m;
+  REQUIRE(problem.build(x, *model, m) == Status::ok);
+  Real ref[S * A];
+  for (int s = 0; s < S; ++s) pbrl::random_distribution(prng, ref + s * A, A);
+  const pbrl::SamplingSettings set = sizes(4, 6);
+  const Real w = Real(1) / Real(set.batch);
+  auto traj = std::make_unique<Traj>();
+  // B rollouts (a_0 ~ sigma, then pi) and their returns under pi, one visit(traj) each.
+  auto by_hand = [&](const Mat<S, A>& sigma, const Mat<S, A>& pi, pbrl::Rng& rng, auto&& visit) {
+    std::int64_t steps = 0;
+    for (int b = 0; b < set.batch; ++b) {
+      REQUIRE(pbrl::rollout(m, sigma, pi, set.horizon, rng, *traj, steps) == Status::ok);
+      REQUIRE(pbrl::compute_returns(m, pi, *traj) == Status::ok);
+      visit(static_cast<const Traj&>(*traj));
+    }
+  };
+  auto policy_gradient = [&](Parameterization param, const Mat<S, A>& pi, Real sign, const Traj& t, Mat<S, A>& g) {
+    Real d = sign * w;
+    for (int k = 0; k < t.horizon; ++k) {
+      const int s = t.state[k];
+      pbrl::detail::add_action_term(param, pi, s, t.action[k], d * pbrl::sampled_q(m, t, k), g);
+      regularizer_term_per_visit(m.regularizer, param, pi, s, d, g);
+      d *= m.discount;
+    }
+  };
+  for (auto kind : {pbrl::RegularizerKind::entropy, pbrl::RegularizerKind::kl_reference})
+    for (auto param : {Parameterization::softmax, Parameterization::direct}) {
+      CAPTURE(static_cast<int>(kind));
+      CAPTURE(static_cast<int>(param));
+      m.regularizer = {kind, Real(0.3), kind == pbrl::RegularizerKind::kl_reference ? ref : nullptr};
+      REQUIRE(pbrl::validate(m) == Status::ok);
+      Mat<S, A> pi_y = random_policy<S, A>(prng);
+      const Mat<S, A> pi_hat = random_policy<S, A>(prng);
+      pi_y(2, 1) = Real(0);  // a zero entry: no term there (softmax), the floored derivative (direct)
+      pi_y.row(2) /= pi_y.row(2).sum();
+
+      // The policy-gradient batch, one object for two policies, in chunks of 1, 3, 2.
+      auto batch = std::make_unique<pbrl::detail::PolicyGradientBatch<Real, S, A, 64>>();
+      for (const Mat<S, A>* pi : {static_cast<const Mat<S, A>*>(&pi_y), &pi_hat}) {
+        Mat<S, A> expected = Mat<S, A>::Zero(), grad;
+        Real sum(0), value(0);
+        pbrl::Rng hand(133);
+        by_hand(*pi, *pi, hand, [&](const Traj& t) {
+          sum += t.value[0];
+          policy_gradient(param, *pi, Real(1), t, expected);
+        });
+        pbrl::Rng rng(133);
+        REQUIRE(batch->check(m, param, *pi, set) == Status::ok);
+        batch->start(grad);
+        for (int chunk : {1, 3, 2}) batch->rollouts(m, param, *pi, set, chunk, rng, *traj, grad);
+        REQUIRE(batch->finish(set, grad, value) == Status::ok);
+        CHECK(same_bytes(expected, grad));
+        CHECK(value == sum * w);
+        CHECK(same_rng(rng, hand));
+      }
+
+      // Both penalties with common random numbers: batch 1 of pi-hat, batch 2 from the same stream.
+      for (auto penalty : {PenaltyKind::value, PenaltyKind::bellman}) {
+        CAPTURE(static_cast<int>(penalty));
+        const bool bellman = penalty == PenaltyKind::bellman;
+        Mixture::Params gx = Mixture::Params::Zero();
+        Mat<S, A> gy = Mat<S, A>::Zero();
+        Real sum1(0), sum2(0);
+        pbrl::Rng first(134), second(134);
+        by_hand(pi_hat, pi_hat, first, [&](const Traj& t) {
+          sum1 += t.value[0];
+          pbrl::detail::accumulate_vjp(problem, x, m.discount, t, w, gx);
+        });
+        if (bellman) {
+          by_hand(pi_y, pi_hat, second, [&](const Traj& t) {
+            const Real q0 = pbrl::sampled_q(m, t, 0);
+            sum2 += q0;
+            pbrl::detail::accumulate_vjp(problem, x, m.discount, t, -w, gx);
+            pbrl::detail::add_action_term(param, pi_y, t.state[0], t.action[0], -w * q0, gy);
+          });
+        } else {
+          by_hand(pi_y, pi_y, second, [&](const Traj& t) {
+            sum2 += t.value[0];
+            pbrl::detail::accumulate_vjp(problem, x, m.discount, t, -w, gx);
+            policy_gradient(param, pi_y, Real(-1), t, gy);
+          });
+        }
+        Real value = (sum1 - sum2) * w;
+        if (bellman) {
+          Real regularization(0);
+          for (int s = 0; s < S; ++s) {
+            regularization += m.rho()(s) * m.regularizer.value(s, pi_y.row(s));
+            regularizer_term_per_visit(m.regularizer, param, pi_y, s, -m.rho()(s), gy);
+          }
+          value += m.tau() * regularization;
+        }
+        auto out = std::make_unique<pbrl::SampledPenalty<Mixture>>();
+        pbrl::Rng rng(134);
+        std::int64_t steps = 0;
+        const Status st = bellman ? pbrl::sampled_bellman_penalty(problem, x, m, param, pbrl::PolicyY{pi_y},
+                                                                  pbrl::PolicyHat{pi_hat}, set, rng, *traj, steps, *out)
+                                  : pbrl::sampled_value_penalty(problem, x, m, param, pbrl::PolicyY{pi_y},
+                                                                pbrl::PolicyHat{pi_hat}, set, rng, *traj, steps, *out);
+        REQUIRE(st == Status::ok);
+        CHECK(same_bytes(out->grad_x, gx));
+        CHECK(same_bytes(out->grad_y, gy));
+        CHECK(out->value == value);
+        CHECK(same_rng(rng, second));
+      }
+    }
+}
+
 TEST_CASE("common random numbers: the value penalty vanishes at pi_y = pi-hat, and the noise shrinks near it") {
   Mixture problem(121, kGamma);
   pbrl::Rng prng(122);

@@ -134,42 +134,86 @@ void add_action_term(Parameterization param, const StateActionMatrix<Scalar, S, 
   }
 }
 
-// grad row s += w * (the regularizer's part of dV/dparam at s):
+// The regularizer's per-state parts of a policy, which a batch of its rollouts holds fixed, taken
+// once per batch instead of at every visited state (the logarithms were most of a sampled step).
+// Every sum uses them in the order the per-visit formulas did, so the estimates are the same to
+// the bit. The values: h[s] = h_s(pi(s)) (unscaled; 0 without regularization), for the returns.
+template <typename Scalar, int S>
+struct RegularizerValues {
+  Scalar h[S] = {};
+
+  template <int A>
+  void fill(const Regularizer<Scalar, S, A>& reg, const StateActionMatrix<Scalar, S, A>& pi) {
+    const bool on = reg.tau > Scalar(0);
+    for (int s = 0; s < S; ++s) h[s] = on ? reg.value(s, pi.row(s)) : Scalar(0);
+  }
+  // tau * h_s(pi(s)), 0 without regularization.
+  template <int A>
+  Scalar tau_h(const Regularizer<Scalar, S, A>& reg, int s) const {
+    return reg.tau > Scalar(0) ? reg.tau * h[s] : Scalar(0);
+  }
+};
+
+// The factors, for a policy whose gradient is wanted: the logarithmic factor of its regularizer
+// term, reg.derivative(s,a,pi) (direct) or log pi(a|s) - log ref(a|s) - h_s (softmax, where
+// pi(a|s) > 0), and add(): grad row s += w * (the regularizer's part of dV/dparam at s),
 //   direct: -tau dh(s,.);   softmax: -tau pi(s) .* (l(s,.) - h_s)   (0 where pi(a|s) = 0).
 template <typename Scalar, int S, int A>
-void add_regularizer_term(const Regularizer<Scalar, S, A>& reg, Parameterization param,
-                          const StateActionMatrix<Scalar, S, A>& pi, int s, Scalar w,
-                          StateActionMatrix<Scalar, S, A>& grad) {
-  const Scalar tau = reg.tau;
-  if (!(tau > Scalar(0))) return;
-  if (param == Parameterization::direct) {
-    for (int a = 0; a < A; ++a) grad(s, a) -= w * tau * reg.derivative(s, a, pi(s, a));
-  } else {
-    const Scalar h = reg.value(s, pi.row(s));
-    for (int a = 0; a < A; ++a) {
-      const Scalar p = pi(s, a);
-      if (p > Scalar(0)) grad(s, a) -= w * tau * p * (std::log(p) - reg.log_reference(s, a) - h);
+struct RegularizerFactors {
+  StateActionMatrix<Scalar, S, A> factor = StateActionMatrix<Scalar, S, A>::Zero();
+
+  // values filled for (reg, pi).
+  void fill(const Regularizer<Scalar, S, A>& reg, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
+            const RegularizerValues<Scalar, S>& values) {
+    if (!(reg.tau > Scalar(0))) return;  // add() adds nothing then
+    for (int s = 0; s < S; ++s)
+      for (int a = 0; a < A; ++a) {
+        const Scalar p = pi(s, a);
+        factor(s, a) = param == Parameterization::direct ? reg.derivative(s, a, p)
+                       : p > Scalar(0)                   ? std::log(p) - reg.log_reference(s, a) - values.h[s]
+                                                         : Scalar(0);
+      }
+  }
+  void add(const Regularizer<Scalar, S, A>& reg, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
+           int s, Scalar w, StateActionMatrix<Scalar, S, A>& grad) const {
+    const Scalar tau = reg.tau;
+    if (!(tau > Scalar(0))) return;
+    if (param == Parameterization::direct) {
+      for (int a = 0; a < A; ++a) grad(s, a) -= w * tau * factor(s, a);
+    } else {
+      for (int a = 0; a < A; ++a) {
+        const Scalar p = pi(s, a);
+        if (p > Scalar(0)) grad(s, a) -= w * tau * p * factor(s, a);
+      }
     }
   }
-}
-template <typename Scalar, int S, int A>
-void add_regularizer_term(const Mdp<Scalar, S, A>& m, Parameterization param,
-                          const StateActionMatrix<Scalar, S, A>& pi, int s, Scalar w,
-                          StateActionMatrix<Scalar, S, A>& grad) {
-  add_regularizer_term(m.regularizer, param, pi, s, w, grad);
-}
+};
 
-// grad += w * sum_{t<H} gamma^t [action term with Q_hat_t + regularizer term] of one trajectory of pi.
+// Both, for the rollouts of a policy and, where wanted, its policy gradient.
+template <typename Scalar, int S, int A>
+struct RegularizerCache {
+  RegularizerValues<Scalar, S> values{};
+  RegularizerFactors<Scalar, S, A> factors{};
+
+  void fill(const Regularizer<Scalar, S, A>& reg, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
+            bool gradient) {
+    values.fill(reg, pi);
+    if (gradient) factors.fill(reg, param, pi, values);
+  }
+};
+
+// grad += w * sum_{t<H} gamma^t [action term with Q_hat_t + regularizer term] of one trajectory of
+// pi; factors filled for (m.regularizer, param, pi).
 template <typename Scalar, int S, int A, int MaxHorizon>
 void accumulate_policy_gradient(const Mdp<Scalar, S, A>& m, Parameterization param,
-                                const StateActionMatrix<Scalar, S, A>& pi,
+                                const StateActionMatrix<Scalar, S, A>& pi, const RegularizerFactors<Scalar, S, A>& factors,
                                 const Trajectory<Scalar, MaxHorizon>& traj, Scalar w,
                                 StateActionMatrix<Scalar, S, A>& grad) {
   Scalar d = w;
   for (int t = 0; t < traj.horizon; ++t) {
     const int s = traj.state[t];
     add_action_term(param, pi, s, traj.action[t], d * sampled_q(m, traj, t), grad);
-    add_regularizer_term(m, param, pi, s, d, grad);
+    factors.add(m.regularizer, param, pi, s, d, grad);
     d *= m.discount;
   }
 }
@@ -186,14 +230,15 @@ void accumulate_vjp(const Problem& problem, const typename Problem::Params& x, S
   }
 }
 
-// `count` rollouts (a_0 ~ sigma, then pi) with their returns under pi; visit(traj) after each.
+// `count` rollouts (a_0 ~ sigma, then pi) with their returns under pi (values filled for pi);
+// visit(traj) after each.
 template <typename Scalar, int S, int A, int MaxHorizon, typename Visit>
 void run_rollouts(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
-                  const StateActionMatrix<Scalar, S, A>& pi, int horizon, int count, Rng& rng,
-                  Trajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
+                  const StateActionMatrix<Scalar, S, A>& pi, const RegularizerValues<Scalar, S>& values, int horizon,
+                  int count, Rng& rng, Trajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
   for (int b = 0; b < count; ++b) {
     rollout_unchecked(m, sigma, pi, horizon, rng, traj);
-    returns_unchecked(m, pi, traj);
+    returns_unchecked(m, traj, [&](int s) { return values.tau_h(m.regularizer, s); });
     visit(static_cast<const Trajectory<Scalar, MaxHorizon>&>(traj));
   }
 }
@@ -203,7 +248,9 @@ template <typename Scalar, int S, int A, int MaxHorizon, typename Visit>
 void run_batch(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
                const StateActionMatrix<Scalar, S, A>& pi, const SamplingSettings& settings, Rng& rng,
                Trajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
-  run_rollouts(m, sigma, pi, settings.horizon, settings.batch, rng, traj, static_cast<Visit&&>(visit));
+  RegularizerValues<Scalar, S> values;
+  values.fill(m.regularizer, pi);
+  run_rollouts(m, sigma, pi, values, settings.horizon, settings.batch, rng, traj, static_cast<Visit&&>(visit));
 }
 
 template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
@@ -228,7 +275,8 @@ template <typename Scalar, int S, int A, int MaxHorizon>
 struct PolicyGradientBatch {
   using Matrix = StateActionMatrix<Scalar, S, A>;
   Scalar sum = Scalar(0);
-  int done = 0;  // rollouts taken of B
+  int done = 0;                                // rollouts taken of B
+  RegularizerCache<Scalar, S, A> cache{};  // of pi, filled by the first chunk
 
   static Status check(const Mdp<Scalar, S, A>& m, Parameterization param, const Matrix& pi,
                       const SamplingSettings& settings) {
@@ -244,10 +292,12 @@ struct PolicyGradientBatch {
   void rollouts(const Mdp<Scalar, S, A>& m, Parameterization param, const Matrix& pi, const SamplingSettings& settings,
                 int count, Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, Matrix& grad) {
     const Scalar w = Scalar(1) / Scalar(settings.batch);
-    run_rollouts(m, pi, pi, settings.horizon, count, rng, scratch, [&](const Trajectory<Scalar, MaxHorizon>& traj) {
-      sum += traj.value[0];
-      accumulate_policy_gradient(m, param, pi, traj, w, grad);
-    });
+    if (done == 0) cache.fill(m.regularizer, param, pi, true);
+    run_rollouts(m, pi, pi, cache.values, settings.horizon, count, rng, scratch,
+                 [&](const Trajectory<Scalar, MaxHorizon>& traj) {
+                   sum += traj.value[0];
+                   accumulate_policy_gradient(m, param, pi, cache.factors, traj, w, grad);
+                 });
     done += count;
   }
   Status finish(const SamplingSettings& settings, const Matrix& grad, Scalar& value) const {
@@ -341,6 +391,11 @@ struct PenaltyBatches {
   Scalar sum2 = Scalar(0);   // V_hat_0 (value) or Q_hat_0 (Bellman) of batch 2
   int done1 = 0, done2 = 0;  // rollouts taken of each batch
   bool bellman = false;
+  // pi-hat's values (batch 1's returns, and batch 2's in the Bellman penalty) and pi_y's values and
+  // factors (batch 2 of the value penalty; the Bellman penalty's exact regularizer part), filled
+  // by each batch's first chunk.
+  RegularizerValues<Scalar, S> hat{};
+  RegularizerCache<Scalar, S, A> y{};
 
   static Status check(const Problem& problem, const typename Problem::Params& x, const Mdp<Scalar, S, A>& m,
                       Parameterization param, const Matrix& pi_y, const Matrix& pi_hat,
@@ -362,7 +417,8 @@ struct PenaltyBatches {
     const Scalar w = Scalar(1) / Scalar(settings.batch);
     const Scalar gamma = m.discount;
     if (done1 < settings.batch) {
-      run_rollouts(m, pi_hat, pi_hat, settings.horizon, count, first, scratch, [&](const Traj& traj) {
+      if (done1 == 0) hat.fill(m.regularizer, pi_hat);
+      run_rollouts(m, pi_hat, pi_hat, hat, settings.horizon, count, first, scratch, [&](const Traj& traj) {
         sum1 += traj.value[0];
         accumulate_vjp(problem, x, gamma, traj, w, out.grad_x);
       });
@@ -370,18 +426,19 @@ struct PenaltyBatches {
       if (done1 == settings.batch && !settings.common_random_numbers) second = first;
       return;
     }
+    if (done2 == 0) y.fill(m.regularizer, param, pi_y, true);
     if (bellman) {
-      run_rollouts(m, pi_y, pi_hat, settings.horizon, count, second, scratch, [&](const Traj& traj) {
+      run_rollouts(m, pi_y, pi_hat, hat, settings.horizon, count, second, scratch, [&](const Traj& traj) {
         const Scalar q0 = sampled_q(m, traj, 0);
         sum2 += q0;
         accumulate_vjp(problem, x, gamma, traj, -w, out.grad_x);
         add_action_term(param, pi_y, traj.state[0], traj.action[0], -w * q0, out.grad_y);
       });
     } else {
-      run_rollouts(m, pi_y, pi_y, settings.horizon, count, second, scratch, [&](const Traj& traj) {
+      run_rollouts(m, pi_y, pi_y, y.values, settings.horizon, count, second, scratch, [&](const Traj& traj) {
         sum2 += traj.value[0];
         accumulate_vjp(problem, x, gamma, traj, -w, out.grad_x);
-        accumulate_policy_gradient(m, param, pi_y, traj, -w, out.grad_y);
+        accumulate_policy_gradient(m, param, pi_y, y.factors, traj, -w, out.grad_y);
       });
     }
     done2 += count;
@@ -400,8 +457,8 @@ struct PenaltyBatches {
       Scalar regularization(0);
       if (m.tau() > Scalar(0))
         for (int s = 0; s < S; ++s) {
-          regularization += rho(s) * m.regularizer.value(s, pi_y.row(s));
-          add_regularizer_term(m, param, pi_y, s, -rho(s), out.grad_y);
+          regularization += rho(s) * y.values.h[s];
+          y.factors.add(m.regularizer, param, pi_y, s, -rho(s), out.grad_y);
         }
       out.value = (sum1 - sum2) * w + m.tau() * regularization;
     } else {

@@ -109,68 +109,26 @@ Scalar game_h2(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<S
   return g.tau() > Scalar(0) ? g.tau() * g.regularizer2.value(s, pi2.row(s)) : Scalar(0);
 }
 
-// The regularizer's per-state parts of a policy pair, which a batch holds fixed: h1_s(pi1(s)) and
-// h2_s(pi2(s)) of every state and, for a player whose policy gradient is wanted, the logarithmic
-// factor of its regularizer term (add_regularizer_term, estimators.hpp): reg.derivative(s,a,pi)
-// (direct) or log pi(a|s) - log ref(a|s) - h_s (softmax, where pi(a|s) > 0). Filled once per batch,
-// so each row's logarithms are taken once instead of at every visited state (they were most of a
-// sampled step); every sum uses them in the same order, so the estimates are the same to the bit.
-template <typename Scalar, int S, int A>
-struct RegularizerFactors {
-  StateActionMatrix<Scalar, S, A> factor = StateActionMatrix<Scalar, S, A>::Zero();
-
-  // h[s] = h_s(pi(s)) (unscaled), as reg.value gives it.
-  void fill(const Regularizer<Scalar, S, A>& reg, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
-            const Scalar* h) {
-    if (!(reg.tau > Scalar(0))) return;  // add() adds nothing then
-    for (int s = 0; s < S; ++s)
-      for (int a = 0; a < A; ++a) {
-        const Scalar p = pi(s, a);
-        factor(s, a) = param == Parameterization::direct ? reg.derivative(s, a, p)
-                       : p > Scalar(0)                   ? std::log(p) - reg.log_reference(s, a) - h[s]
-                                                         : Scalar(0);
-      }
-  }
-  // add_regularizer_term(reg, param, pi, s, w, grad) from the factors.
-  void add(const Regularizer<Scalar, S, A>& reg, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
-           int s, Scalar w, StateActionMatrix<Scalar, S, A>& grad) const {
-    const Scalar tau = reg.tau;
-    if (!(tau > Scalar(0))) return;
-    if (param == Parameterization::direct) {
-      for (int a = 0; a < A; ++a) grad(s, a) -= w * tau * factor(s, a);
-    } else {
-      for (int a = 0; a < A; ++a) {
-        const Scalar p = pi(s, a);
-        if (p > Scalar(0)) grad(s, a) -= w * tau * p * factor(s, a);
-      }
-    }
-  }
-};
-
-// h1_s(pi1(s)) and h2_s(pi2(s)) of every state (unscaled; 0 without regularization), for the
-// returns of a batch of (pi1, pi2).
+// The regularizer's per-state values of a policy pair (RegularizerValues, estimators.hpp), for the
+// returns of a batch of (pi1, pi2). Both players' tau are the game's (validate(game)).
 template <typename Scalar, int S>
 struct GameRegularizerValues {
-  Scalar h1[S] = {};
-  Scalar h2[S] = {};
+  RegularizerValues<Scalar, S> player1{}, player2{};
 
   template <int A1, int A2>
   void fill(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
             const StateActionMatrix<Scalar, S, A2>& pi2) {
-    const bool on = g.tau() > Scalar(0);
-    for (int s = 0; s < S; ++s) {
-      h1[s] = on ? g.regularizer1.value(s, pi1.row(s)) : Scalar(0);
-      h2[s] = on ? g.regularizer2.value(s, pi2.row(s)) : Scalar(0);
-    }
+    player1.fill(g.regularizer1, pi1);
+    player2.fill(g.regularizer2, pi2);
   }
   // game_h1 and game_h2 at s.
   template <int A1, int A2>
   Scalar tau_h1(const MarkovGame<Scalar, S, A1, A2>& g, int s) const {
-    return g.tau() > Scalar(0) ? g.tau() * h1[s] : Scalar(0);
+    return player1.tau_h(g.regularizer1, s);
   }
   template <int A1, int A2>
   Scalar tau_h2(const MarkovGame<Scalar, S, A1, A2>& g, int s) const {
-    return g.tau() > Scalar(0) ? g.tau() * h2[s] : Scalar(0);
+    return player2.tau_h(g.regularizer2, s);
   }
 };
 
@@ -184,8 +142,8 @@ struct GameRegularizerCache {
   void fill(const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param, const StateActionMatrix<Scalar, S, A1>& pi1,
             const StateActionMatrix<Scalar, S, A2>& pi2, bool player1, bool player2) {
     values.fill(g, pi1, pi2);
-    if (player1) factors1.fill(g.regularizer1, param, pi1, values.h1);
-    if (player2) factors2.fill(g.regularizer2, param, pi2, values.h2);
+    if (player1) factors1.fill(g.regularizer1, param, pi1, values.player1);
+    if (player2) factors2.fill(g.regularizer2, param, pi2, values.player2);
   }
 };
 

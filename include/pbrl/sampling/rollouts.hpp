@@ -102,10 +102,10 @@ void rollout_unchecked(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scala
       });
 }
 
-// V_hat_t for t = H .. 0 (states and actions in range).
-template <typename Scalar, int S, int A, int MaxHorizon>
-void returns_unchecked(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
-                       Trajectory<Scalar, MaxHorizon>& traj) {
+// V_hat_t for t = H .. 0 (states and actions in range); tau_h(s) gives tau * h_s(pi(s)) of the
+// policy followed (called only with tau > 0).
+template <typename Scalar, int S, int A, int MaxHorizon, typename TauH>
+void returns_unchecked(const Mdp<Scalar, S, A>& m, Trajectory<Scalar, MaxHorizon>& traj, TauH&& tau_h) {
   const auto r = m.r();
   const Scalar tau = m.tau();
   const int H = traj.horizon;
@@ -113,9 +113,14 @@ void returns_unchecked(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scala
   for (int t = H - 1; t >= 0; --t) {
     const int s = traj.state[t];
     Scalar v = r(s, traj.action[t]) + m.discount * traj.value[t + 1];
-    if (tau > Scalar(0)) v -= tau * m.regularizer.value(s, pi.row(s));
+    if (tau > Scalar(0)) v -= tau_h(s);
     traj.value[t] = v;
   }
+}
+template <typename Scalar, int S, int A, int MaxHorizon>
+void returns_unchecked(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                       Trajectory<Scalar, MaxHorizon>& traj) {
+  returns_unchecked(m, traj, [&](int s) { return m.tau() * m.regularizer.value(s, pi.row(s)); });
 }
 
 template <typename Scalar, int S, int A>
