@@ -16,6 +16,8 @@
 
 #include <climits>
 
+namespace test_bilevel_value {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 using pbrl::RegularizerKind;
 using pbrl::Status;
@@ -593,3 +595,5 @@ TEST_CASE("bilevel value: refused inputs leave the outputs unchanged") {
     CHECK(same(out, kSentinel));
   }
 }
+
+}  // namespace test_bilevel_value

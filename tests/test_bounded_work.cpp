@@ -13,6 +13,8 @@
 #include <limits>
 #include <utility>
 
+namespace test_bounded_work {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 using pbrl::EvaluationMethod;
 using pbrl::GradientMode;
@@ -237,3 +239,5 @@ TEST_CASE("PbrlZeroSum and the meta-gradient count evaluations stopped at max_sw
   REQUIRE(meta->step(&m) == Status::ok);
   CHECK(m.max_sweeps_hit == 0);
 }
+
+}  // namespace test_bounded_work

@@ -8,6 +8,8 @@
 
 #include <cstring>
 
+namespace test_checkpoint {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 using pbrl::GradientMode;
 using pbrl::OracleKind;
@@ -843,3 +845,5 @@ TEST_CASE("a restored growth count as large as the iteration count: the sampled 
   CHECK(report.inner_steps == s.inner_steps_max);
   CHECK(solver->iteration() == std::int64_t(huge) + 1);
 }
+
+}  // namespace test_checkpoint

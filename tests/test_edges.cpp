@@ -6,6 +6,8 @@
 #include "support.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
 
+namespace test_edges {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 constexpr int S = 3, A = 3;
 using pbrl::EvaluationMethod;
@@ -217,3 +219,5 @@ TEST_CASE("Pbrl::step with default settings runs at oracle steps 50 to 1e3 with 
     run_pbrl(*inst, eta, 100);
   }
 }
+
+}  // namespace test_edges

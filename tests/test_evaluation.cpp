@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 
+namespace test_evaluation {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 constexpr int S = 6, A = 3;
 using pbrl::EvaluationMethod;
@@ -415,3 +417,5 @@ TEST_CASE("evaluate_on_chain: another reward on the chain of an evaluation throu
   REQUIRE(pbrl::evaluate(m2, pi, *swept, s3) == Status::ok);
   CHECK(std::memcmp(s2.value.data(), s3.value.data(), sizeof(Real) * S) == 0);
 }
+
+}  // namespace test_evaluation

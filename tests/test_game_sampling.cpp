@@ -13,6 +13,8 @@
 #include "pbrl/solver/pbrl_zero_sum.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 
+namespace test_game_sampling {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 using pbrl::GradientMode;
 using pbrl::Parameterization;
@@ -720,3 +722,5 @@ TEST_CASE("sampled meta-gradient: steps counted, deterministic per seed, refuses
   const Stats<S * A1> st = replicate<S * A1>(estimate, 100 * kScale, 8, target);
   check_within_error("agents' sampled step (meta-gradient baseline)", st, target, kDouble ? Real(1e-6) : Real(1e-3));
 }
+
+}  // namespace test_game_sampling

@@ -2,6 +2,8 @@
 // to it, the policy-gradient oracles ascend, and the gradient-dominance inequality holds.
 #include "support.hpp"
 
+namespace test_oracles {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 constexpr int S = 6, A = 3;
 using pbrl::EvaluationMethod;
@@ -194,3 +196,5 @@ TEST_CASE("gradient dominance: max_pi' <grad V, pi' - pi> >= (1-gamma) min rho (
     }
   }
 }
+
+}  // namespace test_oracles

@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <utility>
 
+namespace test_penalties {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 constexpr int S = 5, A = 3, K = 3;
 using Problem = MixtureProblem<S, A, K>;
@@ -255,3 +257,5 @@ static_assert(!ValuePenaltyTakes<const Mat<S, A>&, const Mat<S, A>&>::value, "ba
 static_assert(SampledValuePenaltyTakes<Y, Hat>::value, "sampled_value_penalty(y, hat) compiles");
 static_assert(!SampledValuePenaltyTakes<Hat, Y>::value, "sampled_value_penalty(hat, y) must not compile");
 }  // namespace
+
+}  // namespace test_penalties

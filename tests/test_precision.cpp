@@ -8,6 +8,8 @@
 #include "support.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
 
+namespace test_precision {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 constexpr int S = 6, A = 3;
 constexpr long kIterations = 200;
@@ -86,3 +88,5 @@ TEST_CASE("float and double reach the same policy and shaping within the stated 
     CHECK(xd.cwiseAbs().maxCoeff() > 0.05);
   }
 }
+
+}  // namespace test_precision

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <limits>
 
+namespace test_rlhf {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 using pbrl::EvaluationMethod;
 using pbrl::Label;
@@ -997,3 +999,5 @@ TEST_CASE("an exact-only Drlhf steps like the default type and refuses sampled m
   check_exact_only_type<pbrl::Drlhf<Problem, EvaluationMethod::sweeps>,
                         pbrl::Drlhf<Problem, EvaluationMethod::sweeps, pbrl::GradientSources::exact>>(init, same);
 }
+
+}  // namespace test_rlhf

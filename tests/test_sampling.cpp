@@ -15,6 +15,8 @@
 
 #include <cstring>
 
+namespace test_sampling {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 constexpr int S = 5, A = 3, K = 3;
 using pbrl::Parameterization;
@@ -1142,3 +1144,5 @@ TEST_CASE("sampled PBRL with x-dependent transitions lowers the exact penalty") 
     CHECK(std::isfinite(f1));
   }
 }
+
+}  // namespace test_sampling

@@ -12,6 +12,8 @@
 #include <limits>
 #include <vector>
 
+namespace test_schedule {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 using pbrl::GradientMode;
 using pbrl::OracleKind;
@@ -486,3 +488,5 @@ TEST_CASE("tolerance settings are validated; a refused init() leaves the solver 
   }
   CHECK(solver.init(game.problem, tolerance(), Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
 }
+
+}  // namespace test_schedule

@@ -18,6 +18,8 @@
 #include <type_traits>
 #include <vector>
 
+namespace test_settings {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 
 template <class>
@@ -360,3 +362,5 @@ TEST_CASE("enum name tables read back every enumerator") {
   static_assert(pbrl::detail::same_text(pbrl::enum_name(pbrl::GradientMode::sampled), "sampled"),
                 "names are constants");
 }
+
+}  // namespace test_settings

@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <vector>
 
+namespace test_solver {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 using pbrl::EvaluationMethod;
 using pbrl::PenaltyKind;
@@ -470,3 +472,5 @@ TEST_CASE("PBRL, sweeps mode: a step starts its evaluations from the last comple
   REQUIRE(fresh->step() == Status::ok);
   CHECK(fresh->evaluation_workspace().last_sweeps == 1);
 }
+
+}  // namespace test_solver

@@ -16,6 +16,8 @@
 #include "pbrl/baselines/independent_pg.hpp"
 #include "pbrl/problems/stackelberg.hpp"
 
+namespace test_stackelberg {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 using pbrl::EvaluationMethod;
 using pbrl::PenaltyKind;
@@ -1235,3 +1237,5 @@ TEST_CASE("f's evaluation on pi_y's chain (evaluate_on_chain): Pbrl and independ
     }
   }
 }
+
+}  // namespace test_stackelberg

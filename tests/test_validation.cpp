@@ -10,6 +10,8 @@
 #include <cstring>
 #include <limits>
 
+namespace test_validation {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 constexpr int S = 4, A = 3;
 using pbrl::EvaluationMethod;
@@ -1680,3 +1682,5 @@ TEST_CASE("a direct policy row sent to -inf is a numerical failure, not a row at
   CHECK(same(solver->y(), y));
   CHECK(solver->iteration() == 0);
 }
+
+}  // namespace test_validation

@@ -15,6 +15,8 @@
 #include <type_traits>
 #include <vector>
 
+namespace test_zero_sum {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
 namespace {
 using pbrl::EvaluationMethod;
 using pbrl::Parameterization;
@@ -1087,3 +1089,5 @@ TEST_CASE("a step in slices: checkpoints between slices, restore and failure aba
     same_state(*reference, *solver);
   }
 }
+
+}  // namespace test_zero_sum
