@@ -17,6 +17,8 @@
 //                     units of one LU evaluation);
 //   BM_BuildFloor     one pass over the game's transition tensor: a plain loop reading every entry
 //                     once and writing the pi_x-weighted rows; the floor of BM_Build.
+// A last table puts BM_StackelbergStep against the kernels it cannot do without: T + 2
+// evaluations (BM_Evaluate, direct) and one build (BM_Build), from the same run.
 //
 // Clocks: "CPU" is the CPU time of the benchmark thread (Google Benchmark's default,
 // CLOCK_THREAD_CPUTIME_ID), "wall" (Google Benchmark's "Time") the elapsed real time. On a shared
@@ -41,6 +43,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <ostream>
 #include <memory>
@@ -553,6 +556,7 @@ class Reporter : public benchmark::ConsoleReporter {
                     row.wall_us, f == rows_.end() ? "-" : floor.c_str(), cpu_ratio, wall_ratio, bytes, sweeps);
       out << line;
     }
+    step_against_its_kernels(out);
     out.flush();
   }
 
@@ -585,6 +589,36 @@ class Reporter : public benchmark::ConsoleReporter {
     if (end == std::string::npos) return "";
     const std::string args = name.substr(open + 1, end - open - 1);  // "float, 100"
     return (family == "BM_Build" ? "BM_BuildFloor<" : "BM_EvaluateFloor<") + args + ">";
+  }
+
+  // An exact Stackelberg step cannot take less than its T + 2 evaluations (the oracle's T on
+  // M(x_k), pi_y's and pi-hat's; f's reuses pi_y's factors) and one build of M(x_k): this run's
+  // BM_Evaluate<Scalar, S, Direct> and BM_Build<Scalar, S>. The ratio shows what the rest (vjps,
+  // f, the PMD updates, the projection) adds.
+  void step_against_its_kernels(std::ostream& out) const {
+    char line[256];
+    bool header = false;
+    for (const auto& [name, row] : rows_) {
+      const std::string family = "BM_StackelbergStep<";
+      const std::size_t t_at = name.find(">/T:");
+      if (name.compare(0, family.size(), family) != 0 || t_at == std::string::npos) continue;
+      const std::string args = name.substr(family.size(), t_at - family.size());  // "double, 100"
+      const int t = std::atoi(name.c_str() + t_at + 4);
+      const auto eval = rows_.find("BM_Evaluate<" + args + ", Direct>");
+      const auto build = rows_.find("BM_Build<" + args + ">");
+      if (eval == rows_.end() || build == rows_.end()) continue;
+      const double bound = (t + 2) * eval->second.cpu_us + build->second.cpu_us;
+      if (!header) {
+        out << "\nStackelberg step against its required kernels (CPU us; bound = (T + 2) x BM_Evaluate<.., Direct> "
+               "+ BM_Build, from this run)\n";
+        std::snprintf(line, sizeof line, "%-46s %10s %10s %9s\n", "benchmark", "cpu_us", "bound_us", "cpu/bound");
+        out << line;
+        header = true;
+      }
+      std::snprintf(line, sizeof line, "%-46s %10.2f %10.2f %9.2f\n", name.c_str(), row.cpu_us, bound,
+                    row.cpu_us / bound);
+      out << line;
+    }
   }
 
   std::map<std::string, Row> rows_;
