@@ -655,8 +655,8 @@ TEST_CASE("sampled value and Bellman penalties agree with the exact ones within 
 
 // The batches keep each policy's regularizer terms per state (detail::RegularizerCache, filled by a
 // batch's first chunk): the estimates are the per-visit formulas' written out here (public
-// rollout and compute_returns, the regularizer term per visit), to the bit, in uneven chunks, with
-// one batch object reused for another policy.
+// rollout and compute_returns, the regularizer term per visit), to the bit unless fused, in
+// uneven chunks, with one batch object reused for another policy.
 TEST_CASE("batches of one policy: the regularizer cache gives the per-visit formulas' estimates to the bit") {
   Mixture problem(131, kGamma);
   pbrl::Rng prng(132);
@@ -668,6 +668,9 @@ TEST_CASE("batches of one policy: the regularizer cache gives the per-visit form
   for (int s = 0; s < S; ++s) pbrl::random_distribution(prng, ref + s * A, A);
   const pbrl::SamplingSettings set = sizes(4, 6);
   const Real w = Real(1) / Real(set.batch);
+  // To the bit, or within a few epsilons of the largest entry where the compiler may fuse
+  // multiply-adds differently in the library and here.
+  constexpr double kRounding = 16;
   auto traj = std::make_unique<Traj>();
   // B rollouts (a_0 ~ sigma, then pi) and their returns under pi, one visit(traj) each.
   auto by_hand = [&](const Mat<S, A>& sigma, const Mat<S, A>& pi, pbrl::Rng& rng, auto&& visit) {
@@ -713,8 +716,9 @@ TEST_CASE("batches of one policy: the regularizer cache gives the per-visit form
         batch->start(grad);
         for (int chunk : {1, 3, 2}) batch->rollouts(m, param, *pi, set, chunk, rng, *traj, grad);
         REQUIRE(batch->finish(set, grad, value) == Status::ok);
-        CHECK(same_bytes(expected, grad));
-        CHECK(value == sum * w);
+        const Real mean = sum * w;
+        check_same_unless_fused(grad.data(), expected.data(), S * A, kRounding);
+        check_same_unless_fused(&value, &mean, 1, kRounding);
         CHECK(same_rng(rng, hand));
       }
 
@@ -761,9 +765,9 @@ TEST_CASE("batches of one policy: the regularizer cache gives the per-visit form
                                   : pbrl::sampled_value_penalty(problem, x, m, param, pbrl::PolicyY{pi_y},
                                                                 pbrl::PolicyHat{pi_hat}, set, rng, *traj, steps, *out);
         REQUIRE(st == Status::ok);
-        CHECK(same_bytes(out->grad_x, gx));
-        CHECK(same_bytes(out->grad_y, gy));
-        CHECK(out->value == value);
+        check_same_unless_fused(out->grad_x.data(), gx.data(), K, kRounding);
+        check_same_unless_fused(out->grad_y.data(), gy.data(), S * A, kRounding);
+        check_same_unless_fused(&out->value, &value, 1, kRounding);
         CHECK(same_rng(rng, second));
       }
     }
