@@ -275,7 +275,7 @@ template <typename Scalar, int S, int A, int MaxHorizon>
 struct PolicyGradientBatch {
   using Matrix = StateActionMatrix<Scalar, S, A>;
   Scalar sum = Scalar(0);
-  int done = 0;                                // rollouts taken of B
+  int done = 0;                            // rollouts taken of B
   RegularizerCache<Scalar, S, A> cache{};  // of pi, filled by the first chunk
 
   static Status check(const Mdp<Scalar, S, A>& m, Parameterization param, const Matrix& pi,
