@@ -24,6 +24,28 @@ pbrl::Evaluation<Real, S, A> evaluated(const pbrl::Mdp<Real, S, A>& m, const Mat
 }
 }  // namespace
 
+TEST_CASE("regularizer: h and dh/dp from given logs are the values that take the logs themselves") {
+  Mat<S, A> ref;
+  ref << 0.2, 0.3, 0.5, 0.6, 0.2, 0.2, 0.1, 0.1, 0.8, 0.3, 0.3, 0.4, 0.25, 0.25, 0.5, 0.7, 0.2, 0.1;
+  Mat<S, A> p;
+  p << 0.1, 0.2, 0.7, 0.0, 0.5, 0.5, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4, 1e-3, 0.5, 0.499, 0.2, 0.2, 0.6;
+  const Mat<S, A> log_p = p.unaryExpr([](Real v) { return std::log(v); });  // -inf at the zeros
+  for (auto kind : {pbrl::RegularizerKind::entropy, pbrl::RegularizerKind::kl_reference}) {
+    const pbrl::Regularizer<Real, S, A> reg{kind, Real(0.1), ref.data()};
+    for (int s = 0; s < S; ++s) {
+      CAPTURE(s);
+      // p_a = 0 is skipped by both (its log is not read); the others are the same terms.
+      CHECK(reg.value(s, p.row(s), log_p.row(s)) == reg.value(s, p.row(s)));
+      for (int a = 0; a < A; ++a) {
+        CAPTURE(a);
+        // The floor at p_a = 0 (log p_a = -inf) gives the same finite derivative.
+        CHECK(reg.derivative_at_log(s, a, log_p(s, a)) == reg.derivative(s, a, p(s, a)));
+        CHECK(std::isfinite(reg.derivative_at_log(s, a, log_p(s, a))));
+      }
+    }
+  }
+}
+
 TEST_CASE("policy evaluation satisfies the regularized Bellman equations") {
   RandomModel<S, A> model(11);
   pbrl::Rng rng(3);

@@ -44,11 +44,25 @@ struct Regularizer {
     }
     return h;
   }
+  // The same from log_p = log p (entries with p_a <= 0 are not read): a caller that has the logs
+  // without taking them (a softmax's log is its shifted logits minus one log-sum) saves A logs.
+  template <typename Row, typename LogRow>
+  Scalar value(int s, const Row& p, const LogRow& log_p) const {
+    Scalar h(0);
+    for (int a = 0; a < A; ++a)
+      if (p(a) > Scalar(0)) h += p(a) * (log_p(a) - log_reference(s, a));
+    return h;
+  }
 
   // d h_s / d p_a = log p_a + 1 - log ref(a|s); the floor keeps it finite at p_a = 0.
   Scalar derivative(int s, int a, Scalar pa) const {
     const Scalar floored = pa > log_floor<Scalar>() ? pa : log_floor<Scalar>();
     return std::log(floored) + Scalar(1) - log_reference(s, a);
+  }
+  // The same from log_pa = log p_a, floored alike.
+  Scalar derivative_at_log(int s, int a, Scalar log_pa) const {
+    const Scalar floor = std::log(log_floor<Scalar>());
+    return (log_pa > floor ? log_pa : floor) + Scalar(1) - log_reference(s, a);
   }
 };
 

@@ -166,23 +166,14 @@ class Stackelberg {
     return Status::ok;
   }
 
-  // grad += scale * J^T(w, v) (formula above). x must be valid (build(x) succeeded).
+  // grad += scale * J^T(w, v) (formula above), per state as
+  //   J^T(w, v)(s,b) = pi_x(b|s) (G(b) - <pi_x(s), G>),  G(a_l) = sum_{a_f} w(s,a_f) z(s,a_l,a_f).
+  // x must be valid (build(x) succeeded).
   void vjp(const Params& x, const Matrix& w, const StateVector<Scalar, S>& v, Scalar scale, Params& grad) const {
-    const Scalar gamma = data_.discount;
     for (int s = 0; s < S; ++s) {
       const Vector<Scalar, AL> p = leader_row(x, s);
-      Vector<Scalar, AL> g = Vector<Scalar, AL>::Zero(), z;
-      for (int af = 0; af < AF; ++af) {
-        const Scalar wsa = w(s, af);
-        if (wsa == Scalar(0)) continue;
-        for (int al = 0; al < AL; ++al) {
-          const int j = joint(s, al, af);
-          const Eigen::Map<const Vector<Scalar, S>> next(data_.transition + j * S);
-          z(al) = data_.follower_reward[j] + gamma * next.dot(v);
-        }
-        g += wsa * (z.array() - p.dot(z)).matrix();
-      }
-      grad.template segment<AL>(s * AL) += scale * p.cwiseProduct(g);
+      const Vector<Scalar, AL> g = joint_values(data_.follower_reward, s, v) * w.row(s).transpose();
+      grad.template segment<AL>(s * AL) += scale * p.cwiseProduct((g.array() - p.dot(g)).matrix());
     }
   }
 
@@ -223,28 +214,22 @@ class Stackelberg {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
     if (Status st = validate_policy(pi); st != Status::ok) return st;
     if (Status st = evaluate_leader(x, pi, model, ws, scratch, chain); st != Status::ok) return st;
-    const Scalar gamma = data_.discount;
     const Regularizer<Scalar, S, AL>& reg = data_.leader;
     const bool regularized = reg.tau > Scalar(0);
     const auto& v = scratch.value;
     Eigen::Map<Params> gx(model.gradient_x);
     Eigen::Map<Matrix> gpi(model.gradient_pi);
     for (int s = 0; s < S; ++s) {
-      const Vector<Scalar, AL> p = leader_row(x, s);
+      Vector<Scalar, AL> log_p;  // set and read only when regularized
+      const Vector<Scalar, AL> p = regularized ? leader_row(x, s, log_p) : leader_row(x, s);
       const Scalar d = scratch.occupancy(s);
-      const Scalar h = regularized ? reg.tau * reg.value(s, p) : Scalar(0);
+      const Scalar h = regularized ? reg.tau * reg.value(s, p, log_p) : Scalar(0);
       gpi.row(s) = -d * (scratch.q.row(s).array() + h).matrix();
-      Vector<Scalar, AL> g;
-      for (int al = 0; al < AL; ++al) {
-        Scalar q(0);
-        for (int af = 0; af < AF; ++af) {
-          const int j = joint(s, al, af);
-          q += pi(s, af) *
-               (data_.leader_reward[j] + gamma * Eigen::Map<const Vector<Scalar, S>>(data_.transition + j * S).dot(v));
-        }
-        if (regularized) q -= reg.tau * reg.derivative(s, al, p(al));
-        g(al) = d * q;
-      }
+      // Q_l(s,.) = sum_{a_f} pi(a_f|s) (r_l + gamma <P, V_l>)(s,.,a_f)
+      Vector<Scalar, AL> g = joint_values(data_.leader_reward, s, v) * pi.row(s).transpose();
+      if (regularized)
+        for (int al = 0; al < AL; ++al) g(al) -= reg.tau * reg.derivative_at_log(s, al, log_p(al));
+      g *= d;
       gx.template segment<AL>(s * AL) = -p.cwiseProduct((g.array() - p.dot(g)).matrix());
     }
     if (!all_finite(gx) || !all_finite(gpi)) return Status::numerical_failure;
@@ -370,11 +355,35 @@ class Stackelberg {
     row = (Vector<Scalar, S>::Zero() + ... + (p(al) * Row(first + al * AF * S)));
   }
 
+  using JointBlock = Eigen::Matrix<Scalar, AL, AF, Eigen::RowMajor>;
+
+  // z(a_l,a_f) = reward(s,a_l,a_f) + gamma * <P(.|s,a_l,a_f), v> for one state s. Its A_l*A_f
+  // rows of P lie one after another, so the A_l*A_f dot products are one matrix-vector product
+  // (no per-row setup: at S = 10 that setup cost as much as the products).
+  JointBlock joint_values(const Scalar* reward, int s, const StateVector<Scalar, S>& v) const {
+    using Rows = Eigen::Map<const Eigen::Matrix<Scalar, AL * AF, S, Eigen::RowMajor>>;
+    Vector<Scalar, AL * AF> z;
+    z.noalias() = Rows(data_.transition + joint(s, 0, 0) * S).lazyProduct(v);
+    return Eigen::Map<const JointBlock>(reward + joint(s, 0, 0)) +
+           data_.discount * Eigen::Map<const JointBlock>(z.data());
+  }
+
   // softmax of row s of x (log-sum-exp shift; |x| <= B keeps every probability > 0).
   static Vector<Scalar, AL> leader_row(const Params& x, int s) {
     const auto logits = x.template segment<AL>(s * AL);
     Vector<Scalar, AL> p = (logits.array() - logits.maxCoeff()).exp().matrix();
     p /= p.sum();
+    return p;
+  }
+  // The same, and its logs: the shifted logits minus log of their exponentials' sum (one log,
+  // not A_l; within a few eps of log p).
+  static Vector<Scalar, AL> leader_row(const Params& x, int s, Vector<Scalar, AL>& log_p) {
+    const auto logits = x.template segment<AL>(s * AL);
+    log_p = (logits.array() - logits.maxCoeff()).matrix();
+    Vector<Scalar, AL> p = log_p.array().exp().matrix();
+    const Scalar sum = p.sum();
+    p /= sum;
+    log_p.array() -= std::log(sum);
     return p;
   }
 
@@ -387,9 +396,11 @@ class Stackelberg {
   Status evaluate_leader(const Params& x, const Matrix& pi_y, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
                          Evaluation<Scalar, S, AF>& eval, const Evaluation<Scalar, S, AF>* chain = nullptr) const {
     const Regularizer<Scalar, S, AL>& reg = data_.leader;
+    const bool regularized = reg.tau > Scalar(0);
     for (int s = 0; s < S; ++s) {
-      const Vector<Scalar, AL> p = leader_row(x, s);
-      const Scalar h = reg.tau > Scalar(0) ? reg.tau * reg.value(s, p) : Scalar(0);
+      Vector<Scalar, AL> log_p;  // set and read only when regularized
+      const Vector<Scalar, AL> p = regularized ? leader_row(x, s, log_p) : leader_row(x, s);
+      const Scalar h = regularized ? reg.tau * reg.value(s, p, log_p) : Scalar(0);
       for (int af = 0; af < AF; ++af) {
         Scalar r(0);
         for (int al = 0; al < AL; ++al) r += p(al) * data_.leader_reward[joint(s, al, af)];
