@@ -6,6 +6,8 @@
 //   BM_PmdStep    one policy mirror descent step, pmd_step() (one policy evaluation inside);
 //   BM_Evaluate   one policy evaluation, evaluate() (V, Q, occupancy);
 //   BM_Build      one model build, Stackelberg::build() (M(x) of a game with A_l = A_f = 5);
+//   BM_Vjp        one vector-Jacobian product of that game, Stackelberg::vjp() (S in {10, 100},
+//                 double: the Stackelberg step's sizes);
 // for S in {10, 50, 100}, A = 5, float and double, direct (LU) and sweep evaluation.
 // Every object is allocated once, outside the timed loop; the timed loop calls the library only.
 //
@@ -17,8 +19,12 @@
 //                     units of one LU evaluation);
 //   BM_BuildFloor     one pass over the game's transition tensor: a plain loop reading every entry
 //                     once and writing the pi_x-weighted rows; the floor of BM_Build.
+//   BM_VjpFloor       one pass of dot products over the same tensor: every row P(.|s,a_l,a_f)
+//                     dotted with one value vector (Eigen's dot); the floor of BM_Vjp.
 // A last table puts BM_StackelbergStep against the kernels it cannot do without: T + 2
-// evaluations (BM_Evaluate, direct) and one build (BM_Build), from the same run.
+// evaluations (BM_Evaluate, direct), one build (BM_Build) and three contractions of the tensor
+// with a value vector (BM_Vjp: the value penalty's two vjps and f's leader gradient), from the
+// same run.
 //
 // Clocks: "CPU" is the CPU time of the benchmark thread (Google Benchmark's default,
 // CLOCK_THREAD_CPUTIME_ID), "wall" (Google Benchmark's "Time") the elapsed real time. On a shared
@@ -457,6 +463,48 @@ void BM_BuildFloor(benchmark::State& state) {
   common_counters(state, S, sizeof(typename Game::Model));
 }
 
+template <typename Scalar, int S>
+void BM_Vjp(benchmark::State& state) {
+  using Game = typename GameInstance<Scalar, S>::Game;
+  auto inst = make_game<Scalar, S>(state);
+  if (!inst) return;
+  pbrl::StateActionMatrix<Scalar, S, kAF> w;  // an occupancy-like positive weight
+  pbrl::StateVector<Scalar, S> v;
+  pbrl::Rng rng(kSeed);
+  for (int s = 0; s < S; ++s) {
+    v(s) = rng.uniform<Scalar>();
+    for (int a = 0; a < kAF; ++a) w(s, a) = rng.uniform<Scalar>() / Scalar(S);
+  }
+  typename Game::Params grad = Game::Params::Zero();
+  for (auto _ : state) {
+    inst->game.vjp(inst->x, w, v, Scalar(1), grad);
+    benchmark::DoNotOptimize(grad.data());
+    benchmark::ClobberMemory();
+  }
+  common_counters(state, S, sizeof(typename Game::Params));
+}
+
+// The floor of a vjp: every row of the transition tensor dotted with one vector (Eigen's dot,
+// vectorized as the library's kernels are), nothing else.
+template <typename Scalar, int S>
+void BM_VjpFloor(benchmark::State& state) {
+  auto inst = make_game<Scalar, S>(state);
+  if (!inst) return;
+  pbrl::StateVector<Scalar, S> v;
+  pbrl::Rng rng(kSeed);
+  for (int s = 0; s < S; ++s) v(s) = rng.uniform<Scalar>();
+  Scalar out[kAL * kAF];
+  for (auto _ : state) {
+    for (int s = 0; s < S; ++s) {
+      const Scalar* rows = inst->transition + s * kAL * kAF * S;
+      for (int j = 0; j < kAL * kAF; ++j) out[j] = Eigen::Map<const pbrl::StateVector<Scalar, S>>(rows + j * S).dot(v);
+      benchmark::DoNotOptimize(out);
+    }
+    benchmark::ClobberMemory();
+  }
+  common_counters(state, S, sizeof(typename GameInstance<Scalar, S>::Game::Params));
+}
+
 // ---------------------------------------------------------------------------------------------
 // One PBRL-value step on the Stackelberg game (the Figure 1 shape at S = 100: A_l = A_f = 5),
 // exact, PMD oracle with T inner steps, softmax follower: the step goal. Stepped
@@ -578,23 +626,26 @@ class Reporter : public benchmark::ConsoleReporter {
   }
 
   // "BM_Kernel<float, 100, ...>/T:10" -> its floor at the same scalar and S: BM_BuildFloor for
-  // builds, BM_EvaluateFloor for the rest; floors have none.
+  // builds, BM_VjpFloor for vjps, BM_EvaluateFloor for the rest; floors have none.
   static std::string floor_of(const std::string& name) {
     const std::size_t open = name.find('<');
     if (open == std::string::npos) return "";
     const std::string family = name.substr(0, open);
-    if (family == "BM_EvaluateFloor" || family == "BM_BuildFloor") return "";
+    if (family == "BM_EvaluateFloor" || family == "BM_BuildFloor" || family == "BM_VjpFloor") return "";
     std::size_t end = name.find(',', open);
     if (end != std::string::npos) end = name.find_first_of(",>", end + 1);
     if (end == std::string::npos) return "";
     const std::string args = name.substr(open + 1, end - open - 1);  // "float, 100"
-    return (family == "BM_Build" ? "BM_BuildFloor<" : "BM_EvaluateFloor<") + args + ">";
+    if (family == "BM_Build" || family == "BM_Vjp") return family + "Floor<" + args + ">";
+    return "BM_EvaluateFloor<" + args + ">";
   }
 
-  // An exact Stackelberg step cannot take less than its T + 2 evaluations (the oracle's T on
-  // M(x_k), pi_y's and pi-hat's; f's reuses pi_y's factors) and one build of M(x_k): this run's
-  // BM_Evaluate<Scalar, S, Direct> and BM_Build<Scalar, S>. The ratio shows what the rest (vjps,
-  // f, the PMD updates, the projection) adds.
+  // An exact PBRL-value step on the Stackelberg game cannot take less than its T + 2 evaluations
+  // (the oracle's T on M(x_k), pi_y's and pi-hat's; f's reuses pi_y's factors), one build of
+  // M(x_k) and three contractions of the game's tensor with a value vector (the value penalty's
+  // two vjps, V^{pi-hat} and V^{pi_y}, and f's leader gradient, V_l): this run's
+  // BM_Evaluate<Scalar, S, Direct>, BM_Build<Scalar, S> and BM_Vjp<Scalar, S>. The ratio shows
+  // what the rest (the PMD updates, f's own evaluation on the chain, the projection) adds.
   void step_against_its_kernels(std::ostream& out) const {
     char line[256];
     bool header = false;
@@ -606,11 +657,12 @@ class Reporter : public benchmark::ConsoleReporter {
       const int t = std::atoi(name.c_str() + t_at + 4);
       const auto eval = rows_.find("BM_Evaluate<" + args + ", Direct>");
       const auto build = rows_.find("BM_Build<" + args + ">");
-      if (eval == rows_.end() || build == rows_.end()) continue;
-      const double bound = (t + 2) * eval->second.cpu_us + build->second.cpu_us;
+      const auto vjp = rows_.find("BM_Vjp<" + args + ">");
+      if (eval == rows_.end() || build == rows_.end() || vjp == rows_.end()) continue;
+      const double bound = (t + 2) * eval->second.cpu_us + build->second.cpu_us + 3 * vjp->second.cpu_us;
       if (!header) {
         out << "\nStackelberg step against its required kernels (CPU us; bound = (T + 2) x BM_Evaluate<.., Direct> "
-               "+ BM_Build, from this run)\n";
+               "+ BM_Build + 3 x BM_Vjp, from this run)\n";
         std::snprintf(line, sizeof line, "%-46s %10s %10s %9s\n", "benchmark", "cpu_us", "bound_us", "cpu/bound");
         out << line;
         header = true;
@@ -689,6 +741,11 @@ PBRL_BENCH_BUILD(float, 100);
 PBRL_BENCH_BUILD(double, 10);
 PBRL_BENCH_BUILD(double, 50);
 PBRL_BENCH_BUILD(double, 100);
+
+BENCHMARK_TEMPLATE(BM_VjpFloor, double, 10);
+BENCHMARK_TEMPLATE(BM_Vjp, double, 10);
+BENCHMARK_TEMPLATE(BM_VjpFloor, double, 100);
+BENCHMARK_TEMPLATE(BM_Vjp, double, 100);
 
 BENCHMARK_TEMPLATE(BM_StackelbergStep, double, 10)->ArgName("T")->Arg(1)->Arg(10);
 BENCHMARK_TEMPLATE(BM_StackelbergStep, double, 100)->ArgName("T")->Arg(1)->Arg(10);
