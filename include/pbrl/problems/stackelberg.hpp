@@ -220,7 +220,7 @@ class Stackelberg {
     Eigen::Map<Params> gx(model.gradient_x);
     Eigen::Map<Matrix> gpi(model.gradient_pi);
     for (int s = 0; s < S; ++s) {
-      Vector<Scalar, AL> log_p;  // set and read only when regularized
+      Vector<Scalar, AL> log_p = Vector<Scalar, AL>::Zero();  // set and read only when regularized
       const Vector<Scalar, AL> p = regularized ? leader_row(x, s, log_p) : leader_row(x, s);
       const Scalar d = scratch.occupancy(s);
       const Scalar h = regularized ? reg.tau * reg.value(s, p, log_p) : Scalar(0);
@@ -398,7 +398,7 @@ class Stackelberg {
     const Regularizer<Scalar, S, AL>& reg = data_.leader;
     const bool regularized = reg.tau > Scalar(0);
     for (int s = 0; s < S; ++s) {
-      Vector<Scalar, AL> log_p;  // set and read only when regularized
+      Vector<Scalar, AL> log_p = Vector<Scalar, AL>::Zero();  // set and read only when regularized
       const Vector<Scalar, AL> p = regularized ? leader_row(x, s, log_p) : leader_row(x, s);
       const Scalar h = regularized ? reg.tau * reg.value(s, p, log_p) : Scalar(0);
       for (int af = 0; af < AF; ++af) {
