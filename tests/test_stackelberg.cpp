@@ -1129,12 +1129,16 @@ TEST_CASE("an exact-only IndependentPolicyGradient steps like the default type a
 }
 
 namespace {
-// The game without the chain argument of upper(): its f evaluates from scratch.
-struct GameWithoutChain : Game {
+// The game whose upper() drops the chain when use_chain is off: its f then evaluates from scratch.
+// The solvers compared run one instantiation, the same machine code, and differ only in the chain:
+// two instantiations (a type with the chain argument, one without) may fuse multiply-adds
+// differently (GCC's default -ffp-contract=fast; the Cortex-M4F tree did) and part in the last bit.
+struct GameChainSwitch : Game {
+  bool use_chain = true;
   template <EvaluationMethod M>
   Status upper(const Params& x, const FollowerMat& pi, Model& model, pbrl::EvaluationWorkspace<Real, S, M>& ws,
-               Eval& scratch, Real& f, Params& grad_x, FollowerMat& grad_pi) const {
-    return Game::upper(x, pi, model, ws, scratch, f, grad_x, grad_pi);
+               Eval& scratch, Real& f, Params& grad_x, FollowerMat& grad_pi, const Eval* chain = nullptr) const {
+    return Game::upper(x, pi, model, ws, scratch, f, grad_x, grad_pi, use_chain ? chain : nullptr);
   }
 };
 
@@ -1147,8 +1151,8 @@ void check_same_iterates(const A& a, const B& b) {
 
 TEST_CASE("f's evaluation on pi_y's chain (evaluate_on_chain): Pbrl and independent PG step bit for bit as without it") {
   const auto data = std::make_unique<GameData<S, AL, AF>>(321, Real(0.5));
-  Game game;
-  GameWithoutChain plain;
+  GameChainSwitch game, plain;
+  plain.use_chain = false;
   REQUIRE(game.init(data->data(Real(0.9), Real(0.05), Real(0.1))) == Status::ok);
   REQUIRE(plain.init(data->data(Real(0.9), Real(0.05), Real(0.1))) == Status::ok);
   pbrl::Rng rng(322);
@@ -1201,13 +1205,12 @@ TEST_CASE("f's evaluation on pi_y's chain (evaluate_on_chain): Pbrl and independ
       s.inner_steps = 2;
       s.sampling.horizon = 3;
       s.sampling.batch = 2;
-      auto a = std::make_unique<pbrl::Pbrl<Game>>();
-      auto b = std::make_unique<pbrl::Pbrl<GameWithoutChain>>();
+      auto a = std::make_unique<pbrl::Pbrl<GameChainSwitch>>();
+      auto b = std::make_unique<pbrl::Pbrl<GameChainSwitch>>();
       REQUIRE(a->init(game, s, x0, y0) == Status::ok);
       REQUIRE(b->init(plain, s, x0, y0) == Status::ok);
       for (int k = 0; k < 5; ++k) {
-        pbrl::Pbrl<Game>::Report ra;
-        pbrl::Pbrl<GameWithoutChain>::Report rb;
+        pbrl::Pbrl<GameChainSwitch>::Report ra, rb;
         REQUIRE(a->step(&ra) == Status::ok);
         REQUIRE(b->step(&rb) == Status::ok);
         CHECK(ra.upper_objective == rb.upper_objective);
@@ -1222,13 +1225,12 @@ TEST_CASE("f's evaluation on pi_y's chain (evaluate_on_chain): Pbrl and independ
       s.gradient = mode;
       s.sampling.horizon = 3;
       s.sampling.batch = 2;
-      auto a = std::make_unique<pbrl::IndependentPolicyGradient<Game>>();
-      auto b = std::make_unique<pbrl::IndependentPolicyGradient<GameWithoutChain>>();
+      auto a = std::make_unique<pbrl::IndependentPolicyGradient<GameChainSwitch>>();
+      auto b = std::make_unique<pbrl::IndependentPolicyGradient<GameChainSwitch>>();
       REQUIRE(a->init(game, s, x0, y0) == Status::ok);
       REQUIRE(b->init(plain, s, x0, y0) == Status::ok);
       for (int k = 0; k < 5; ++k) {
-        pbrl::IndependentPolicyGradient<Game>::Report ra;
-        pbrl::IndependentPolicyGradient<GameWithoutChain>::Report rb;
+        pbrl::IndependentPolicyGradient<GameChainSwitch>::Report ra, rb;
         REQUIRE(a->step(reports ? &ra : nullptr) == Status::ok);
         REQUIRE(b->step(reports ? &rb : nullptr) == Status::ok);
         if (reports) CHECK(ra.leader_value == rb.leader_value);
