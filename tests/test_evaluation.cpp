@@ -46,6 +46,57 @@ TEST_CASE("regularizer: h and dh/dp from given logs are the values that take the
   }
 }
 
+TEST_CASE("evaluate and policy_gradient from the policy's logs: std::log(pi)'s numbers, an oracle's log_pi within rounding; a non-finite log refused") {
+  RandomModel<S, A> model(13);
+  pbrl::Rng rng(5);
+  constexpr double kRounding = 8;  // epsilons of max |entry|, where the compiler may fuse
+  for (auto kind : {pbrl::RegularizerKind::entropy, pbrl::RegularizerKind::kl_reference}) {
+    CAPTURE(static_cast<int>(kind));
+    const auto m = model.mdp(Real(0.9), Real(0.2), kind);
+    const Mat<S, A> pi = random_policy<S, A>(rng);
+    const Mat<S, A> log_pi = pi.unaryExpr([](Real v) { return std::log(v); });
+    auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>>();
+    pbrl::Evaluation<Real, S, A> taken, given;
+    REQUIRE(pbrl::evaluate(m, pi, *ws, taken) == Status::ok);
+    REQUIRE(pbrl::evaluate(m, pi, *ws, given, &log_pi) == Status::ok);
+    check_same_unless_fused(given.value.data(), taken.value.data(), S, kRounding);
+    check_same_unless_fused(given.q.data(), taken.q.data(), S * A, kRounding);
+    CHECK(std::memcmp(given.occupancy.data(), taken.occupancy.data(), sizeof(Real) * S) == 0);  // h not in it
+    Mat<S, A> g_taken, g_given;
+    pbrl::policy_gradient(m, pi, taken, g_taken);
+    pbrl::policy_gradient(m, pi, taken, g_given, &log_pi);
+    check_same_unless_fused(g_given.data(), g_taken.data(), S * A, kRounding);
+
+    // A PMD step's (log_pi, pi): log_pi is log pi up to rounding of the normalizer, so h moves by
+    // a few eps * max|log pi| per state and V by at most tau/(1 - gamma) times that.
+    Mat<S, A> lp = log_pi, p = pi;
+    pbrl::Evaluation<Real, S, A> scratch;
+    REQUIRE(pbrl::pmd_step(m, Real(3), *ws, scratch, lp, p) == Status::ok);
+    REQUIRE(pbrl::evaluate(m, p, *ws, taken) == Status::ok);
+    REQUIRE(pbrl::evaluate(m, p, *ws, given, &lp) == Status::ok);
+    const Real eps = std::numeric_limits<Real>::epsilon();
+    const Real bound = m.tau() / (Real(1) - m.discount) * Real(16) * eps * std::max(Real(1), lp.cwiseAbs().maxCoeff()) +
+                       Real(16) * eps * taken.value.cwiseAbs().maxCoeff();
+    CHECK((given.value - taken.value).cwiseAbs().maxCoeff() <= bound);
+    // The logs given are the ones used: shifted by c, every h_s is c larger and V is
+    // tau c / (1 - gamma) lower in every state.
+    const Real c = Real(0.5);
+    const Mat<S, A> shifted = (lp.array() + c).matrix();
+    REQUIRE(pbrl::evaluate(m, p, *ws, given, &shifted) == Status::ok);
+    const Real drop = m.tau() * c / (Real(1) - m.discount);
+    for (int st = 0; st < S; ++st) CHECK_CLOSE(given.value(st), taken.value(st) - drop, kTight, Real(10));
+
+    // Refused: a NaN or infinite log; the evaluation is unchanged.
+    for (const Real bad : {std::numeric_limits<Real>::quiet_NaN(), -std::numeric_limits<Real>::infinity()}) {
+      Mat<S, A> broken = log_pi;
+      broken(2, 1) = bad;
+      const pbrl::Evaluation<Real, S, A> before = given;
+      CHECK(pbrl::evaluate(m, pi, *ws, given, &broken) == Status::not_finite);
+      CHECK(std::memcmp(&given, &before, sizeof given) == 0);
+    }
+  }
+}
+
 TEST_CASE("policy evaluation satisfies the regularized Bellman equations") {
   RandomModel<S, A> model(11);
   pbrl::Rng rng(3);

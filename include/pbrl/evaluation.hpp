@@ -90,11 +90,13 @@ namespace detail {
 // c(s) = <pi(s), r(s,.)> - tau*h_s(pi(s)).
 template <typename Scalar, int S, int A>
 void induced_cost(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
-                  StateVector<Scalar, S>& c) {
+                  const StateActionMatrix<Scalar, S, A>* log_pi, StateVector<Scalar, S>& c) {
   const auto r = m.r();
   for (int s = 0; s < S; ++s) {
     c(s) = pi.row(s).dot(r.row(s));
-    if (m.tau() > Scalar(0)) c(s) -= m.tau() * m.regularizer.value(s, pi.row(s));
+    if (m.tau() > Scalar(0))
+      c(s) -= m.tau() * (log_pi != nullptr ? m.regularizer.value(s, pi.row(s), log_pi->row(s))
+                                           : m.regularizer.value(s, pi.row(s)));
   }
 }
 
@@ -350,9 +352,10 @@ Status check_call(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S,
 // Value and occupancy into the workspace (ws.value warm-starts sweeps from `previous`).
 template <typename Scalar, int S, int A, EvaluationMethod M>
 void solve_value_and_occupancy(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                               const StateActionMatrix<Scalar, S, A>* log_pi,
                                const Evaluation<Scalar, S, A>& previous,
                                EvaluationWorkspace<Scalar, S, M>& ws) {
-  induced_cost(m, pi, ws.rhs);
+  induced_cost(m, pi, log_pi, ws.rhs);
   if constexpr (M == EvaluationMethod::direct) {
     factorize(m, pi, ws);
     ws.value = ws.rhs;
@@ -375,13 +378,17 @@ void solve_value_and_occupancy(const Mdp<Scalar, S, A>& m, const StateActionMatr
 
 // V, Q, d and V(rho) of policy pi (rows are distributions) on MDP m.
 // m must have passed validate(m) once; this call checks pi and the cheap model settings.
+// log_pi: log pi entrywise (finite; entries where pi is 0 are not read), as the oracles keep it
+// beside pi, so the regularizer's h is formed without taking S*A logs; nullptr: taken here.
 template <typename Scalar, int S, int A, EvaluationMethod M>
 Status evaluate(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
-                EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out) {
+                EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out,
+                const StateActionMatrix<Scalar, S, A>* log_pi = nullptr) {
   if (Status st = detail::check_call(m, pi, ws); st != Status::ok) return st;
+  if (log_pi != nullptr && !all_finite(*log_pi)) return Status::not_finite;
   if (M == EvaluationMethod::sweeps && (!all_finite(out.value) || !all_finite(out.occupancy)))
     return Status::not_finite;  // the warm start
-  detail::solve_value_and_occupancy(m, pi, out, ws);
+  detail::solve_value_and_occupancy(m, pi, log_pi, out, ws);
   if (!all_finite(ws.value) || !all_finite(ws.occupancy)) return Status::numerical_failure;
   if (!detail::write_q(m, ws.value, out.q)) return Status::numerical_failure;
   out.value = ws.value;
@@ -404,7 +411,7 @@ Status evaluate_on_chain(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Sca
   if constexpr (M == EvaluationMethod::direct) {
     if (ws.factors_of == &chain && &chain != &out) {
       if (Status st = detail::check_call(m, pi, ws); st != Status::ok) return st;
-      detail::induced_cost(m, pi, ws.value);
+      detail::induced_cost(m, pi, static_cast<const StateActionMatrix<Scalar, S, A>*>(nullptr), ws.value);
       detail::lu_solve<Scalar, S>(ws.lu, ws.value);
       if (!all_finite(ws.value)) return Status::numerical_failure;
       if (!detail::write_q(m, ws.value, out.q)) return Status::numerical_failure;
@@ -451,14 +458,18 @@ Status occupancy_from_start(const Mdp<Scalar, S, A>& m, const StateActionMatrix<
 
 // Policy gradient of V^pi(rho) in direct coordinates (paper, eq. "rpg direct param"):
 //   d V(rho) / d pi(a|s) = d(s) * (Q(s,a) - tau * dh_s/dpi(a|s)).
-// Chain to softmax logits with chain_policy_gradient().
+// Chain to softmax logits with chain_policy_gradient(). log_pi as evaluate()'s (the caller has
+// checked it), or nullptr.
 template <typename Scalar, int S, int A>
 void policy_gradient(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
-                     const Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& grad) {
+                     const Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& grad,
+                     const StateActionMatrix<Scalar, S, A>* log_pi = nullptr) {
   for (int s = 0; s < S; ++s)
     for (int a = 0; a < A; ++a) {
       Scalar g = eval.q(s, a);
-      if (m.tau() > Scalar(0)) g -= m.tau() * m.regularizer.derivative(s, a, pi(s, a));
+      if (m.tau() > Scalar(0))
+        g -= m.tau() * (log_pi != nullptr ? m.regularizer.derivative_at_log(s, a, (*log_pi)(s, a))
+                                          : m.regularizer.derivative(s, a, pi(s, a)));
       grad(s, a) = eval.occupancy(s) * g;
     }
 }

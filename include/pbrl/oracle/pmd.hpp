@@ -36,7 +36,7 @@ Status pmd_step(const Mdp<Scalar, S, A>& m, Scalar eta, EvaluationWorkspace<Scal
                 StateActionMatrix<Scalar, S, A>& pi) {
   if (!std::isfinite(eta) || eta <= Scalar(0)) return Status::bad_step_size;
   if (!all_finite(log_pi)) return Status::not_finite;
-  if (Status st = evaluate(m, pi, ws, eval); st != Status::ok) return st;
+  if (Status st = evaluate(m, pi, ws, eval, &log_pi); st != Status::ok) return st;  // h from log_pi
   // Two passes over O(S*A) numbers, so that a step that overflows (a huge eta) writes nothing;
   // finite logits always normalize to a finite policy row.
   for (int s = 0; s < S; ++s)

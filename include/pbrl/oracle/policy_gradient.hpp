@@ -49,8 +49,9 @@ Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>&
   if (!std::isfinite(eta) || eta <= Scalar(0)) return Status::bad_step_size;
   if (Status st = validate<Scalar, A>(set); st != Status::ok) return st;
   if (!all_finite(log_pi)) return Status::not_finite;
-  if (Status st = evaluate(m, pi, ws, eval); st != Status::ok) return st;
-  policy_gradient(m, pi, eval, grad);
+  // h and dh/dpi from log_pi (the log of pi, kept beside it): no logs taken.
+  if (Status st = evaluate(m, pi, ws, eval, &log_pi); st != Status::ok) return st;
+  policy_gradient(m, pi, eval, grad, &log_pi);
   if (!all_finite(grad)) return Status::numerical_failure;
   if (set.parameterization == Parameterization::softmax)
     chain_policy_gradient<Scalar, S, A>(Parameterization::softmax, pi, grad, grad);

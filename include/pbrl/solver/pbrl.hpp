@@ -321,7 +321,7 @@ class Pbrl {
         p.next = p.sampled ? StepPart::evaluation : StepPart::upper;
         break;
       case 1:
-        if (Status st = evaluate(p.mdp, pi_next_, ws_, eval_hat_); st != Status::ok) return st;
+        if (Status st = evaluate(p.mdp, pi_next_, ws_, eval_hat_, &log_pi_next_); st != Status::ok) return st;
         // The certified gap of y_k: pi-hat's own gap plus how far pi_y trails pi-hat.
         p.lower_gap = eval_hat_.value_rho - eval_y_.value_rho;
         if (p.certified) p.oracle_gap = optimality_gap_bound(p.mdp, eval_hat_);

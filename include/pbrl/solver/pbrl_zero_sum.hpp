@@ -284,7 +284,8 @@ class PbrlZeroSum {
         // pi-hat's evaluation (into eval1_ / eval2_) and, if certified, its certified gap
         // (psi <= psi-hat + gap1 + gap2).
         const bool first = p.player == 1;
-        if (Status st = first ? evaluate(p.mdp1, pi1_next_, ws_, eval1_) : evaluate(p.mdp2, pi2_next_, ws_, eval2_);
+        if (Status st = first ? evaluate(p.mdp1, pi1_next_, ws_, eval1_, &log_pi1_next_)
+                              : evaluate(p.mdp2, pi2_next_, ws_, eval2_, &log_pi2_next_);
             st != Status::ok)
           return st;
         if (p.certified)
