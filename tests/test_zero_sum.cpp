@@ -229,6 +229,34 @@ TEST_CASE("zero-sum game: the induced MDPs give the joint value; best responses 
     pbrl::policy_gradient(mdp2, pi2, e2, p2);
     CHECK((g1 - p1).cwiseAbs().maxCoeff() <= kTight * std::max(Real(1), p1.cwiseAbs().maxCoeff()));
     CHECK((g2 + p2).cwiseAbs().maxCoeff() <= kTight * std::max(Real(1), p2.cwiseAbs().maxCoeff()));
+    // From the policies' logs: std::log's give the same numbers (to the bit unless fused); logs
+    // shifted by c are the ones used: log pi1 + c raises dh1/dpi1 and h1 by c, so grad1 and
+    // grad2 both fall by tau d(s) c; log pi2 + c raises h2 and dh2/dpi2, so both rise by as much.
+    {
+      const M1 log1 = pi1.unaryExpr([](Real p) { return std::log(p); });
+      const M2 log2 = pi2.unaryExpr([](Real p) { return std::log(p); });
+      M1 h1 = M1::Zero();
+      M2 h2 = M2::Zero();
+      pbrl::add_game_policy_gradients(g, pi1, pi2, e1.value, e1.occupancy, Real(1), &h1, Real(1), &h2, &log1, &log2);
+      check_same_unless_fused(h1.data(), g1.data(), S * A1, 8);
+      check_same_unless_fused(h2.data(), g2.data(), S * A2, 8);
+      const Real c = Real(0.5);
+      const M1 up1 = (log1.array() + c).matrix();
+      const M2 up2 = (log2.array() + c).matrix();
+      for (int which = 1; which <= 2; ++which) {
+        CAPTURE(which);
+        h1.setZero();
+        h2.setZero();
+        pbrl::add_game_policy_gradients(g, pi1, pi2, e1.value, e1.occupancy, Real(1), &h1, Real(1), &h2,
+                                        which == 1 ? &up1 : &log1, which == 2 ? &up2 : &log2);
+        const Real sign = which == 2 ? Real(1) : Real(-1);
+        for (int s = 0; s < S; ++s) {
+          const Real move = sign * g.tau() * e1.occupancy(s) * c;
+          for (int a = 0; a < A1; ++a) CHECK_CLOSE(h1(s, a), g1(s, a) + move, kTight, Real(10));
+          for (int a = 0; a < A2; ++a) CHECK_CLOSE(h2(s, a), g2(s, a) + move, kTight, Real(10));
+        }
+      }
+    }
     // Best responses: soft value iteration on each induced MDP.
     const auto best1 = optimum(mdp1);
     const auto best2 = optimum(mdp2);

@@ -94,9 +94,7 @@ void induced_cost(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S,
   const auto r = m.r();
   for (int s = 0; s < S; ++s) {
     c(s) = pi.row(s).dot(r.row(s));
-    if (m.tau() > Scalar(0))
-      c(s) -= m.tau() * (log_pi != nullptr ? m.regularizer.value(s, pi.row(s), log_pi->row(s))
-                                           : m.regularizer.value(s, pi.row(s)));
+    if (m.tau() > Scalar(0)) c(s) -= m.tau() * m.regularizer.value_from(s, pi.row(s), log_pi);
   }
 }
 
@@ -467,9 +465,7 @@ void policy_gradient(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar,
   for (int s = 0; s < S; ++s)
     for (int a = 0; a < A; ++a) {
       Scalar g = eval.q(s, a);
-      if (m.tau() > Scalar(0))
-        g -= m.tau() * (log_pi != nullptr ? m.regularizer.derivative_at_log(s, a, (*log_pi)(s, a))
-                                          : m.regularizer.derivative(s, a, pi(s, a)));
+      if (m.tau() > Scalar(0)) g -= m.tau() * m.regularizer.derivative_from(s, a, pi, log_pi);
       grad(s, a) = eval.occupancy(s) * g;
     }
 }

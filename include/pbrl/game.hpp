@@ -233,13 +233,17 @@ void joint_occupancy(const StateVector<Scalar, S>& d, const StateActionMatrix<Sc
 // grad1 equals policy_gradient() on player1_mdp(pi2) at pi1, grad2 equals minus policy_gradient()
 // on player2_mdp(pi1) at pi2. The per-state constants (the other player's h) do not matter along
 // the simplex, for softmax logits or for projections onto the simplex. Pass nullptr to skip one.
+// log_pi1, log_pi2: the policies' logs where the caller keeps them (an oracle's pi-hat), so h and
+// dh/dpi take no logarithms (Regularizer::value_from), or nullptr.
 // Work O(S * A1 * A2 * S), no storage.
 template <typename Scalar, int S, int A1, int A2>
 void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
                                const StateActionMatrix<Scalar, S, A2>& pi2, const StateVector<Scalar, S>& v,
                                const StateVector<Scalar, S>& d, Scalar scale1,
                                StateActionMatrix<Scalar, S, A1>* grad1, Scalar scale2,
-                               StateActionMatrix<Scalar, S, A2>* grad2) {
+                               StateActionMatrix<Scalar, S, A2>* grad2,
+                               const StateActionMatrix<Scalar, S, A1>* log_pi1 = nullptr,
+                               const StateActionMatrix<Scalar, S, A2>* log_pi2 = nullptr) {
   const auto r = g.r();
   const auto P = g.P();
   const Scalar tau = g.tau();
@@ -256,18 +260,18 @@ void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const Sta
         q2[a2] += pi1(s, a1) * q;
       }
     if (grad1 != nullptr) {
-      const Scalar bonus = tau > Scalar(0) ? tau * g.regularizer2.value(s, pi2.row(s)) : Scalar(0);
+      const Scalar bonus = tau > Scalar(0) ? tau * g.regularizer2.value_from(s, pi2.row(s), log_pi2) : Scalar(0);
       for (int a1 = 0; a1 < A1; ++a1) {
         Scalar gr = q1[a1] + bonus;
-        if (tau > Scalar(0)) gr -= tau * g.regularizer1.derivative(s, a1, pi1(s, a1));
+        if (tau > Scalar(0)) gr -= tau * g.regularizer1.derivative_from(s, a1, pi1, log_pi1);
         (*grad1)(s, a1) += scale1 * d(s) * gr;
       }
     }
     if (grad2 != nullptr) {
-      const Scalar cost = tau > Scalar(0) ? tau * g.regularizer1.value(s, pi1.row(s)) : Scalar(0);
+      const Scalar cost = tau > Scalar(0) ? tau * g.regularizer1.value_from(s, pi1.row(s), log_pi1) : Scalar(0);
       for (int a2 = 0; a2 < A2; ++a2) {
         Scalar gr = q2[a2] - cost;
-        if (tau > Scalar(0)) gr += tau * g.regularizer2.derivative(s, a2, pi2(s, a2));
+        if (tau > Scalar(0)) gr += tau * g.regularizer2.derivative_from(s, a2, pi2, log_pi2);
         (*grad2)(s, a2) += scale2 * d(s) * gr;
       }
     }

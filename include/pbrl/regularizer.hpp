@@ -54,6 +54,13 @@ struct Regularizer {
     return h;
   }
 
+  // h_s(p) for row s of a policy, from row s of log_pi when the caller keeps the logs
+  // (log_pi != nullptr), else taking them: the one switch every user of optional logs goes through.
+  template <typename Row, typename LogMatrix>
+  Scalar value_from(int s, const Row& p, const LogMatrix* log_pi) const {
+    return log_pi != nullptr ? value(s, p, log_pi->row(s)) : value(s, p);
+  }
+
   // d h_s / d p_a = log p_a + 1 - log ref(a|s); the floor keeps it finite at p_a = 0.
   Scalar derivative(int s, int a, Scalar pa) const {
     const Scalar floored = pa > log_floor<Scalar>() ? pa : log_floor<Scalar>();
@@ -63,6 +70,11 @@ struct Regularizer {
   Scalar derivative_at_log(int s, int a, Scalar log_pa) const {
     const Scalar floor = std::log(log_floor<Scalar>());
     return (log_pa > floor ? log_pa : floor) + Scalar(1) - log_reference(s, a);
+  }
+  // At entry (s, a) of a policy pi, from log_pi when given (as value_from).
+  template <typename Matrix>
+  Scalar derivative_from(int s, int a, const Matrix& pi, const Matrix* log_pi) const {
+    return log_pi != nullptr ? derivative_at_log(s, a, (*log_pi)(s, a)) : derivative(s, a, pi(s, a));
   }
 };
 

@@ -6,6 +6,8 @@
 // swapped; as distinct types, a call that swaps them does not compile. The exact penalties read
 // each policy with its evaluation on M(x), the sampled ones the policy alone:
 //   PolicyY{pi_y}    PolicyY{pi_y, eval_y}    PolicyHat{pi_hat}    PolicyHat{pi_hat, eval_hat}
+// An evaluated pi-hat may carry the logs its oracle keeps beside it, PolicyHat{pi_hat, eval_hat,
+// &log_pi_hat}, so a penalty forms its h and dh/dpi without taking logarithms.
 // A bundle holds references to the caller's objects (nothing is copied): build it in the call.
 
 #include "pbrl/config.hpp"
@@ -39,10 +41,14 @@ template <typename Scalar, int S, int A>
 struct PolicyHat<Scalar, S, A, true> {
   const StateActionMatrix<Scalar, S, A>& pi;
   const Evaluation<Scalar, S, A>& eval;
+  const StateActionMatrix<Scalar, S, A>* log_pi = nullptr;  // log pi, or nullptr: taken where needed
 };
 template <typename Scalar, int S, int A>
 PolicyHat(const StateActionMatrix<Scalar, S, A>&) -> PolicyHat<Scalar, S, A, false>;
 template <typename Scalar, int S, int A>
 PolicyHat(const StateActionMatrix<Scalar, S, A>&, const Evaluation<Scalar, S, A>&) -> PolicyHat<Scalar, S, A, true>;
+template <typename Scalar, int S, int A>
+PolicyHat(const StateActionMatrix<Scalar, S, A>&, const Evaluation<Scalar, S, A>&, const StateActionMatrix<Scalar, S, A>*)
+    -> PolicyHat<Scalar, S, A, true>;
 
 }  // namespace pbrl
