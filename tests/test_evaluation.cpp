@@ -221,6 +221,38 @@ TEST_CASE("occupancy from a state-action start reproduces E_{rho,sigma} Q^pi") {
   CHECK((mu - mu2).cwiseAbs().maxCoeff() <= (kDouble ? Real(1e-9) : Real(1e-4)) * mu.maxCoeff());
 }
 
+TEST_CASE("policy_from_parameters: a softmax's logs beside pi are log pi within rounding and its rows sum to 1, out to huge logits; direct parameters form none") {
+  pbrl::Rng rng(7);
+  const Real eps = std::numeric_limits<Real>::epsilon();
+  for (const Real spread : {Real(1), Real(10), Real(300)}) {
+    CAPTURE(spread);
+    Mat<S, A> y = spread * random_logits<S, A>(rng);
+    y.row(0) << spread, -spread, Real(0);  // exp(-2 spread) underflows in float at 300
+    Mat<S, A> pi, log_pi, plain;
+    REQUIRE(pbrl::policy_from_parameters<Real, S, A>(pbrl::Parameterization::softmax, y, pi, &log_pi) == &log_pi);
+    pbrl::policy_from_parameters<Real, S, A>(pbrl::Parameterization::softmax, y, plain);
+    CHECK(std::memcmp(pi.data(), plain.data(), sizeof(Real) * S * A) == 0);  // pi as without logs
+    CHECK(pbrl::all_finite(log_pi));
+    CHECK((log_pi.array() <= Real(0)).all());
+    for (int s = 0; s < S; ++s)
+      for (int a = 0; a < A; ++a) {
+        CAPTURE(s);
+        CAPTURE(a);
+        // Both roundings: the log-sum's (a few eps of the largest |logit| - max) and pi's own.
+        const Real scale = std::max(Real(1), std::abs(log_pi(s, a)) + std::abs(y(s, a) - y.row(s).maxCoeff()));
+        CHECK(std::abs(log_pi(s, a) - std::log(pi(s, a))) <= Real(8) * eps * scale);
+        CHECK(pi(s, a) >= pbrl::log_floor<Real>());  // floored where exp underflows (float, spread 300)
+      }
+    for (int s = 0; s < S; ++s) CHECK(std::abs(pi.row(s).sum() - Real(1)) <= Real(4 * A) * eps);
+  }
+  // Direct parameters: pi = y, no logs formed, log_pi left as it was.
+  const Mat<S, A> direct = random_policy<S, A>(rng);
+  Mat<S, A> pi, log_pi = Mat<S, A>::Constant(Real(7));
+  CHECK(pbrl::policy_from_parameters<Real, S, A>(pbrl::Parameterization::direct, direct, pi, &log_pi) == nullptr);
+  CHECK(pi == direct);
+  CHECK(log_pi == Mat<S, A>::Constant(Real(7)));
+}
+
 TEST_CASE("policy gradient of V(rho) matches finite differences") {
   RandomModel<S, A> model(14);
   pbrl::Rng rng(6);

@@ -25,8 +25,9 @@ struct PenaltyProbe {
   std::unique_ptr<Problem::Model> model = std::make_unique<Problem::Model>();
   std::unique_ptr<Ws> ws = std::make_unique<Ws>();
 
+  // log_y: pi_y's logs handed to the penalty (PolicyY{pi_y, log_y}), or nullptr.
   Real operator()(PenaltyKind kind, const Problem::Params& x, const Mat<S, A>& pi_y,
-                  Problem::Params* gx = nullptr, Mat<S, A>* gpi = nullptr) {
+                  Problem::Params* gx = nullptr, Mat<S, A>* gpi = nullptr, const Mat<S, A>* log_y = nullptr) {
     pbrl::Mdp<Real, S, A> m;
     REQUIRE(problem.build(x, *model, m) == Status::ok);
     const auto opt = optimum(m);
@@ -37,12 +38,14 @@ struct PenaltyProbe {
     Mat<S, A> dpi = Mat<S, A>::Zero(), weights;
     Real p;
     if (kind == PenaltyKind::value) {
-      p = pbrl::value_penalty(problem, x, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights, dx, dpi);
+      p = pbrl::value_penalty(problem, x, m, pbrl::PolicyY{pi_y, ey, log_y}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights,
+                              dx, dpi);
     } else {
       Vec<S> warm = Vec<S>::Zero();
       Mat<S, A> start;
       REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
-      p = pbrl::bellman_penalty(problem, x, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, dx, dpi);
+      p = pbrl::bellman_penalty(problem, x, m, pbrl::PolicyY{pi_y, log_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1),
+                                weights, dx, dpi);
     }
     if (gx) *gx = dx;
     if (gpi) *gpi = dpi;
@@ -126,6 +129,48 @@ TEST_CASE("value and Bellman penalty gradients match finite differences") {
         });
         CHECK_CLOSE(gpi(s, a) - gpi(s, 0), fd, kFdTol, gpi.cwiseAbs().maxCoeff());
       }
+  }
+}
+
+TEST_CASE("value and Bellman penalties from pi_y's logs: a softmax's logs give the numbers taken from pi; the logs given are used") {
+  pbrl::Rng rng(43);
+  Problem problem(211);
+  PenaltyProbe probe{problem};
+  const Real eps = std::numeric_limits<Real>::epsilon();
+  for (auto kind : {PenaltyKind::value, PenaltyKind::bellman}) {
+    CAPTURE(static_cast<int>(kind));
+    const Problem::Params x = random_x(rng);
+    const Mat<S, A> y = random_logits<S, A>(rng);
+    Mat<S, A> pi, log_pi;
+    REQUIRE(pbrl::policy_from_parameters<Real, S, A>(pbrl::Parameterization::softmax, y, pi, &log_pi) == &log_pi);
+    Problem::Params gx_taken, gx_given;
+    Mat<S, A> gpi_taken, gpi_given;
+    const Real p_taken = probe(kind, x, pi, &gx_taken, &gpi_taken);
+    const Real p_given = probe(kind, x, pi, &gx_given, &gpi_given, &log_pi);
+    // The softmax's logs are log pi within a few eps of max |log pi|: h and dh/dpi move by tau times that.
+    const Real tol = Real(64) * eps * std::max(Real(1), log_pi.cwiseAbs().maxCoeff());
+    CHECK(std::abs(p_given - p_taken) <= tol * std::max(Real(1), std::abs(p_taken)));
+    CHECK((gpi_given - gpi_taken).cwiseAbs().maxCoeff() <= tol * std::max(Real(1), gpi_taken.cwiseAbs().maxCoeff()));
+    CHECK((gx_given - gx_taken).cwiseAbs().maxCoeff() == Real(0));  // no h in J^T's weights
+    // Shifted by c, every dh/dpi is c larger (both penalties' grad_pi rise by tau c times d(s),
+    // the value penalty's through -dV^{pi_y}/dpi, or rho(s), the Bellman's) and every h too (the
+    // Bellman penalty's p rises by tau c; the value penalty's p reads V^{pi_y} from its evaluation).
+    const Real c = Real(0.5);
+    const Mat<S, A> shifted = (log_pi.array() + c).matrix();
+    const Real p_shifted = probe(kind, x, pi, nullptr, &gpi_given, &shifted);
+    pbrl::Mdp<Real, S, A> m;
+    auto model = std::make_unique<Problem::Model>();
+    REQUIRE(problem.build(x, *model, m) == Status::ok);
+    auto ws = std::make_unique<Ws>();
+    pbrl::Evaluation<Real, S, A> ey;
+    REQUIRE(pbrl::evaluate(m, pi, *ws, ey) == Status::ok);
+    const Real tau = m.tau();
+    REQUIRE(tau > Real(0));
+    CHECK_CLOSE(p_shifted, p_taken + (kind == PenaltyKind::bellman ? tau * c : Real(0)), kTight, Real(10));
+    for (int s = 0; s < S; ++s) {
+      const Real weight = kind == PenaltyKind::bellman ? m.rho()(s) : ey.occupancy(s);
+      for (int a = 0; a < A; ++a) CHECK_CLOSE(gpi_given(s, a), gpi_taken(s, a) + tau * c * weight, kTight, Real(10));
+    }
   }
 }
 

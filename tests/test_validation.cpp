@@ -1574,7 +1574,7 @@ TEST_CASE("soft_value_iteration keeps value and q when it fails (regression)") {
 }
 
 TEST_CASE("oracle steps never report ok with a non-finite policy (regression)") {
-  // pmd_step() (tau = 0: log_pi + eta*Q overflows, normalize_log_row gives NaN) and
+  // pmd_step() (tau = 0: log_pi + eta*Q overflows, normalize_policy_row gives NaN) and
   // policy_gradient_step() with the direct set (pi + eta*grad overflows, the projection gives
   // inf) return Status::ok for a huge but finite eta. A call must either return a policy or an
   // error (numerical_failure) that leaves its outputs as they were.

@@ -257,6 +257,46 @@ TEST_CASE("zero-sum game: the induced MDPs give the joint value; best responses 
         }
       }
     }
+    // The induced MDPs from the other player's logs: std::log's give the same model; logs shifted
+    // by c raise that player's h by c, so each induced reward rises by tau*c and nothing else moves.
+    {
+      const M1 log1 = pi1.unaryExpr([](Real p) { return std::log(p); });
+      const M2 log2 = pi2.unaryExpr([](Real p) { return std::log(p); });
+      const Real c = Real(0.5);
+      for (const Real shift : {Real(0), c}) {
+        CAPTURE(shift);
+        const M1 l1 = (log1.array() + shift).matrix();
+        const M2 l2 = (log2.array() + shift).matrix();
+        auto from_logs1 = std::make_unique<pbrl::InducedModel<Real, S, A1>>();
+        auto from_logs2 = std::make_unique<pbrl::InducedModel<Real, S, A2>>();
+        pbrl::Mdp<Real, S, A1> m1;
+        pbrl::Mdp<Real, S, A2> m2;
+        REQUIRE(pbrl::player1_mdp(g, pi2, *from_logs1, m1, &l2) == Status::ok);
+        REQUIRE(pbrl::player2_mdp(g, pi1, *from_logs2, m2, &l1) == Status::ok);
+        CHECK(std::equal(im1->transition, im1->transition + S * A1 * S, from_logs1->transition));
+        CHECK(std::equal(im2->transition, im2->transition + S * A2 * S, from_logs2->transition));
+        if (shift == Real(0)) {
+          check_same_unless_fused(from_logs1->reward, im1->reward, S * A1, 8);
+          check_same_unless_fused(from_logs2->reward, im2->reward, S * A2, 8);
+        } else {
+          for (int i = 0; i < S * A1; ++i) CHECK_CLOSE(from_logs1->reward[i], im1->reward[i] + g.tau() * c, kTight, Real(10));
+          for (int i = 0; i < S * A2; ++i) CHECK_CLOSE(from_logs2->reward[i], im2->reward[i] + g.tau() * c, kTight, Real(10));
+        }
+      }
+      // Non-finite logs are refused and change nothing.
+      M2 nan_logs = log2;
+      nan_logs(2, 1) = std::numeric_limits<Real>::quiet_NaN();
+      auto untouched = std::make_unique<pbrl::InducedModel<Real, S, A1>>(*im1);
+      pbrl::Mdp<Real, S, A1> m1;
+      CHECK(pbrl::player1_mdp(g, pi2, *untouched, m1, &nan_logs) == Status::not_finite);
+      CHECK(std::equal(im1->reward, im1->reward + S * A1, untouched->reward));
+      CHECK(m1.reward == nullptr);
+      M1 inf_logs = log1;
+      inf_logs(0, 0) = -std::numeric_limits<Real>::infinity();
+      pbrl::Mdp<Real, S, A2> m2;
+      CHECK(pbrl::player2_mdp(g, pi1, *im2, m2, &inf_logs) == Status::not_finite);
+      CHECK(m2.reward == nullptr);
+    }
     // Best responses: soft value iteration on each induced MDP.
     const auto best1 = optimum(mdp1);
     const auto best2 = optimum(mdp2);

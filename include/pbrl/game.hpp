@@ -154,18 +154,21 @@ Status check_game(const MarkovGame<Scalar, S, A1, A2>& g) {
 }  // namespace detail
 
 // Player 1's MDP given pi2, written into `storage` (for C >= A1 actions); `mdp` views it (with
-// the game's rho). On error neither storage nor mdp changes.
+// the game's rho). log_pi2: pi2's logs where the caller keeps them (finite; as evaluate()'s), so
+// h2 takes no logarithms, or nullptr. On error neither storage nor mdp changes.
 template <typename Scalar, int S, int A1, int A2, int C>
 Status player1_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A2>& pi2,
-                   InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A1>& mdp) {
+                   InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A1>& mdp,
+                   const StateActionMatrix<Scalar, S, A2>* log_pi2 = nullptr) {
   static_assert(C >= A1, "storage for at least player 1's actions");
   if (Status st = detail::check_game(g); st != Status::ok) return st;
   if (Status st = validate_policy(pi2); st != Status::ok) return st;
+  if (log_pi2 != nullptr && !all_finite(*log_pi2)) return Status::not_finite;
   const auto r = g.r();
   const auto P = g.P();
   Eigen::Map<Eigen::Matrix<Scalar, S * A1, S, Eigen::RowMajor>> P1(storage.transition);
   for (int s = 0; s < S; ++s) {
-    const Scalar bonus = g.tau() > Scalar(0) ? g.tau() * g.regularizer2.value(s, pi2.row(s)) : Scalar(0);
+    const Scalar bonus = g.tau() > Scalar(0) ? g.tau() * g.regularizer2.value_from(s, pi2.row(s), log_pi2) : Scalar(0);
     for (int a1 = 0; a1 < A1; ++a1) {
       const int row = s * A1 + a1;
       storage.reward[row] = r.row(s).segment(a1 * A2, A2).dot(pi2.row(s)) + bonus;
@@ -180,18 +183,20 @@ Status player1_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatr
 }
 
 // Player 2's MDP given pi1 (player 2 maximizes -V), written into `storage` (for C >= A2 actions).
-// On error neither storage nor mdp changes.
+// log_pi1 as player1_mdp's log_pi2. On error neither storage nor mdp changes.
 template <typename Scalar, int S, int A1, int A2, int C>
 Status player2_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
-                   InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A2>& mdp) {
+                   InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A2>& mdp,
+                   const StateActionMatrix<Scalar, S, A1>* log_pi1 = nullptr) {
   static_assert(C >= A2, "storage for at least player 2's actions");
   if (Status st = detail::check_game(g); st != Status::ok) return st;
   if (Status st = validate_policy(pi1); st != Status::ok) return st;
+  if (log_pi1 != nullptr && !all_finite(*log_pi1)) return Status::not_finite;
   const auto r = g.r();
   const auto P = g.P();
   Eigen::Map<Eigen::Matrix<Scalar, S * A2, S, Eigen::RowMajor>> P2(storage.transition);
   for (int s = 0; s < S; ++s) {
-    const Scalar bonus = g.tau() > Scalar(0) ? g.tau() * g.regularizer1.value(s, pi1.row(s)) : Scalar(0);
+    const Scalar bonus = g.tau() > Scalar(0) ? g.tau() * g.regularizer1.value_from(s, pi1.row(s), log_pi1) : Scalar(0);
     for (int a2 = 0; a2 < A2; ++a2) {
       Scalar acc(0);
       for (int a1 = 0; a1 < A1; ++a1) acc += pi1(s, a1) * r(s, a1 * A2 + a2);

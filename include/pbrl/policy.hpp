@@ -83,30 +83,20 @@ void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
   }
 }
 
-// Normalize one row of logits into log-probabilities (log-sum-exp), in place.
-template <typename Row>
-void normalize_log_row(Row&& row) {
-  using Scalar = typename std::decay_t<Row>::Scalar;
-  const Scalar m = row.maxCoeff();
-  const Scalar lse = m + std::log((row.array() - m).exp().sum());
-  row.array() -= lse;
-}
-
 // One policy row from a row of logits (finite, or -inf for a probability 0), in place:
-// log_pi <- normalized log-probabilities floored at log(log_floor), pi <- exp(log_pi), so that
-// pi_a >= log_floor and sum_a pi_a = 1 within a few eps. Every oracle that keeps log pi forms
-// (log_pi, pi) here, so its output is always a valid input to the next call.
-// Why normalize twice: log-sum-exp rounds the normalizer to eps*|logits|, and exp of the
-// normalized row then sums to 1 only within that (logits eta*Q ~ 1e3, e.g. at gamma 0.999, are
-// already past validate_policy's 64*A*eps). Dividing pi by its computed sum and subtracting the
-// sum's log from log_pi keeps pi = exp(log_pi) up to rounding, and leaves a well-scaled row as it
-// was up to rounding.
+// pi <- exp(logits - max) divided by its sum, log_pi <- (logits - max) - log(sum), each floored
+// (pi at log_floor, log_pi at its log). So pi = exp(log_pi) up to rounding, pi_a >= log_floor, and
+// sum_a pi_a = 1 within a few eps however large the logits: pi is divided by the very sum it has,
+// where exp of a row normalized by log-sum-exp sums to 1 only within eps*|logits| (logits eta*Q
+// ~ 1e3, e.g. at gamma 0.999, are past validate_policy's 64*A*eps). A exponentials and one log.
+// Every softmax of the library forms (log_pi, pi) here (the oracles, policy_from_parameters), so
+// its output is always a valid input to the next call.
 template <typename LogRow, typename Row>
 void normalize_policy_row(LogRow&& log_pi, Row&& pi) {
   using Scalar = typename std::decay_t<LogRow>::Scalar;
-  normalize_log_row(log_pi);
+  log_pi.array() -= log_pi.maxCoeff();
   pi = log_pi.array().exp().matrix();
-  const Scalar total = pi.sum();  // near 1, and >= 1/A (the largest entry): never 0
+  const Scalar total = pi.sum();  // >= 1 (the largest entry is exp(0)) and <= A: never 0
   pi /= total;
   log_pi.array() -= std::log(total);
   // Floor last, so pi never underflows to an exact 0 (log pi and its gradient stay finite);
@@ -115,19 +105,29 @@ void normalize_policy_row(LogRow&& log_pi, Row&& pi) {
   pi = pi.cwiseMax(log_floor<Scalar>());
 }
 
-// pi = policy of parameters y.
+// pi = policy of parameters y. For softmax, log_pi (when not nullptr) gets pi's logs, formed
+// beside pi (normalize_policy_row), so the regularizer's h and dh/dpi of pi take no logarithms
+// (Regularizer::value_from); for direct parameters no logs are formed and log_pi is left as it
+// was. Returns the logs written (log_pi for softmax, else nullptr), for callers that pass them on.
 template <typename Scalar, int S, int A>
-void policy_from_parameters(Parameterization param, const StateActionMatrix<Scalar, S, A>& y,
-                            StateActionMatrix<Scalar, S, A>& pi) {
+const StateActionMatrix<Scalar, S, A>* policy_from_parameters(Parameterization param,
+                                                              const StateActionMatrix<Scalar, S, A>& y,
+                                                              StateActionMatrix<Scalar, S, A>& pi,
+                                                              StateActionMatrix<Scalar, S, A>* log_pi = nullptr) {
   if (param == Parameterization::direct) {
     pi = y;
-    return;
+    return nullptr;
   }
   for (int s = 0; s < S; ++s) {
-    const Scalar m = y.row(s).maxCoeff();
-    pi.row(s) = (y.row(s).array() - m).exp().matrix();
-    pi.row(s) /= pi.row(s).sum();
+    if (log_pi != nullptr) {
+      log_pi->row(s) = y.row(s);
+      normalize_policy_row(log_pi->row(s), pi.row(s));
+    } else {
+      Eigen::Matrix<Scalar, 1, A, Eigen::RowMajor> row = y.row(s);  // one row: A scalars of stack
+      normalize_policy_row(row, pi.row(s));
+    }
   }
+  return log_pi;
 }
 
 // grad_y = (d pi / d y)^T grad_pi. For softmax: pi_a * (g_a - <pi, g>) per state.

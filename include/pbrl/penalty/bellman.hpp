@@ -32,11 +32,11 @@ Scalar bellman_penalty(const Problem& problem, const typename Problem::Params& x
   for (int s = 0; s < S; ++s) {
     Scalar gap = detail::soft_max_row(mdp.regularizer, s, eval_hat.q.row(s)) -
                  pi_y.row(s).dot(eval_hat.q.row(s));
-    if (tau > Scalar(0)) gap += tau * mdp.regularizer.value(s, pi_y.row(s));
+    if (tau > Scalar(0)) gap += tau * mdp.regularizer.value_from(s, pi_y.row(s), y.log_pi);
     p += rho(s) * gap;
     for (int a = 0; a < A; ++a) {
       Scalar g = -eval_hat.q(s, a);
-      if (tau > Scalar(0)) g += tau * mdp.regularizer.derivative(s, a, pi_y(s, a));
+      if (tau > Scalar(0)) g += tau * mdp.regularizer.derivative_from(s, a, pi_y, y.log_pi);
       grad_pi(s, a) += scale * rho(s) * g;
     }
   }

@@ -36,7 +36,8 @@ void nikaido_isoda_half(int half, const GameProblem& problem, const typename Gam
     joint_occupancy(hat1.eval.occupancy, hat1.pi, y2.pi, scratch.weights);
     problem.vjp(model, scratch.weights, hat1.eval.value, scale, grad_x);
     add_game_policy_gradients(game, hat1.pi, y2.pi, hat1.eval.value, hat1.eval.occupancy, Scalar(0),
-                              static_cast<StateActionMatrix<Scalar, S, A1>*>(nullptr), scale, &grad_pi2, hat1.log_pi);
+                              static_cast<StateActionMatrix<Scalar, S, A1>*>(nullptr), scale, &grad_pi2, hat1.log_pi,
+                              y2.log_pi);
     return;
   }
   // (pi1, pi-hat2): player 2's value is -V.
@@ -44,8 +45,7 @@ void nikaido_isoda_half(int half, const GameProblem& problem, const typename Gam
   joint_occupancy(hat2.eval.occupancy, y1.pi, hat2.pi, scratch.weights);
   problem.vjp(model, scratch.weights, scratch.value, -scale, grad_x);
   add_game_policy_gradients(game, y1.pi, hat2.pi, scratch.value, hat2.eval.occupancy, -scale, &grad_pi1, Scalar(0),
-                            static_cast<StateActionMatrix<Scalar, S, A2>*>(nullptr),
-                            static_cast<const StateActionMatrix<Scalar, S, A1>*>(nullptr), hat2.log_pi);
+                            static_cast<StateActionMatrix<Scalar, S, A2>*>(nullptr), y1.log_pi, hat2.log_pi);
 }
 
 // Returns psi and adds scale * grad psi to (grad_x, grad_pi1, grad_pi2). y1 = {pi1}, y2 = {pi2};

@@ -22,7 +22,7 @@ Scalar value_penalty(const Problem& problem, const typename Problem::Params& x, 
   problem.vjp(x, weights, hat.eval.value, scale, grad_x);
   state_action_occupancy(y.eval, y.pi, weights);
   problem.vjp(x, weights, y.eval.value, -scale, grad_x);
-  policy_gradient(mdp, y.pi, y.eval, weights);
+  policy_gradient(mdp, y.pi, y.eval, weights, y.log_pi);
   grad_pi -= scale * weights;
   return hat.eval.value_rho - y.eval.value_rho;
 }

@@ -237,6 +237,13 @@ class Pbrl {
   };
 
   // One part of the step, the one part_.next names; sets the part after it. done: the step is committed.
+  // pi_y_'s logs, formed beside it (policy_from_parameters) in an exact step with softmax
+  // parameters; none for direct ones (their entries may be 0) or in a sampled step (whose
+  // estimators keep per-state h of their own).
+  Matrix* logs_of_pi_y() {
+    return settings_.policy.parameterization == Parameterization::softmax && !part_.sampled ? &log_pi_y_ : nullptr;
+  }
+
   Status run_part(int max_rollouts, Report* report, bool& done) {
     StepInProgress& p = part_;
     const Problem& problem = *problem_;
@@ -248,7 +255,7 @@ class Pbrl {
         p.sampled = kSampled && settings_.gradient == GradientMode::sampled;
         p.lambda = schedule_.lambda(settings_, counts_.iteration);
         if (Status st = problem.build(x_, model_, p.mdp); st != Status::ok) return st;
-        policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi_y_);
+        policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi_y_, logs_of_pi_y());
         // The oracle runs on copies (a failure leaves the warm start intact).
         log_pi_next_ = log_pi_hat_;
         pi_next_ = pi_hat_;
@@ -289,11 +296,11 @@ class Pbrl {
         return Status::ok;
       case StepPart::penalty:
         if (settings_.penalty == PenaltyKind::value)
-          p.p = value_penalty(problem, x_, p.mdp, PolicyY{pi_y_, eval_y_}, PolicyHat{pi_next_, eval_hat_}, p.lambda,
-                              weights_, grad_x_, grad_pi_);
+          p.p = value_penalty(problem, x_, p.mdp, PolicyY{pi_y_, eval_y_, logs_of_pi_y()}, PolicyHat{pi_next_, eval_hat_},
+                              p.lambda, weights_, grad_x_, grad_pi_);
         else
-          p.p = bellman_penalty(problem, x_, p.mdp, PolicyY{pi_y_}, PolicyHat{pi_next_, eval_hat_}, start_occupancy_,
-                                p.lambda, weights_, grad_x_, grad_pi_);
+          p.p = bellman_penalty(problem, x_, p.mdp, PolicyY{pi_y_, logs_of_pi_y()}, PolicyHat{pi_next_, eval_hat_},
+                                start_occupancy_, p.lambda, weights_, grad_x_, grad_pi_);
         chain_policy_gradient<Scalar, S, A>(settings_.policy.parameterization, pi_y_, grad_pi_, grad_y_);
         p.next = StepPart::projection;
         return Status::ok;
@@ -317,7 +324,7 @@ class Pbrl {
     constexpr bool direct = Method == EvaluationMethod::direct;
     switch (p.evaluations) {
       case 0:
-        if (Status st = evaluate(p.mdp, pi_y_, ws_, eval_y_); st != Status::ok) return st;
+        if (Status st = evaluate(p.mdp, pi_y_, ws_, eval_y_, logs_of_pi_y()); st != Status::ok) return st;
         p.next = p.sampled ? StepPart::evaluation : StepPart::upper;
         break;
       case 1:
@@ -476,7 +483,7 @@ class Pbrl {
   // Scratch of one step.
   Params x_next_ = Params::Zero(), grad_x_ = Params::Zero();
   Matrix y_next_ = Matrix::Zero(), log_pi_next_ = Matrix::Zero(), pi_next_ = Matrix::Zero();
-  Matrix pi_y_ = Matrix::Zero(), grad_pi_ = Matrix::Zero(), grad_y_ = Matrix::Zero();
+  Matrix pi_y_ = Matrix::Zero(), log_pi_y_ = Matrix::Zero(), grad_pi_ = Matrix::Zero(), grad_y_ = Matrix::Zero();
   Matrix weights_ = Matrix::Zero(), start_occupancy_ = Matrix::Zero();
   StateVector<Scalar, S> value_next_ = StateVector<Scalar, S>::Zero();
   StateVector<Scalar, S> start_warm_ = StateVector<Scalar, S>::Zero();

@@ -237,6 +237,15 @@ class PbrlZeroSum {
   };
 
   // One part of the step, the one part_.next names; sets the part after it. done: the step is committed.
+  // pi1_'s and pi2_'s logs, formed beside them (policy_from_parameters) in an exact step with
+  // softmax parameters; none for direct ones (their entries may be 0) or in a sampled step (whose
+  // estimators keep per-state h of their own).
+  bool keeps_logs() const {
+    return settings_.policy.parameterization == Parameterization::softmax && !part_.sampled;
+  }
+  Matrix1* logs_of_pi1() { return keeps_logs() ? &log_pi1_ : nullptr; }
+  Matrix2* logs_of_pi2() { return keeps_logs() ? &log_pi2_ : nullptr; }
+
   Status run_part(int max_rollouts, Report* report, bool& done) {
     StepInProgress& p = part_;
     const GameProblem& problem = *problem_;
@@ -247,8 +256,9 @@ class PbrlZeroSum {
         p.sweeps_hit = max_sweeps_hit_total(ws_);
         p.lambda = schedule_.lambda(settings_, counts_.iteration);
         if (Status st = problem.build(x_, model_, p.game); st != Status::ok) return st;
-        policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi1_);
-        policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi2_);
+        p.sampled = kSampled && settings_.gradient == GradientMode::sampled;
+        policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi1_, logs_of_pi1());
+        policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi2_, logs_of_pi2());
         // The oracles run on copies (a failure leaves the warm starts intact).
         log_pi1_next_ = log_pi1_hat_;
         pi1_next_ = pi1_hat_;
@@ -256,7 +266,6 @@ class PbrlZeroSum {
         log_pi2_next_ = log_pi2_hat_;
         pi2_next_ = pi2_hat_;
         value2_next_ = value2_;
-        p.sampled = kSampled && settings_.gradient == GradientMode::sampled;
         // The certificate: exact mode always in tolerance mode; otherwise a diagnostic for the report
         // (sampled mode: exact, model-based, no environment steps, never part of the update).
         p.certified = settings_.tolerance_mode() || report != nullptr;
@@ -266,8 +275,8 @@ class PbrlZeroSum {
         return Status::ok;
       }
       case StepPart::lower_model:
-        if (Status st = p.player == 1 ? player1_mdp(p.game, pi2_, induced_, p.mdp1)
-                                      : player2_mdp(p.game, pi1_, induced_, p.mdp2);
+        if (Status st = p.player == 1 ? player1_mdp(p.game, pi2_, induced_, p.mdp1, logs_of_pi2())
+                                      : player2_mdp(p.game, pi1_, induced_, p.mdp2, logs_of_pi1());
             st != Status::ok)
           return st;
         p.next = p.sampled ? StepPart::evaluation : StepPart::oracle_step;
@@ -310,9 +319,10 @@ class PbrlZeroSum {
         }
         return Status::ok;
       case StepPart::penalty:  // psi's gradient in two halves, one slice each (nikaido_isoda_penalty)
-        nikaido_isoda_half(p.player, problem, model_, p.game, PolicyY{pi1_}, PolicyY{pi2_},
-                           PolicyHat{pi1_next_, eval1_, &log_pi1_next_}, PolicyHat{pi2_next_, eval2_, &log_pi2_next_},
-                           p.lambda, ni_scratch_, grad_x_, grad_pi1_, grad_pi2_);
+        nikaido_isoda_half(p.player, problem, model_, p.game, PolicyY{pi1_, logs_of_pi1()},
+                           PolicyY{pi2_, logs_of_pi2()}, PolicyHat{pi1_next_, eval1_, &log_pi1_next_},
+                           PolicyHat{pi2_next_, eval2_, &log_pi2_next_}, p.lambda, ni_scratch_, grad_x_, grad_pi1_,
+                           grad_pi2_);
         if (p.player++ == 1) return Status::ok;
         p.psi = eval1_.value_rho + eval2_.value_rho;
         chain_policy_gradient<Scalar, S, A1>(settings_.policy.parameterization, pi1_, grad_pi1_, grad_y1_);
@@ -499,9 +509,9 @@ class PbrlZeroSum {
   // Scratch of one step.
   Params x_next_ = Params::Zero(), grad_x_ = Params::Zero();
   Matrix1 y1_next_ = Matrix1::Zero(), log_pi1_next_ = Matrix1::Zero(), pi1_next_ = Matrix1::Zero();
-  Matrix1 pi1_ = Matrix1::Zero(), grad_pi1_ = Matrix1::Zero(), grad_y1_ = Matrix1::Zero();
+  Matrix1 pi1_ = Matrix1::Zero(), log_pi1_ = Matrix1::Zero(), grad_pi1_ = Matrix1::Zero(), grad_y1_ = Matrix1::Zero();
   Matrix2 y2_next_ = Matrix2::Zero(), log_pi2_next_ = Matrix2::Zero(), pi2_next_ = Matrix2::Zero();
-  Matrix2 pi2_ = Matrix2::Zero(), grad_pi2_ = Matrix2::Zero(), grad_y2_ = Matrix2::Zero();
+  Matrix2 pi2_ = Matrix2::Zero(), log_pi2_ = Matrix2::Zero(), grad_pi2_ = Matrix2::Zero(), grad_y2_ = Matrix2::Zero();
   StateVector<Scalar, S> value1_next_ = StateVector<Scalar, S>::Zero();
   StateVector<Scalar, S> value2_next_ = StateVector<Scalar, S>::Zero();
   SharedInducedModel<Scalar, S, A1, A2> induced_{};  // player 1's MDP given pi2, then player 2's given pi1
