@@ -276,6 +276,35 @@ TEST_CASE("every Status has a distinct, non-null name") {
   }
 }
 
+TEST_CASE("all_finite: any infinity or NaN at any position and length fails; every finite value passes") {
+  const Real big = std::numeric_limits<Real>::max();
+  const Real finite[] = {Real(0), -Real(0), Real(1), -big, big, std::numeric_limits<Real>::denorm_min(),
+                         std::numeric_limits<Real>::min(), Real(-3.5)};
+  const Real bad[] = {std::numeric_limits<Real>::infinity(), -std::numeric_limits<Real>::infinity(),
+                      std::numeric_limits<Real>::quiet_NaN(), -std::numeric_limits<Real>::quiet_NaN()};
+  Real data[13];
+  for (int n = 0; n <= 13; ++n) {
+    CAPTURE(n);
+    for (int i = 0; i < n; ++i) data[i] = finite[(i * 3 + n) % 8];
+    CHECK(pbrl::detail::all_finite(data, n));
+    for (int at = 0; at < n; ++at)
+      for (const Real b : bad) {
+        CAPTURE(at);
+        const Real keep = data[at];
+        data[at] = b;
+        CHECK_FALSE(pbrl::detail::all_finite(data, n));
+        data[at] = keep;
+      }
+  }
+  // The Eigen overload, contiguous and not (a column of a row-major matrix).
+  Mat<S, A> m = Mat<S, A>::Constant(big);
+  CHECK(pbrl::all_finite(m));
+  CHECK(pbrl::all_finite(m.col(1)));
+  m(S - 1, 1) = -std::numeric_limits<Real>::infinity();
+  CHECK_FALSE(pbrl::all_finite(m));
+  CHECK_FALSE(pbrl::all_finite(m.col(1)));
+}
+
 TEST_CASE("validate_discount accepts [0, 1) only") {
   for (Real g : {Real(1), Real(1.5), Real(-0.1), -std::numeric_limits<Real>::min(), kNaN, kInf,
                  -kInf, kMax}) {

@@ -502,11 +502,14 @@ TEST_CASE("incentive design: build, vjp, f and its gradients") {
     CHECK_CLOSE(gx(i), fd, kFdTol, gx.cwiseAbs().maxCoeff());
   }
 
-  // The model keeps sigmoid(x) for vjp() and sample_vjp(): what the formula gives, to the bit,
+  // The model keeps c_x sigmoid'(x) for vjp() and sample_vjp(): what the formula gives, to the bit,
   // and the gradients of the x the model was built for (vjp takes no x, so none other can be
   // paired with it): after a rebuild at x2 they are x2's.
   REQUIRE(problem.build(x, *model, g) == Status::ok);
-  for (int i = 0; i < Incentive::kParams; ++i) CHECK(model->sigmoid[i] == Incentive::sigmoid(x(i)));
+  for (int i = 0; i < Incentive::kParams; ++i) {
+    const Real sg = Incentive::sigmoid(x(i));
+    CHECK(model->slope[i] == Real(0.2) * sg * (Real(1) - sg));
+  }
   Incentive::Params x2 = -x;
   x2(0) = Real(1.5);
   Game g2;
@@ -519,10 +522,11 @@ TEST_CASE("incentive design: build, vjp, f and its gradients") {
   };
   for (int i = 0; i < Incentive::kParams; ++i) {
     const Real sg = Incentive::sigmoid(x2(i));
-    CHECK(model->sigmoid[i] == sg);
-    CHECK(fused(at_x2(i), Real(0.25) + Real(-0.5) * mu(i / (A1 * A2), i % (A1 * A2)) * Real(0.2) * sg * (Real(1) - sg)));
+    const Real slope = Real(0.2) * sg * (Real(1) - sg);
+    CHECK(model->slope[i] == slope);
+    CHECK(fused(at_x2(i), Real(0.25) + Real(-0.5) * mu(i / (A1 * A2), i % (A1 * A2)) * slope));
     problem.sample_vjp(*model, i / (A1 * A2), i % (A1 * A2), 0, Real(0.7), Real(9), sampled_x2);
-    CHECK(fused(sampled_x2(i), Real(0.25) + Real(0.7) * Real(0.2) * sg * (Real(1) - sg)));
+    CHECK(fused(sampled_x2(i), Real(0.25) + Real(0.7) * slope));
   }
   static_assert(!vjp_takes_x<Incentive>::value, "vjp() reads x's factors from the model only");
 

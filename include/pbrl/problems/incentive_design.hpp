@@ -10,7 +10,8 @@
 //   df/dpi1(a1|s) = -d_id(s) sum_a2 pi2(a2|s) Q_id(s,a1,a2),
 //   df/dpi2(a2|s) = -d_id(s) sum_a1 pi1(a1|s) Q_id(s,a1,a2).
 // J^T(w, v)(s,a) = w(s,a) c_x sigmoid'(x(s,a)): x enters the reward only (kRewardOnly). build()
-// keeps sigmoid(x) in the Model, where vjp() and sample_vjp() read it (no exponential per call).
+// keeps c_x sigmoid'(x) = c_x sigmoid(x) (1 - sigmoid(x)) in the Model, where vjp() and
+// sample_vjp() read it (no exponential, one multiply per entry and call).
 // The designer uses the agents' discount and initial distribution.
 
 #include "pbrl/bilevel_value.hpp"
@@ -38,7 +39,7 @@ class IncentiveDesign {
 
   struct Model {
     Scalar reward[S * A1 * A2];           // r_x, read by the game view
-    Scalar sigmoid[S * A1 * A2];          // sigmoid(x), read by vjp() and sample_vjp()
+    Scalar slope[S * A1 * A2];            // c_x sigmoid'(x), read by vjp() and sample_vjp()
     Scalar designer_reward[S * A1 * A2];  // r_id - c (upper's scratch)
     Joint joint_policy;                   // pi1 x pi2 (upper's scratch)
   };
@@ -117,8 +118,9 @@ class IncentiveDesign {
   Status build(const Params& x, Model& model, GameType& game) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
     for (int i = 0; i < kParams; ++i) {
-      model.sigmoid[i] = sigmoid(x(i));
-      model.reward[i] = base_.reward[i] + scale_ * model.sigmoid[i];
+      const Scalar sg = sigmoid(x(i));
+      model.reward[i] = base_.reward[i] + scale_ * sg;
+      model.slope[i] = scale_ * sg * (Scalar(1) - sg);
     }
     game = base_;
     game.reward = model.reward;
@@ -129,10 +131,7 @@ class IncentiveDesign {
   // v does not enter (P_x = P).
   void vjp(const Model& model, const Joint& w, const StateVector<Scalar, S>& /*v*/, Scalar scale, Params& grad) const {
     const Eigen::Map<const Params> flat(w.data());
-    for (int i = 0; i < kParams; ++i) {
-      const Scalar sg = model.sigmoid[i];
-      grad(i) += scale * flat(i) * scale_ * sg * (Scalar(1) - sg);
-    }
+    for (int i = 0; i < kParams; ++i) grad(i) += scale * flat(i) * model.slope[i];
   }
 
   // Per-sample form of vjp() for sampled mode (game.hpp; a = a1*A2 + a2, the joint action):
@@ -140,8 +139,7 @@ class IncentiveDesign {
   void sample_vjp(const Model& model, int s, int a, int /*s_next*/, Scalar reward_weight,
                   Scalar /*transition_weight*/, Params& grad) const {
     const int i = s * A1 * A2 + a;
-    const Scalar sg = model.sigmoid[i];
-    grad(i) += reward_weight * scale_ * sg * (Scalar(1) - sg);
+    grad(i) += reward_weight * model.slope[i];
   }
 
   // The designer's MDP over joint actions (unregularized); reads model.designer_reward, which
