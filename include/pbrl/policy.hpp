@@ -89,8 +89,8 @@ void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
 // sum_a pi_a = 1 within a few eps however large the logits: pi is divided by the very sum it has,
 // where exp of a row normalized by log-sum-exp sums to 1 only within eps*|logits| (logits eta*Q
 // ~ 1e3, e.g. at gamma 0.999, are past validate_policy's 64*A*eps). A exponentials and one log.
-// Every softmax of the library forms (log_pi, pi) here (the oracles, policy_from_parameters), so
-// its output is always a valid input to the next call.
+// Every oracle that keeps log pi forms (log_pi, pi) here, so its output is always a valid input
+// to the next call.
 template <typename LogRow, typename Row>
 void normalize_policy_row(LogRow&& log_pi, Row&& pi) {
   using Scalar = typename std::decay_t<LogRow>::Scalar;
@@ -105,10 +105,12 @@ void normalize_policy_row(LogRow&& log_pi, Row&& pi) {
   pi = pi.cwiseMax(log_floor<Scalar>());
 }
 
-// pi = policy of parameters y. For softmax, log_pi (when not nullptr) gets pi's logs, formed
-// beside pi (normalize_policy_row), so the regularizer's h and dh/dpi of pi take no logarithms
-// (Regularizer::value_from); for direct parameters no logs are formed and log_pi is left as it
-// was. Returns the logs written (log_pi for softmax, else nullptr), for callers that pass them on.
+// pi = policy of parameters y: for softmax, exp(y - max) divided by its sum in each row. log_pi
+// (when not nullptr) gets pi's logs beside it, (y - max) - log(sum), as normalize_policy_row forms
+// an oracle's (without its floors: a solver's logits are bounded), so the regularizer's h and
+// dh/dpi of pi take no logarithms (Regularizer::value_from); one log per row, none when log_pi is
+// nullptr. For direct parameters no logs are formed and log_pi is left as it was. Returns the
+// logs written (log_pi for softmax, else nullptr), for callers that pass them on.
 template <typename Scalar, int S, int A>
 const StateActionMatrix<Scalar, S, A>* policy_from_parameters(Parameterization param,
                                                               const StateActionMatrix<Scalar, S, A>& y,
@@ -119,13 +121,11 @@ const StateActionMatrix<Scalar, S, A>* policy_from_parameters(Parameterization p
     return nullptr;
   }
   for (int s = 0; s < S; ++s) {
-    if (log_pi != nullptr) {
-      log_pi->row(s) = y.row(s);
-      normalize_policy_row(log_pi->row(s), pi.row(s));
-    } else {
-      Eigen::Matrix<Scalar, 1, A, Eigen::RowMajor> row = y.row(s);  // one row: A scalars of stack
-      normalize_policy_row(row, pi.row(s));
-    }
+    const Scalar m = y.row(s).maxCoeff();
+    pi.row(s) = (y.row(s).array() - m).exp().matrix();
+    const Scalar total = pi.row(s).sum();  // >= 1 (the largest entry is exp(0)) and <= A
+    pi.row(s) /= total;
+    if (log_pi != nullptr) log_pi->row(s) = ((y.row(s).array() - m) - std::log(total)).matrix();
   }
   return log_pi;
 }
