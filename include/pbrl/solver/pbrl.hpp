@@ -236,7 +236,6 @@ class Pbrl {
     Mdp<Scalar, S, A> mdp{};  // M(x_k), a view of model_
   };
 
-  // One part of the step, the one part_.next names; sets the part after it. done: the step is committed.
   // pi_y_'s logs, formed beside it (policy_from_parameters) in an exact step with softmax
   // parameters; none for direct ones (their entries may be 0) or in a sampled step (whose
   // estimators keep per-state h of their own).
@@ -244,6 +243,7 @@ class Pbrl {
     return settings_.policy.parameterization == Parameterization::softmax && !part_.sampled ? &log_pi_y_ : nullptr;
   }
 
+  // One part of the step, the one part_.next names; sets the part after it. done: the step is committed.
   Status run_part(int max_rollouts, Report* report, bool& done) {
     StepInProgress& p = part_;
     const Problem& problem = *problem_;

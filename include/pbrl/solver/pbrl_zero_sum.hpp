@@ -236,7 +236,6 @@ class PbrlZeroSum {
     Mdp<Scalar, S, A2> mdp2{};
   };
 
-  // One part of the step, the one part_.next names; sets the part after it. done: the step is committed.
   // pi1_'s and pi2_'s logs, formed beside them (policy_from_parameters) in an exact step with
   // softmax parameters; none for direct ones (their entries may be 0) or in a sampled step (whose
   // estimators keep per-state h of their own).
@@ -246,6 +245,7 @@ class PbrlZeroSum {
   Matrix1* logs_of_pi1() { return keeps_logs() ? &log_pi1_ : nullptr; }
   Matrix2* logs_of_pi2() { return keeps_logs() ? &log_pi2_ : nullptr; }
 
+  // One part of the step, the one part_.next names; sets the part after it. done: the step is committed.
   Status run_part(int max_rollouts, Report* report, bool& done) {
     StepInProgress& p = part_;
     const GameProblem& problem = *problem_;
