@@ -85,20 +85,23 @@ namespace detail {
 // exactly when every entry is finite. Four sums, four entries a pass: about 2 instructions an
 // entry on a Cortex-M4 against 7 for a test and a branch each (the checks of every call's inputs
 // were 6 % of an exact PBRL-NI step). No early exit: a failing check is the rare path.
-// Walked by pointer to the end: with an int index, GCC 12 on 32-bit targets reasons that the tail
-// loop could run 2^30 iterations past the address space and warns (-Waggressive-loop-optimizations,
-// an error under the strict flags of the instantiation check).
+// The tail is three guarded statements, not a loop: GCC 12 on 32-bit targets warns about an
+// int-indexed tail loop (-Waggressive-loop-optimizations: "iteration 2^30 invokes undefined
+// behavior", an error under the instantiation check's strict flags), and walking by pointer
+// instead costs the main loop about 1 % of an exact step on the Cortex-M4 and 3.4 KB of flash.
 template <typename Scalar>
 bool all_finite(const Scalar* p, int n) {
   Scalar s0(0), s1(0), s2(0), s3(0);
-  const Scalar* const end = p + n;
-  for (; end - p >= 4; p += 4) {
-    s0 += p[0] * Scalar(0);
-    s1 += p[1] * Scalar(0);
-    s2 += p[2] * Scalar(0);
-    s3 += p[3] * Scalar(0);
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += p[i] * Scalar(0);
+    s1 += p[i + 1] * Scalar(0);
+    s2 += p[i + 2] * Scalar(0);
+    s3 += p[i + 3] * Scalar(0);
   }
-  for (; p != end; ++p) s0 += *p * Scalar(0);
+  if (i < n) s0 += p[i] * Scalar(0);
+  if (i + 1 < n) s1 += p[i + 1] * Scalar(0);
+  if (i + 2 < n) s2 += p[i + 2] * Scalar(0);
   return (s0 + s1) + (s2 + s3) == Scalar(0);
 }
 

@@ -83,51 +83,59 @@ void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
   }
 }
 
+// The softmax of one row of logits z, the core of both forms below: pi <- exp(z - max) divided
+// by its sum. Returns max and sum; pi's logs are (z - max) - log(sum), one log a row, taken only
+// by callers that keep them. pi is divided by the very sum it has, so it sums to 1 within A eps
+// however large the logits (exp of a row normalized by log-sum-exp sums to 1 only within
+// eps*|logits|, and logits eta*Q ~ 1e3, e.g. at gamma 0.999, are past validate_policy's 64*A*eps).
+template <typename Scalar>
+struct SoftmaxShift {
+  Scalar max;
+  Scalar sum;  // >= 1 (the largest term is exp(0)) and <= A: never 0
+};
+
+template <typename Logits, typename Row>
+SoftmaxShift<typename Logits::Scalar> softmax_row(const Logits& z, Row&& pi) {
+  const typename Logits::Scalar m = z.maxCoeff();
+  pi = (z.array() - m).exp().matrix();
+  const typename Logits::Scalar total = pi.sum();
+  pi /= total;
+  return {m, total};
+}
+
 // One policy row from a row of logits (finite, or -inf for a probability 0), in place:
-// pi <- exp(logits - max) divided by its sum, log_pi <- (logits - max) - log(sum), each floored
-// (pi at log_floor, log_pi at its log). So pi = exp(log_pi) up to rounding, pi_a >= log_floor, and
-// sum_a pi_a = 1 within a few eps however large the logits: pi is divided by the very sum it has,
-// where exp of a row normalized by log-sum-exp sums to 1 only within eps*|logits| (logits eta*Q
-// ~ 1e3, e.g. at gamma 0.999, are past validate_policy's 64*A*eps). A exponentials and one log.
+// pi <- softmax_row(logits), log_pi <- its logs, each floored (pi at log_floor, log_pi at its log).
+// So pi = exp(log_pi) up to rounding, pi_a >= log_floor and sum_a pi_a = 1 within a few eps.
 // Every oracle that keeps log pi forms (log_pi, pi) here, so its output is always a valid input
 // to the next call.
 template <typename LogRow, typename Row>
 void normalize_policy_row(LogRow&& log_pi, Row&& pi) {
   using Scalar = typename std::decay_t<LogRow>::Scalar;
-  log_pi.array() -= log_pi.maxCoeff();
-  pi = log_pi.array().exp().matrix();
-  const Scalar total = pi.sum();  // >= 1 (the largest entry is exp(0)) and <= A: never 0
-  pi /= total;
-  log_pi.array() -= std::log(total);
+  const SoftmaxShift<Scalar> shift = softmax_row(log_pi, pi);
+  log_pi = ((log_pi.array() - shift.max) - std::log(shift.sum)).matrix();
   // Floor last, so pi never underflows to an exact 0 (log pi and its gradient stay finite);
   // raising an entry to log_floor (1e-292 in double, 1e-31 in float) does not move the sum.
   log_pi = log_pi.cwiseMax(std::log(log_floor<Scalar>()));
   pi = pi.cwiseMax(log_floor<Scalar>());
 }
 
-// pi = policy of parameters y: for softmax, exp(y - max) divided by its sum in each row. log_pi
-// (when not nullptr) gets pi's logs beside it, (y - max) - log(sum), as normalize_policy_row forms
-// an oracle's (without its floors: a solver's logits are bounded), so the regularizer's h and
-// dh/dpi of pi take no logarithms (Regularizer::value_from); one log per row, none when log_pi is
-// nullptr. For direct parameters no logs are formed and log_pi is left as it was. Returns the
-// logs written (log_pi for softmax, else nullptr), for callers that pass them on.
+// pi = policy of parameters y: for softmax, softmax_row of each row. log_pi (when not nullptr)
+// gets pi's logs beside it, as normalize_policy_row forms an oracle's but without its floors (a
+// solver's logits are bounded), so the regularizer's h and dh/dpi of pi take no logarithms
+// (Regularizer::value_from); one log a row, none when log_pi is nullptr. For direct parameters
+// pi = y, and log_pi is left as it was (direct policies may have zero entries): callers that pass
+// logs on pass them only for softmax.
 template <typename Scalar, int S, int A>
-const StateActionMatrix<Scalar, S, A>* policy_from_parameters(Parameterization param,
-                                                              const StateActionMatrix<Scalar, S, A>& y,
-                                                              StateActionMatrix<Scalar, S, A>& pi,
-                                                              StateActionMatrix<Scalar, S, A>* log_pi = nullptr) {
+void policy_from_parameters(Parameterization param, const StateActionMatrix<Scalar, S, A>& y,
+                            StateActionMatrix<Scalar, S, A>& pi, StateActionMatrix<Scalar, S, A>* log_pi = nullptr) {
   if (param == Parameterization::direct) {
     pi = y;
-    return nullptr;
+    return;
   }
   for (int s = 0; s < S; ++s) {
-    const Scalar m = y.row(s).maxCoeff();
-    pi.row(s) = (y.row(s).array() - m).exp().matrix();
-    const Scalar total = pi.row(s).sum();  // >= 1 (the largest entry is exp(0)) and <= A
-    pi.row(s) /= total;
-    if (log_pi != nullptr) log_pi->row(s) = ((y.row(s).array() - m) - std::log(total)).matrix();
+    const SoftmaxShift<Scalar> shift = softmax_row(y.row(s), pi.row(s));
+    if (log_pi != nullptr) log_pi->row(s) = ((y.row(s).array() - shift.max) - std::log(shift.sum)).matrix();
   }
-  return log_pi;
 }
 
 // grad_y = (d pi / d y)^T grad_pi. For softmax: pi_a * (g_a - <pi, g>) per state.
