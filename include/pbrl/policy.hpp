@@ -83,48 +83,48 @@ void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
   }
 }
 
-// The softmax of one row of logits z, the core of both forms below: pi <- exp(z - max) divided
-// by its sum. Returns max and sum; pi's logs are (z - max) - log(sum), one log a row, taken only
-// by callers that keep them. pi is divided by the very sum it has, so it sums to 1 within A eps
-// however large the logits (exp of a row normalized by log-sum-exp sums to 1 only within
-// eps*|logits|, and logits eta*Q ~ 1e3, e.g. at gamma 0.999, are past validate_policy's 64*A*eps).
-template <typename Scalar>
-struct SoftmaxShift {
-  Scalar max;
-  Scalar sum;  // >= 1 (the largest term is exp(0)) and <= A: never 0
-};
-
-template <typename Logits, typename Row>
-SoftmaxShift<typename Logits::Scalar> softmax_row(const Logits& z, Row&& pi) {
-  const typename Logits::Scalar m = z.maxCoeff();
-  pi = (z.array() - m).exp().matrix();
-  const typename Logits::Scalar total = pi.sum();
-  pi /= total;
-  return {m, total};
+// The softmax core of both forms below: pi <- exp(z) divided by its sum, for a row z of logits
+// already shifted by their max (so the largest term is exp(0) = 1); returns the sum, in [1, A],
+// and pi's logs are z - log(sum), one log a row, taken only by callers that keep them. pi is
+// divided by the very sum it has, so it sums to 1 within A eps however large the logits (exp of
+// a row normalized by log-sum-exp sums to 1 only within eps*|logits|, and logits eta*Q ~ 1e3,
+// e.g. at gamma 0.999, are past validate_policy's 64*A*eps).
+// Over pointers to the A entries (a row of a row-major matrix), not Eigen blocks: GCC keeps it
+// out of line, and a block passed by reference is built in memory at every call. Eigen's
+// expressions on maps of them: the same kernels (host SIMD exp, sum order) as on the rows.
+template <int A, typename Scalar>
+Scalar softmax_of_shifted(const Scalar* z, Scalar* pi) {
+  Eigen::Map<Eigen::Matrix<Scalar, 1, A>> p(pi);
+  p = Eigen::Map<const Eigen::Matrix<Scalar, 1, A>>(z).array().exp().matrix();
+  const Scalar total = p.sum();
+  p /= total;
+  return total;
 }
 
 // One policy row from a row of logits (finite, or -inf for a probability 0), in place:
-// pi <- softmax_row(logits), log_pi <- its logs, each floored (pi at log_floor, log_pi at its log).
-// So pi = exp(log_pi) up to rounding, pi_a >= log_floor and sum_a pi_a = 1 within a few eps.
-// Every oracle that keeps log pi forms (log_pi, pi) here, so its output is always a valid input
-// to the next call.
+// log_pi <- logits - max - log(sum), pi <- softmax_of_shifted, each floored (pi at log_floor,
+// log_pi at its log). So pi = exp(log_pi) up to rounding, pi_a >= log_floor and sum_a pi_a = 1
+// within a few eps. Every oracle that keeps log pi forms (log_pi, pi) here, so its output is
+// always a valid input to the next call.
 template <typename LogRow, typename Row>
 void normalize_policy_row(LogRow&& log_pi, Row&& pi) {
   using Scalar = typename std::decay_t<LogRow>::Scalar;
-  const SoftmaxShift<Scalar> shift = softmax_row(log_pi, pi);
-  log_pi = ((log_pi.array() - shift.max) - std::log(shift.sum)).matrix();
+  static_assert(detail::contiguous<std::decay_t<LogRow>>() && detail::contiguous<std::decay_t<Row>>(),
+                "rows stored one entry after another (rows of a row-major matrix)");
+  log_pi.array() -= log_pi.maxCoeff();
+  log_pi.array() -= std::log(softmax_of_shifted<std::decay_t<LogRow>::SizeAtCompileTime>(log_pi.data(), pi.data()));
   // Floor last, so pi never underflows to an exact 0 (log pi and its gradient stay finite);
   // raising an entry to log_floor (1e-292 in double, 1e-31 in float) does not move the sum.
   log_pi = log_pi.cwiseMax(std::log(log_floor<Scalar>()));
   pi = pi.cwiseMax(log_floor<Scalar>());
 }
 
-// pi = policy of parameters y: for softmax, softmax_row of each row. log_pi (when not nullptr)
-// gets pi's logs beside it, as normalize_policy_row forms an oracle's but without its floors (a
-// solver's logits are bounded), so the regularizer's h and dh/dpi of pi take no logarithms
-// (Regularizer::value_from); one log a row, none when log_pi is nullptr. For direct parameters
-// pi = y, and log_pi is left as it was (direct policies may have zero entries): callers that pass
-// logs on pass them only for softmax.
+// pi = policy of parameters y: for softmax, softmax_of_shifted of each row less its max. log_pi
+// (when not nullptr) gets pi's logs beside it, as normalize_policy_row forms an oracle's but
+// without its floors (a solver's logits are bounded), so the regularizer's h and dh/dpi of pi
+// take no logarithms (Regularizer::value_from); one log a row, none when log_pi is nullptr. For
+// direct parameters pi = y, and log_pi is left as it was (direct policies may have zero
+// entries): callers that pass logs on pass them only for softmax.
 template <typename Scalar, int S, int A>
 void policy_from_parameters(Parameterization param, const StateActionMatrix<Scalar, S, A>& y,
                             StateActionMatrix<Scalar, S, A>& pi, StateActionMatrix<Scalar, S, A>* log_pi = nullptr) {
@@ -133,8 +133,11 @@ void policy_from_parameters(Parameterization param, const StateActionMatrix<Scal
     return;
   }
   for (int s = 0; s < S; ++s) {
-    const SoftmaxShift<Scalar> shift = softmax_row(y.row(s), pi.row(s));
-    if (log_pi != nullptr) log_pi->row(s) = ((y.row(s).array() - shift.max) - std::log(shift.sum)).matrix();
+    const Scalar m = y.row(s).maxCoeff();
+    Scalar* shifted = log_pi != nullptr ? log_pi->row(s).data() : pi.row(s).data();
+    for (int a = 0; a < A; ++a) shifted[a] = y(s, a) - m;
+    const Scalar total = softmax_of_shifted<A>(shifted, pi.row(s).data());
+    if (log_pi != nullptr) log_pi->row(s).array() -= std::log(total);
   }
 }
 
