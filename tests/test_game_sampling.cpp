@@ -215,16 +215,16 @@ TEST_CASE("game batches: the regularizer cache is the direct formula, refilled f
       auto cache = std::make_unique<pbrl::detail::GameRegularizerCache<Real, S, A1, A2>>();
       cache->fill(g, param, pi1, pi2, true, true);
       for (int s = 0; s < S; ++s) {
-        CHECK(cache->values.player1.h[s] == g.regularizer1.value(s, pi1.row(s)));
-        CHECK(cache->values.player2.h[s] == g.regularizer2.value(s, pi2.row(s)));
-        CHECK(cache->values.tau_h1(g, s) == pbrl::detail::game_h1(g, pi1, s));
-        CHECK(cache->values.tau_h2(g, s) == pbrl::detail::game_h2(g, pi2, s));
+        CHECK(cache->player1.values.h[s] == g.regularizer1.value(s, pi1.row(s)));
+        CHECK(cache->player2.values.h[s] == g.regularizer2.value(s, pi2.row(s)));
+        CHECK(cache->player1.values.tau_h(g.regularizer1, s) == pbrl::detail::game_h1(g, pi1, s));
+        CHECK(cache->player2.values.tau_h(g.regularizer2, s) == pbrl::detail::game_h2(g, pi2, s));
         M1 direct1 = M1::Constant(Real(0.5)), cached1 = direct1;
         M2 direct2 = M2::Constant(Real(0.5)), cached2 = direct2;
         regularizer_term_per_visit(g.regularizer1, param, pi1, s, Real(0.7), direct1);
-        cache->factors1.add(g.regularizer1, param, pi1, s, Real(0.7), cached1);
+        cache->player1.factors.add(g.regularizer1, param, pi1, s, Real(0.7), cached1);
         regularizer_term_per_visit(g.regularizer2, param, pi2, s, Real(-0.4), direct2);
-        cache->factors2.add(g.regularizer2, param, pi2, s, Real(-0.4), cached2);
+        cache->player2.factors.add(g.regularizer2, param, pi2, s, Real(-0.4), cached2);
         CHECK(same_bytes(direct1, cached1));
         CHECK(same_bytes(direct2, cached2));
       }

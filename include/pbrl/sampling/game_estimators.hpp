@@ -109,41 +109,18 @@ Scalar game_h2(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<S
   return g.tau() > Scalar(0) ? g.tau() * g.regularizer2.value(s, pi2.row(s)) : Scalar(0);
 }
 
-// The regularizer's per-state values of a policy pair (RegularizerValues, estimators.hpp), for the
-// returns of a batch of (pi1, pi2). Both players' tau are the game's (validate(game)).
-template <typename Scalar, int S>
-struct GameRegularizerValues {
-  RegularizerValues<Scalar, S> player1{}, player2{};
-
-  template <int A1, int A2>
-  void fill(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
-            const StateActionMatrix<Scalar, S, A2>& pi2) {
-    player1.fill(g.regularizer1, pi1);
-    player2.fill(g.regularizer2, pi2);
-  }
-  // game_h1 and game_h2 at s.
-  template <int A1, int A2>
-  Scalar tau_h1(const MarkovGame<Scalar, S, A1, A2>& g, int s) const {
-    return player1.tau_h(g.regularizer1, s);
-  }
-  template <int A1, int A2>
-  Scalar tau_h2(const MarkovGame<Scalar, S, A1, A2>& g, int s) const {
-    return player2.tau_h(g.regularizer2, s);
-  }
-};
-
-// Both, for the policy gradients of a batch: fill() with the players whose gradient is wanted.
+// Each player's regularizer cache (RegularizerCache, estimators.hpp) for the rollouts of a batch
+// of (pi1, pi2) and the policy gradients of the players whose gradient is wanted. Both players'
+// tau are the game's (validate(game)).
 template <typename Scalar, int S, int A1, int A2>
 struct GameRegularizerCache {
-  GameRegularizerValues<Scalar, S> values{};
-  RegularizerFactors<Scalar, S, A1> factors1{};
-  RegularizerFactors<Scalar, S, A2> factors2{};
+  RegularizerCache<Scalar, S, A1> player1{};
+  RegularizerCache<Scalar, S, A2> player2{};
 
   void fill(const MarkovGame<Scalar, S, A1, A2>& g, Parameterization param, const StateActionMatrix<Scalar, S, A1>& pi1,
-            const StateActionMatrix<Scalar, S, A2>& pi2, bool player1, bool player2) {
-    values.fill(g, pi1, pi2);
-    if (player1) factors1.fill(g.regularizer1, param, pi1, values.player1);
-    if (player2) factors2.fill(g.regularizer2, param, pi2, values.player2);
+            const StateActionMatrix<Scalar, S, A2>& pi2, bool gradient1, bool gradient2) {
+    player1.fill(g.regularizer1, param, pi1, gradient1);
+    player2.fill(g.regularizer2, param, pi2, gradient2);
   }
 };
 
@@ -189,12 +166,12 @@ void accumulate_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, Pa
     const int s = traj.state[t];
     const Scalar q = game_q(g, traj, t);
     if (grad1 != nullptr) {
-      add_action_term(param, pi1, s, traj.action1[t], d * (q + cache.values.tau_h2(g, s)), *grad1);
-      cache.factors1.add(g.regularizer1, param, pi1, s, d, *grad1);
+      add_action_term(param, pi1, s, traj.action1[t], d * (q + cache.player2.values.tau_h(g.regularizer2, s)), *grad1);
+      cache.player1.factors.add(g.regularizer1, param, pi1, s, d, *grad1);
     }
     if (grad2 != nullptr) {
-      add_action_term(param, pi2, s, traj.action2[t], d * (q - cache.values.tau_h1(g, s)), *grad2);
-      cache.factors2.add(g.regularizer2, param, pi2, s, -d, *grad2);
+      add_action_term(param, pi2, s, traj.action2[t], d * (q - cache.player1.values.tau_h(g.regularizer1, s)), *grad2);
+      cache.player2.factors.add(g.regularizer2, param, pi2, s, -d, *grad2);
     }
     d *= g.discount;
   }
@@ -215,16 +192,17 @@ void accumulate_game_vjp(const GameProblem& problem, const typename GameProblem:
   }
 }
 
-// `count` rollouts of (pi1, pi2) with their returns (values filled for (pi1, pi2)); visit(traj)
-// after each.
+// `count` rollouts of (pi1, pi2) with their returns (values1 filled for pi1, values2 for pi2);
+// visit(traj) after each.
 template <typename Scalar, int S, int A1, int A2, int MaxHorizon, typename Visit>
 void run_game_rollouts(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
-                       const StateActionMatrix<Scalar, S, A2>& pi2, const GameRegularizerValues<Scalar, S>& values,
-                       int horizon, int count, Rng& rng, GameTrajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
+                       const StateActionMatrix<Scalar, S, A2>& pi2, const RegularizerValues<Scalar, S>& values1,
+                       const RegularizerValues<Scalar, S>& values2, int horizon, int count, Rng& rng,
+                       GameTrajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
   for (int b = 0; b < count; ++b) {
     game_rollout_unchecked(g, pi1, pi2, horizon, rng, traj);
-    game_returns_unchecked(g, traj, [&](int s) { return values.tau_h1(g, s); },
-                           [&](int s) { return values.tau_h2(g, s); });
+    game_returns_unchecked(g, traj, [&](int s) { return values1.tau_h(g.regularizer1, s); },
+                           [&](int s) { return values2.tau_h(g.regularizer2, s); });
     visit(static_cast<const GameTrajectory<Scalar, MaxHorizon>&>(traj));
   }
 }
@@ -234,9 +212,11 @@ template <typename Scalar, int S, int A1, int A2, int MaxHorizon, typename Visit
 void run_game_batch(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
                     const StateActionMatrix<Scalar, S, A2>& pi2, const SamplingSettings& settings, Rng& rng,
                     GameTrajectory<Scalar, MaxHorizon>& traj, Visit&& visit) {
-  GameRegularizerValues<Scalar, S> values;
-  values.fill(g, pi1, pi2);
-  run_game_rollouts(g, pi1, pi2, values, settings.horizon, settings.batch, rng, traj, static_cast<Visit&&>(visit));
+  RegularizerValues<Scalar, S> values1, values2;
+  values1.fill(g.regularizer1, pi1);
+  values2.fill(g.regularizer2, pi2);
+  run_game_rollouts(g, pi1, pi2, values1, values2, settings.horizon, settings.batch, rng, traj,
+                    static_cast<Visit&&>(visit));
 }
 
 template <typename Scalar, int S, int A1, int A2, int MaxHorizon>
@@ -295,7 +275,7 @@ struct GamePolicyGradientBatch {
                 GameTrajectory<Scalar, MaxHorizon>& scratch, Matrix1* grad1, Matrix2* grad2) {
     const Scalar w = Scalar(1) / Scalar(settings.batch);
     if (done == 0) cache.fill(g, param, pi1, pi2, grad1 != nullptr, grad2 != nullptr);
-    run_game_rollouts(g, pi1, pi2, cache.values, settings.horizon, count, rng, scratch,
+    run_game_rollouts(g, pi1, pi2, cache.player1.values, cache.player2.values, settings.horizon, count, rng, scratch,
                       [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
                         sum += traj.value[0];
                         accumulate_game_policy_gradients(g, param, pi1, pi2, cache, traj, w, grad1, grad2);
@@ -401,23 +381,25 @@ struct NikaidoIsodaBatches {
     const Scalar w = Scalar(1) / Scalar(settings.batch);
     if (done1 < settings.batch) {
       if (done1 == 0) cache.fill(g, param, pi1_hat, pi2, false, true);
-      run_game_rollouts(g, pi1_hat, pi2, cache.values, settings.horizon, count, first, scratch, [&](const Traj& traj) {
-        sum1 += traj.value[0];
-        accumulate_game_vjp(problem, model, g.discount, traj, w, out.grad_x);
-        accumulate_game_policy_gradients(g, param, pi1_hat, pi2, cache, traj, w, static_cast<Matrix1*>(nullptr),
-                                         &out.grad_y2);
-      });
+      run_game_rollouts(g, pi1_hat, pi2, cache.player1.values, cache.player2.values, settings.horizon, count, first,
+                        scratch, [&](const Traj& traj) {
+                          sum1 += traj.value[0];
+                          accumulate_game_vjp(problem, model, g.discount, traj, w, out.grad_x);
+                          accumulate_game_policy_gradients(g, param, pi1_hat, pi2, cache, traj, w,
+                                                           static_cast<Matrix1*>(nullptr), &out.grad_y2);
+                        });
       done1 += count;
       if (done1 == settings.batch && !settings.common_random_numbers) second = first;
       return;
     }
     if (done2 == 0) cache.fill(g, param, pi1, pi2_hat, true, false);
-    run_game_rollouts(g, pi1, pi2_hat, cache.values, settings.horizon, count, second, scratch, [&](const Traj& traj) {
-      sum2 += traj.value[0];
-      accumulate_game_vjp(problem, model, g.discount, traj, -w, out.grad_x);
-      accumulate_game_policy_gradients(g, param, pi1, pi2_hat, cache, traj, -w, &out.grad_y1,
-                                       static_cast<Matrix2*>(nullptr));
-    });
+    run_game_rollouts(g, pi1, pi2_hat, cache.player1.values, cache.player2.values, settings.horizon, count, second,
+                      scratch, [&](const Traj& traj) {
+                        sum2 += traj.value[0];
+                        accumulate_game_vjp(problem, model, g.discount, traj, -w, out.grad_x);
+                        accumulate_game_policy_gradients(g, param, pi1, pi2_hat, cache, traj, -w, &out.grad_y1,
+                                                         static_cast<Matrix2*>(nullptr));
+                      });
     done2 += count;
   }
   // Rollouts left in the current batch.
