@@ -394,9 +394,15 @@ struct PreviousDirect {
     solve(value);
     occupancy = m.rho();
     solve_transposed(occupancy);
-    Eigen::Map<pbrl::Vector<T, NS * NA>> flat(q.data());
-    flat.noalias() = m.P() * value;
-    flat = Eigen::Map<const pbrl::Vector<T, NS * NA>>(m.reward) + m.discount * flat;
+    // Q as write_q forms it: a row dot product each up to kRowDotStates states, Eigen's gemv
+    // kernel and a second pass for r above.
+    if constexpr (NS <= pbrl::detail::kRowDotStates) {
+      for (int i = 0; i < NS * NA; ++i) q.data()[i] = m.reward[i] + m.discount * m.P().row(i).dot(value);
+    } else {
+      Eigen::Map<pbrl::Vector<T, NS * NA>> flat(q.data());
+      flat.noalias() = m.P() * value;
+      flat = Eigen::Map<const pbrl::Vector<T, NS * NA>>(m.reward) + m.discount * flat;
+    }
   }
 };
 

@@ -223,9 +223,11 @@ void nash_best_responses(const MarkovGame<Scalar, S, A1, A2>& g, int s, const Na
   t2.noalias() = -(ws.payoff.transpose() * z.template head<A1>());
   for (int a = 0; a < A1; ++a) t1(a) = t1(a) / tau + g.regularizer1.log_reference(s, a);
   for (int a = 0; a < A2; ++a) t2(a) = t2(a) / tau + g.regularizer2.log_reference(s, a);
-  t1 = (t1.array() - t1.maxCoeff()).exp().matrix();
+  t1.array() -= t1.maxCoeff();
+  exponential_row<A1>(t1.data(), t1.data());
   t1 /= t1.sum();
-  t2 = (t2.array() - t2.maxCoeff()).exp().matrix();
+  t2.array() -= t2.maxCoeff();
+  exponential_row<A2>(t2.data(), t2.data());
   t2 /= t2.sum();
 }
 

@@ -89,20 +89,27 @@ namespace detail {
 // int-indexed tail loop (-Waggressive-loop-optimizations: "iteration 2^30 invokes undefined
 // behavior", an error under the instantiation check's strict flags), and walking by pointer
 // instead costs the main loop about 1 % of an exact step on the Cortex-M4 and 3.4 KB of flash.
+// all_finite_times(p, n, f): every p_i * f finite. With f a power of two the product is exact
+// unless it overflows, so f = 4 tells |p_i| <= max/4 for every i, finite, in the same branch-free
+// pass (a compare and a branch per entry cost about 11 instructions on the Cortex-M4).
 template <typename Scalar>
-bool all_finite(const Scalar* p, int n) {
+inline bool all_finite_times(const Scalar* p, int n, Scalar f) {
   Scalar s0(0), s1(0), s2(0), s3(0);
   int i = 0;
   for (; i + 4 <= n; i += 4) {
-    s0 += p[i] * Scalar(0);
-    s1 += p[i + 1] * Scalar(0);
-    s2 += p[i + 2] * Scalar(0);
-    s3 += p[i + 3] * Scalar(0);
+    s0 += (p[i] * f) * Scalar(0);
+    s1 += (p[i + 1] * f) * Scalar(0);
+    s2 += (p[i + 2] * f) * Scalar(0);
+    s3 += (p[i + 3] * f) * Scalar(0);
   }
-  if (i < n) s0 += p[i] * Scalar(0);
-  if (i + 1 < n) s1 += p[i + 1] * Scalar(0);
-  if (i + 2 < n) s2 += p[i + 2] * Scalar(0);
+  if (i < n) s0 += (p[i] * f) * Scalar(0);
+  if (i + 1 < n) s1 += (p[i + 1] * f) * Scalar(0);
+  if (i + 2 < n) s2 += (p[i + 2] * f) * Scalar(0);
   return (s0 + s1) + (s2 + s3) == Scalar(0);
+}
+template <typename Scalar>
+bool all_finite(const Scalar* p, int n) {
+  return all_finite_times(p, n, Scalar(1));
 }
 
 // rows x cols values, row after row: every entry finite (else not_finite), every entry >= lower

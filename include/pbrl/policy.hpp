@@ -8,6 +8,7 @@
 
 #include "pbrl/config.hpp"
 #include "pbrl/enum_names.hpp"
+#include "pbrl/exp.hpp"
 #include "pbrl/status.hpp"
 
 namespace pbrl {
@@ -90,12 +91,12 @@ void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
 // a row normalized by log-sum-exp sums to 1 only within eps*|logits|, and logits eta*Q ~ 1e3,
 // e.g. at gamma 0.999, are past validate_policy's 64*A*eps).
 // Over pointers to the A entries (a row of a row-major matrix), not Eigen blocks: GCC keeps it
-// out of line, and a block passed by reference is built in memory at every call. Eigen's
-// expressions on maps of them: the same kernels (host SIMD exp, sum order) as on the rows.
+// out of line, and a block passed by reference is built in memory at every call. The exponential
+// is exponential_row's (exp.hpp); the sum and division Eigen's on maps of the rows.
 template <int A, typename Scalar>
 Scalar softmax_of_shifted(const Scalar* z, Scalar* pi) {
+  exponential_row<A>(z, pi);
   Eigen::Map<Eigen::Matrix<Scalar, 1, A>> p(pi);
-  p = Eigen::Map<const Eigen::Matrix<Scalar, 1, A>>(z).array().exp().matrix();
   const Scalar total = p.sum();
   p /= total;
   return total;

@@ -10,6 +10,7 @@
 
 #include "pbrl/config.hpp"
 #include "pbrl/enum_names.hpp"
+#include "pbrl/exp.hpp"
 #include "pbrl/status.hpp"
 
 #include <algorithm>
@@ -90,7 +91,7 @@ Scalar soft_max_row(const Regularizer<Scalar, S, A>& reg, int s, const Row& q) {
   Scalar m = -std::numeric_limits<Scalar>::infinity();
   for (int a = 0; a < A; ++a) m = std::max(m, q(a) + reg.tau * reg.log_reference(s, a));
   Scalar sum(0);
-  for (int a = 0; a < A; ++a) sum += std::exp((q(a) + reg.tau * reg.log_reference(s, a) - m) / reg.tau);
+  for (int a = 0; a < A; ++a) sum += exponential((q(a) + reg.tau * reg.log_reference(s, a) - m) / reg.tau);
   return m + reg.tau * std::log(sum);
 }
 

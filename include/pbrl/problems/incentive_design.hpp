@@ -99,10 +99,10 @@ class IncentiveDesign {
   const Box<Scalar>& box() const { return box_; }
   Scalar incentive_scale() const { return scale_; }
 
-  // exp(z) named once: with errno-setting libm calls the compiler may not merge two calls.
+  // One exponential, of -|z| (exp.hpp).
   static Scalar sigmoid(Scalar z) {
-    if (z >= Scalar(0)) return Scalar(1) / (Scalar(1) + std::exp(-z));
-    const Scalar e = std::exp(z);
+    if (z >= Scalar(0)) return Scalar(1) / (Scalar(1) + exponential(-z));
+    const Scalar e = exponential(z);
     return e / (Scalar(1) + e);
   }
 

@@ -371,7 +371,8 @@ class Stackelberg {
   // softmax of row s of x (log-sum-exp shift; |x| <= B keeps every probability > 0).
   static Vector<Scalar, AL> leader_row(const Params& x, int s) {
     const auto logits = x.template segment<AL>(s * AL);
-    Vector<Scalar, AL> p = (logits.array() - logits.maxCoeff()).exp().matrix();
+    Vector<Scalar, AL> p = (logits.array() - logits.maxCoeff()).matrix();
+    exponential_row<AL>(p.data(), p.data());
     p /= p.sum();
     return p;
   }
@@ -380,7 +381,8 @@ class Stackelberg {
   static Vector<Scalar, AL> leader_row(const Params& x, int s, Vector<Scalar, AL>& log_p) {
     const auto logits = x.template segment<AL>(s * AL);
     log_p = (logits.array() - logits.maxCoeff()).matrix();
-    Vector<Scalar, AL> p = log_p.array().exp().matrix();
+    Vector<Scalar, AL> p;
+    exponential_row<AL>(log_p.data(), p.data());
     const Scalar sum = p.sum();
     p /= sum;
     log_p.array() -= std::log(sum);

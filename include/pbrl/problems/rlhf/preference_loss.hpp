@@ -4,6 +4,7 @@
 // log space (softplus).
 
 #include "pbrl/config.hpp"
+#include "pbrl/exp.hpp"
 #include "pbrl/problems/rlhf/preference_buffer.hpp"
 #include "pbrl/problems/rlhf/segment.hpp"
 #include "pbrl/status.hpp"
@@ -18,15 +19,15 @@ namespace detail {
 // softplus(t) = log(1 + e^t) without overflow.
 template <typename Scalar>
 Scalar softplus(Scalar t) {
-  return (t > Scalar(0) ? t : Scalar(0)) + std::log1p(std::exp(-std::abs(t)));
+  return (t > Scalar(0) ? t : Scalar(0)) + std::log1p(exponential(-std::abs(t)));
 }
 
 // sigma(t) = 1 / (1 + e^-t) without overflow: the Bradley-Terry probability (the stochastic
 // labeler draws with it too).
 template <typename Scalar>
 Scalar sigmoid(Scalar t) {
-  if (t >= Scalar(0)) return Scalar(1) / (Scalar(1) + std::exp(-t));
-  const Scalar e = std::exp(t);
+  if (t >= Scalar(0)) return Scalar(1) / (Scalar(1) + exponential(-t));
+  const Scalar e = exponential(t);
   return e / (Scalar(1) + e);
 }
 

@@ -1,0 +1,119 @@
+// exp.hpp: the float exponential kernel against e^z in double, in every build of the suite
+// (whichever exponential the build's solvers use, and whatever the suite's scalar), at its ends
+// and special values; exponential() and exponential_row() are the kernel or std::exp and Eigen's
+// exp as the build chooses, double always std::exp to the bit.
+#include "support.hpp"
+#include "pbrl/exp.hpp"
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace test_exp {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
+
+namespace {
+
+// |got - e^z| in units in the last place of e^z as a float (normal range), or of the smallest
+// subnormal (subnormal range).
+double error_units(float z, float got) {
+  const double exact = std::exp(double(z));
+  if (exact >= double(FLT_MIN)) {
+    int e = 0;
+    std::frexp(exact, &e);
+    return std::fabs(double(got) - exact) / std::ldexp(1.0, e - 24);
+  }
+  return std::fabs(double(got) - exact) / std::ldexp(1.0, -149);
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+}  // namespace
+
+TEST_CASE("the float exponential kernel: within 2 units in the last place of e^z on [-104, 88.7], monotone") {
+  // 2^17 points evenly over [-104, 88.72], every one of the kernel's reduction intervals hundreds
+  // of times, and the points next to each boundary (n + 1/2) ln 2 where the reduction switches.
+  constexpr int kPoints = 1 << 17;
+  const float lo = -104.0f, hi = 88.72f;
+  double worst_normal = 0, worst_subnormal = 0;
+  int not_monotone = 0;
+  float previous = 0.0f;
+  for (int i = 0; i <= kPoints; ++i) {
+    const float z = lo + (hi - lo) * float(i) / float(kPoints);
+    const float got = pbrl::detail::exponential_float(z);
+    const double units = error_units(z, got);
+    if (std::exp(double(z)) >= double(FLT_MIN)) {
+      if (units > worst_normal) worst_normal = units;
+    } else if (units > worst_subnormal) {
+      worst_subnormal = units;
+    }
+    if (i > 0 && got < previous) ++not_monotone;
+    previous = got;
+  }
+  CHECK(worst_normal <= 2.0);
+  CHECK(worst_subnormal <= 1.0);
+  CHECK(not_monotone == 0);
+  MESSAGE("largest error: " << worst_normal << " ulp (normal results), " << worst_subnormal
+                            << " smallest-subnormal units (subnormal results)");
+  const float ln2 = 0.693147180559945f;
+  for (int n = -150; n <= 128; ++n) {
+    const float boundary = (float(n) + 0.5f) * ln2;
+    for (float z : {std::nextafter(boundary, -200.0f), boundary, std::nextafter(boundary, 200.0f)}) {
+      if (z < -103.97f || z > 88.72f) continue;
+      CHECK(error_units(z, pbrl::detail::exponential_float(z)) <= 2.0);
+    }
+  }
+}
+
+TEST_CASE("the float exponential kernel: exact and special values") {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  CHECK(pbrl::detail::exponential_float(0.0f) == 1.0f);
+  CHECK(pbrl::detail::exponential_float(-0.0f) == 1.0f);
+  CHECK(pbrl::detail::exponential_float(-kInf) == 0.0f);
+  CHECK(pbrl::detail::exponential_float(kInf) == kInf);
+  CHECK(std::isnan(pbrl::detail::exponential_float(std::numeric_limits<float>::quiet_NaN())));
+  CHECK(pbrl::detail::exponential_float(-104.0f) == 0.0f);
+  CHECK(pbrl::detail::exponential_float(-std::numeric_limits<float>::max()) == 0.0f);
+  CHECK(pbrl::detail::exponential_float(std::numeric_limits<float>::max()) == kInf);
+  // The ends of the range: the smallest subnormal (e^-103.97 = 0.7e-45 rounds to 1.4e-45), a
+  // result below the normal floats, the largest finite results (n = 128) and the first infinite.
+  CHECK(pbrl::detail::exponential_float(-103.97f) == std::numeric_limits<float>::denorm_min());
+  CHECK(pbrl::detail::exponential_float(-87.34f) > 0.0f);
+  CHECK(pbrl::detail::exponential_float(-87.34f) < FLT_MIN);
+  CHECK(error_units(88.72f, pbrl::detail::exponential_float(88.72f)) <= 2.0);
+  CHECK(std::isfinite(pbrl::detail::exponential_float(88.7228f)));
+  CHECK(pbrl::detail::exponential_float(88.7229f) == kInf);
+  // Tiny arguments: e^z = 1 + z rounds to 1 or next to it.
+  CHECK(pbrl::detail::exponential_float(-std::numeric_limits<float>::denorm_min()) == 1.0f);
+  CHECK(pbrl::detail::exponential_float(std::numeric_limits<float>::denorm_min()) == 1.0f);
+  CHECK(error_units(-1e-7f, pbrl::detail::exponential_float(-1e-7f)) <= 1.0);
+  CHECK(error_units(1e-7f, pbrl::detail::exponential_float(1e-7f)) <= 1.0);
+}
+
+TEST_CASE("exponential: std::exp to the bit in double (and in float on glibc), the row form Eigen's exp") {
+  for (double z : {0.0, -1e-300, -1e-8, -0.5, -1.0, -20.0, -700.0, -745.0, -746.0, 0.25, 3.0}) {
+    CHECK(same_bits(pbrl::exponential(z), std::exp(z)));
+  }
+  const double row[5] = {0.0, -0.1, -2.5, -40.0, -700.0};
+  double out[5];
+  pbrl::exponential_row<5>(row, out);
+  const Eigen::Matrix<double, 1, 5> expected = Eigen::Map<const Eigen::Matrix<double, 1, 5>>(row).array().exp().matrix();
+  for (int a = 0; a < 5; ++a) CHECK(same_bits(out[a], expected(a)));
+  // Float: the kernel where the build uses it (bare metal), else std::exp and Eigen's exp; the
+  // row in place too.
+  float frow[5] = {0.0f, -0.1f, -2.5f, -40.0f, -100.0f};
+  float fexpected[5];
+  if (pbrl::own_exponential<float>()) {
+    for (int a = 0; a < 5; ++a) CHECK(pbrl::exponential(frow[a]) == pbrl::detail::exponential_float(frow[a]));
+    for (int a = 0; a < 5; ++a) fexpected[a] = pbrl::detail::exponential_float(frow[a]);
+  } else {
+    for (int a = 0; a < 5; ++a) CHECK(pbrl::exponential(frow[a]) == std::exp(frow[a]));
+    Eigen::Map<Eigen::Matrix<float, 1, 5>> e(fexpected);
+    e = Eigen::Map<const Eigen::Matrix<float, 1, 5>>(frow).array().exp().matrix();
+  }
+  pbrl::exponential_row<5>(frow, frow);
+  for (int a = 0; a < 5; ++a) CHECK(frow[a] == fexpected[a]);
+}
+
+}  // namespace test_exp
