@@ -307,8 +307,7 @@ constexpr int kRowDotStates = 16;
 template <typename Scalar, int S, int A>
 bool write_q(const Mdp<Scalar, S, A>& m, const StateVector<Scalar, S>& v,
              StateActionMatrix<Scalar, S, A>& q) {
-  if (!detail::all_finite_times(m.reward, S * A, Scalar(4)) || !detail::all_finite_times(v.data(), S, Scalar(4)))
-    return false;
+  if (!detail::all_finite_times<4>(m.reward, S * A) || !detail::all_finite_times<4>(v.data(), S)) return false;
   if constexpr (S <= kRowDotStates) {
     const StateVector<Scalar, S> local = v;
     const auto P = m.P();
