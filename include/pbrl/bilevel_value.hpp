@@ -224,11 +224,9 @@ void nash_best_responses(const MarkovGame<Scalar, S, A1, A2>& g, int s, const Na
   for (int a = 0; a < A1; ++a) t1(a) = t1(a) / tau + g.regularizer1.log_reference(s, a);
   for (int a = 0; a < A2; ++a) t2(a) = t2(a) / tau + g.regularizer2.log_reference(s, a);
   t1.array() -= t1.maxCoeff();
-  exponential_row<A1>(t1.data(), t1.data());
-  t1 /= t1.sum();
+  softmax_of_shifted<A1>(t1.data(), t1.data());
   t2.array() -= t2.maxCoeff();
-  exponential_row<A2>(t2.data(), t2.data());
-  t2 /= t2.sum();
+  softmax_of_shifted<A2>(t2.data(), t2.data());
 }
 
 // Solves J x = b in place (b becomes x) by Gaussian elimination with partial pivoting; J is

@@ -372,8 +372,7 @@ class Stackelberg {
   static Vector<Scalar, AL> leader_row(const Params& x, int s) {
     const auto logits = x.template segment<AL>(s * AL);
     Vector<Scalar, AL> p = (logits.array() - logits.maxCoeff()).matrix();
-    exponential_row<AL>(p.data(), p.data());
-    p /= p.sum();
+    softmax_of_shifted<AL>(p.data(), p.data());
     return p;
   }
   // The same, and its logs: the shifted logits minus log of their exponentials' sum (one log,
@@ -382,10 +381,7 @@ class Stackelberg {
     const auto logits = x.template segment<AL>(s * AL);
     log_p = (logits.array() - logits.maxCoeff()).matrix();
     Vector<Scalar, AL> p;
-    exponential_row<AL>(log_p.data(), p.data());
-    const Scalar sum = p.sum();
-    p /= sum;
-    log_p.array() -= std::log(sum);
+    log_p.array() -= std::log(softmax_of_shifted<AL>(log_p.data(), p.data()));
     return p;
   }
 
