@@ -5,6 +5,7 @@
 #include "support.hpp"
 #include "pbrl/exp.hpp"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -114,6 +115,42 @@ TEST_CASE("exponential: std::exp to the bit in double (and in float on glibc), t
   }
   pbrl::exponential_row<5>(frow, frow);
   for (int a = 0; a < 5; ++a) CHECK(frow[a] == fexpected[a]);
+}
+
+TEST_CASE("sigmoid: 1 / (1 + e^-z) within a few units in the last place, its ends, monotone, sigma(-z) = 1 - sigma(z)") {
+  // Against long double at points over both signs, where each branch's numerator is used, out to
+  // where e^-|z| underflows (z = -745 in double, -104 in float) and beyond.
+  const Real eps = std::numeric_limits<Real>::epsilon();
+  Real previous = Real(0);
+  int not_monotone = 0;
+  long double worst = 0;
+  for (int i = -4000; i <= 4000; ++i) {
+    const Real z = Real(i) * Real(0.03);  // [-120, 120]
+    const Real got = pbrl::sigmoid(z);
+    const long double exact = 1.0L / (1.0L + std::exp(-static_cast<long double>(z)));
+    if (exact > static_cast<long double>(std::numeric_limits<Real>::min()))
+      worst = std::max(worst, std::fabs(static_cast<long double>(got) - exact) / exact);
+    if (got < previous) ++not_monotone;
+    previous = got;
+    CHECK(got >= Real(0));
+    CHECK(got <= Real(1));
+  }
+  CHECK(not_monotone == 0);
+  CHECK(worst <= 4 * eps);
+  CHECK(pbrl::sigmoid(Real(0)) == Real(0.5));
+  CHECK(pbrl::sigmoid(-Real(0)) == Real(0.5));
+  CHECK(pbrl::sigmoid(std::numeric_limits<Real>::infinity()) == Real(1));
+  CHECK(pbrl::sigmoid(-std::numeric_limits<Real>::infinity()) == Real(0));
+  CHECK(pbrl::sigmoid(std::numeric_limits<Real>::max()) == Real(1));
+  CHECK(pbrl::sigmoid(std::numeric_limits<Real>::lowest()) == Real(0));
+  CHECK(std::isnan(pbrl::sigmoid(std::numeric_limits<Real>::quiet_NaN())));
+  // Far out on the negative side it is e^z, down into the subnormals where e^-z has overflowed
+  // (so 1 / (1 + e^-z) would give 0).
+  const Real far = kDouble ? Real(-700) : Real(-80);
+  CHECK(pbrl::sigmoid(kDouble ? Real(-740) : Real(-100)) > Real(0));
+  CHECK(std::fabs(pbrl::sigmoid(far) / pbrl::exponential(far) - Real(1)) <= 4 * eps);
+  for (Real z : {Real(0.1), Real(1), Real(3), Real(12)})
+    CHECK(std::fabs(pbrl::sigmoid(-z) - (Real(1) - pbrl::sigmoid(z))) <= 2 * eps);
 }
 
 }  // namespace test_exp

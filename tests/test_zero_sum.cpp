@@ -507,7 +507,7 @@ TEST_CASE("incentive design: build, vjp, f and its gradients") {
   // paired with it): after a rebuild at x2 they are x2's.
   REQUIRE(problem.build(x, *model, g) == Status::ok);
   for (int i = 0; i < Incentive::kParams; ++i) {
-    const Real sg = Incentive::sigmoid(x(i));
+    const Real sg = pbrl::sigmoid(x(i));
     CHECK(model->slope[i] == Real(0.2) * sg * (Real(1) - sg));
   }
   Incentive::Params x2 = -x;
@@ -521,7 +521,7 @@ TEST_CASE("incentive design: build, vjp, f and its gradients") {
     return std::abs(a - b) <= Real(4) * std::numeric_limits<Real>::epsilon() * std::abs(b);
   };
   for (int i = 0; i < Incentive::kParams; ++i) {
-    const Real sg = Incentive::sigmoid(x2(i));
+    const Real sg = pbrl::sigmoid(x2(i));
     const Real slope = Real(0.2) * sg * (Real(1) - sg);
     CHECK(model->slope[i] == slope);
     CHECK(fused(at_x2(i), Real(0.25) + Real(-0.5) * mu(i / (A1 * A2), i % (A1 * A2)) * slope));

@@ -102,11 +102,21 @@ inline Scalar exponential(Scalar z) {
 template <int N, typename Scalar>
 inline void exponential_row(const Scalar* z, Scalar* out) {
   if constexpr (own_exponential<Scalar>()) {
+#pragma GCC unroll 1
     for (int a = 0; a < N; ++a) out[a] = detail::exponential_float(z[a]);
   } else {
     Eigen::Map<Eigen::Matrix<Scalar, 1, N>> e(out);
     e = Eigen::Map<const Eigen::Matrix<Scalar, 1, N>>(z).array().exp().matrix();
   }
+}
+
+// sigma(z) = 1 / (1 + e^-z) without overflow (incentive design's incentive, the Bradley-Terry
+// probability): one exponential, of -|z|, and one division whose numerator is 1 or e^-|z| by the
+// sign of z, so no branch around the exponential.
+template <typename Scalar>
+Scalar sigmoid(Scalar z) {
+  const Scalar e = exponential(-std::abs(z));
+  return (z >= Scalar(0) ? Scalar(1) : e) / (Scalar(1) + e);
 }
 
 }  // namespace pbrl

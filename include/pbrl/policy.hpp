@@ -94,7 +94,7 @@ void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
 // out of line, and a block passed by reference is built in memory at every call. The exponential
 // is exponential_row's (exp.hpp); the sum and division Eigen's on maps of the rows.
 template <int A, typename Scalar>
-Scalar softmax_of_shifted(const Scalar* z, Scalar* pi) {
+inline Scalar softmax_of_shifted(const Scalar* z, Scalar* pi) {
   exponential_row<A>(z, pi);
   Eigen::Map<Eigen::Matrix<Scalar, 1, A>> p(pi);
   const Scalar total = p.sum();

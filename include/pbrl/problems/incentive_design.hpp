@@ -99,13 +99,6 @@ class IncentiveDesign {
   const Box<Scalar>& box() const { return box_; }
   Scalar incentive_scale() const { return scale_; }
 
-  // One exponential, of -|z| (exp.hpp).
-  static Scalar sigmoid(Scalar z) {
-    if (z >= Scalar(0)) return Scalar(1) / (Scalar(1) + exponential(-z));
-    const Scalar e = exponential(z);
-    return e / (Scalar(1) + e);
-  }
-
   // not_finite before out_of_bounds. One pass when x is in the box: the box is finite (init), so
   // that x is finite too.
   Status validate_parameters(const Params& x) const {

@@ -75,7 +75,7 @@ struct BradleyTerryLabeler {
   // sigma(scale * (R(d0) - R(d1))), the probability that d0 is preferred.
   template <int MaxLen>
   Scalar probability(const Segment<S, A, MaxLen>& d0, const Segment<S, A, MaxLen>& d1) const {
-    return detail::sigmoid(scale * (segment_return(reward, d0) - segment_return(reward, d1)));
+    return sigmoid(scale * (segment_return(reward, d0) - segment_return(reward, d1)));
   }
 
   template <int MaxLen>

@@ -22,15 +22,6 @@ Scalar softplus(Scalar t) {
   return (t > Scalar(0) ? t : Scalar(0)) + std::log1p(exponential(-std::abs(t)));
 }
 
-// sigma(t) = 1 / (1 + e^-t) without overflow: the Bradley-Terry probability (the stochastic
-// labeler draws with it too).
-template <typename Scalar>
-Scalar sigmoid(Scalar t) {
-  if (t >= Scalar(0)) return Scalar(1) / (Scalar(1) + exponential(-t));
-  const Scalar e = exponential(t);
-  return e / (Scalar(1) + e);
-}
-
 }  // namespace detail
 
 // Mean Bradley-Terry negative log-likelihood of the buffer's pairs under reward r (S x A):
@@ -58,7 +49,7 @@ Status preference_loss(const Scalar* reward, const PreferenceBuffer<S, A, MaxLen
     const Scalar z = segment_return(reward, pair.first) - segment_return(reward, pair.second);
     total += l0 * detail::softplus(-z) + (Scalar(1) - l0) * detail::softplus(z);
     if (grad != nullptr) {
-      const Scalar c = (detail::sigmoid(z) - l0) * inv;
+      const Scalar c = (sigmoid(z) - l0) * inv;
       for (int t = 0; t < pair.first.length; ++t) grad[int(pair.first.state[t]) * A + int(pair.first.action[t])] += c;
       for (int t = 0; t < pair.second.length; ++t)
         grad[int(pair.second.state[t]) * A + int(pair.second.action[t])] -= c;
