@@ -172,9 +172,10 @@ Status player1_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatr
     for (int a1 = 0; a1 < A1; ++a1) {
       const int row = s * A1 + a1;
       storage.reward[row] = r.row(s).segment(a1 * A2, A2).dot(pi2.row(s)) + bonus;
-      // Summed in a local row (registers) and stored once; the same sums in the same order.
-      StateRow<Scalar, S> acc = StateRow<Scalar, S>::Zero();
-      for (int a2 = 0; a2 < A2; ++a2) acc.noalias() += pi2(s, a2) * P.row(row * A2 + a2);
+      // Summed in a local row (registers) and stored once; the same sums in the same order, the
+      // first term a product rather than added to zeros.
+      StateRow<Scalar, S> acc = pi2(s, 0) * P.row(row * A2);
+      for (int a2 = 1; a2 < A2; ++a2) acc.noalias() += pi2(s, a2) * P.row(row * A2 + a2);
       P1.row(row) = acc;
     }
   }
@@ -202,8 +203,8 @@ Status player2_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatr
       for (int a1 = 0; a1 < A1; ++a1) acc += pi1(s, a1) * r(s, a1 * A2 + a2);
       storage.reward[s * A2 + a2] = bonus - acc;
       // As player1_mdp: a local row, stored once.
-      StateRow<Scalar, S> row = StateRow<Scalar, S>::Zero();
-      for (int a1 = 0; a1 < A1; ++a1) {
+      StateRow<Scalar, S> row = pi1(s, 0) * P.row(a2 + s * A1 * A2);
+      for (int a1 = 1; a1 < A1; ++a1) {
         const Scalar p1 = pi1(s, a1);
         if (p1 != Scalar(0)) row.noalias() += p1 * P.row((s * A1 + a1) * A2 + a2);
       }
@@ -253,17 +254,32 @@ void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const Sta
   const auto P = g.P();
   const Scalar tau = g.tau();
   for (int s = 0; s < S; ++s) {
+    // q1 = sum_a2 pi2 Q and q2 = sum_a1 pi1 Q, each summed in the same order whichever is asked
+    // for; one alone is summed in a register, with the loop over the other player's actions inside.
+    const auto q = [&](int a1, int a2) {
+      const int j = a1 * A2 + a2;
+      return r(s, j) + g.discount * P.row(s * A1 * A2 + j).dot(v);
+    };
     Scalar q1[A1];
     Scalar q2[A2];
-    for (int a1 = 0; a1 < A1; ++a1) q1[a1] = Scalar(0);
-    for (int a2 = 0; a2 < A2; ++a2) q2[a2] = Scalar(0);
-    for (int a1 = 0; a1 < A1; ++a1)
-      for (int a2 = 0; a2 < A2; ++a2) {
-        const int j = a1 * A2 + a2;
-        const Scalar q = r(s, j) + g.discount * P.row(s * A1 * A2 + j).dot(v);
-        q1[a1] += pi2(s, a2) * q;
-        q2[a2] += pi1(s, a1) * q;
+    if (grad1 != nullptr) {
+      for (int a2 = 0; a2 < A2; ++a2) q2[a2] = Scalar(0);
+      for (int a1 = 0; a1 < A1; ++a1) {
+        Scalar sum1(0);
+        for (int a2 = 0; a2 < A2; ++a2) {
+          const Scalar qa = q(a1, a2);
+          sum1 += pi2(s, a2) * qa;
+          if (grad2 != nullptr) q2[a2] += pi1(s, a1) * qa;
+        }
+        q1[a1] = sum1;
       }
+    } else {
+      for (int a2 = 0; a2 < A2; ++a2) {
+        Scalar sum2(0);
+        for (int a1 = 0; a1 < A1; ++a1) sum2 += pi1(s, a1) * q(a1, a2);
+        q2[a2] = sum2;
+      }
+    }
     if (grad1 != nullptr) {
       const Scalar bonus = tau > Scalar(0) ? tau * g.regularizer2.value_from(s, pi2.row(s), log_pi2) : Scalar(0);
       for (int a1 = 0; a1 < A1; ++a1) {

@@ -159,15 +159,20 @@ class IncentiveDesign {
     if (Status st = evaluate(designer, model.joint_policy, ws, scratch); st != Status::ok) return st;
     f = -scratch.value_rho;
     grad_x.setZero();
+    // The two marginals of Q_id in registers, then scaled by -d_id(s) once.
     for (int s = 0; s < S; ++s) {
-      grad_pi1.row(s).setZero();
-      grad_pi2.row(s).setZero();
-      for (int a1 = 0; a1 < A1; ++a1)
+      Scalar q2[A2];
+      for (int a2 = 0; a2 < A2; ++a2) q2[a2] = Scalar(0);
+      for (int a1 = 0; a1 < A1; ++a1) {
+        Scalar q1(0);
         for (int a2 = 0; a2 < A2; ++a2) {
           const Scalar q = scratch.q(s, a1 * A2 + a2);
-          grad_pi1(s, a1) -= scratch.occupancy(s) * pi2(s, a2) * q;
-          grad_pi2(s, a2) -= scratch.occupancy(s) * pi1(s, a1) * q;
+          q1 += pi2(s, a2) * q;
+          q2[a2] += pi1(s, a1) * q;
         }
+        grad_pi1(s, a1) = -scratch.occupancy(s) * q1;
+      }
+      for (int a2 = 0; a2 < A2; ++a2) grad_pi2(s, a2) = -scratch.occupancy(s) * q2[a2];
     }
     return Status::ok;
   }
