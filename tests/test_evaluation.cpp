@@ -339,11 +339,11 @@ TEST_CASE("vector-Jacobian product gives grad_x V^pi(rho) and grad_x E_{rho,sigm
 }
 
 namespace {
-// The direct evaluation as it was before the blocked elimination, written out: I - gamma*P_pi as
-// the identity minus A passes over each row, column-by-column elimination (rows with a zero
-// multiplier skipped), the forward and backward sums one row at a time, Q = r + gamma*P V. The
-// library's evaluate() and occupancy_from_start() must give the same numbers (check_same_unless_fused), in the
-// scalar T whatever the suite's scalar.
+// The direct evaluation as it was before the unrolled and the blocked elimination, written out: I -
+// gamma*P_pi as the identity minus A passes over each row, column-by-column elimination (rows with
+// a zero multiplier skipped), the forward and backward sums one row at a time, Q = r + gamma*P V.
+// The library's evaluate() and occupancy_from_start() must give the same numbers
+// (check_same_unless_fused), in the scalar T whatever the suite's scalar.
 template <typename T, int NS, int NA>
 struct PreviousDirect {
   using M = pbrl::Mdp<T, NS, NA>;
@@ -462,13 +462,19 @@ void check_direct_matches_previous(std::uint32_t seed, T zero_fraction) {
 }
 }  // namespace
 
-TEST_CASE("direct evaluation: the blocked elimination gives the previous numbers (to the bit unless fused), double and float") {
-  // Sizes below one panel, around it, not a multiple of the tile, and the paper's.
+TEST_CASE("direct evaluation: the unrolled and the blocked elimination give the previous numbers (to the bit unless fused), double and float") {
+  // Unrolled (up to kUnrolledLuStates): small, the firmware's 10 and the largest; blocked: around
+  // one panel, not a multiple of the tile, and the paper's.
+  static_assert(pbrl::detail::kUnrolledLuStates == 16, "the sizes below straddle it");
 #if PBRL_TEST_EVERY_SIZE
   check_direct_matches_previous<double, 3, 2>(41, 0);
   check_direct_matches_previous<float, 3, 2>(42, 0);
   check_direct_matches_previous<double, 9, 3>(43, 0);
   check_direct_matches_previous<float, 9, 3>(44, 0.6f);
+  check_direct_matches_previous<float, 10, 5>(52, 0);
+  check_direct_matches_previous<double, 16, 4>(53, 0.5);
+  check_direct_matches_previous<float, 16, 4>(54, 0);
+  check_direct_matches_previous<double, 17, 3>(55, 0);
   check_direct_matches_previous<double, 37, 5>(45, 0);
   check_direct_matches_previous<float, 37, 5>(46, 0);
   check_direct_matches_previous<double, 37, 5>(47, 0.9);
@@ -477,7 +483,9 @@ TEST_CASE("direct evaluation: the blocked elimination gives the previous numbers
   check_direct_matches_previous<float, 100, 5>(50, 0);
   check_direct_matches_previous<double, 100, 5>(51, 0.95);
 #else
-  // Cross targets: around one panel and not a multiple of the tile, dense and sparse, in Real.
+  // Cross targets: unrolled at the firmware's size, blocked around one panel and not a multiple
+  // of the tile, dense and sparse, in Real.
+  check_direct_matches_previous<Real, 10, 5>(52, 0);
   check_direct_matches_previous<Real, 9, 3>(43, Real(0.6));
   check_direct_matches_previous<Real, 37, 5>(45, 0);
   check_direct_matches_previous<Real, 37, 5>(47, Real(0.9));
