@@ -204,10 +204,7 @@ Status player2_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatr
       storage.reward[s * A2 + a2] = bonus - acc;
       // As player1_mdp: a local row, stored once.
       StateRow<Scalar, S> row = pi1(s, 0) * P.row(a2 + s * A1 * A2);
-      for (int a1 = 1; a1 < A1; ++a1) {
-        const Scalar p1 = pi1(s, a1);
-        if (p1 != Scalar(0)) row.noalias() += p1 * P.row((s * A1 + a1) * A2 + a2);
-      }
+      for (int a1 = 1; a1 < A1; ++a1) row.noalias() += pi1(s, a1) * P.row((s * A1 + a1) * A2 + a2);
       P2.row(s * A2 + a2) = row;
     }
   }
