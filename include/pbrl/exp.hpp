@@ -102,7 +102,6 @@ inline Scalar exponential(Scalar z) {
 template <int N, typename Scalar>
 inline void exponential_row(const Scalar* z, Scalar* out) {
   if constexpr (own_exponential<Scalar>()) {
-#pragma GCC unroll 1
     for (int a = 0; a < N; ++a) out[a] = detail::exponential_float(z[a]);
   } else {
     Eigen::Map<Eigen::Matrix<Scalar, 1, N>> e(out);
