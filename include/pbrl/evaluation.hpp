@@ -187,9 +187,10 @@ void lu_trailing(Scalar* lu, int k0) {
 // bounds unrolled in full, so the row being eliminated (or the vector being solved for) is held in
 // registers: one load and one multiply-add per update instead of a load, a multiply-add and a
 // store behind a loop counter (on the Cortex-M4F a 10-state factorization 2,200 -> about 1,000
-// instructions, each triangular solve about 620 -> 300). Row i takes its updates -l(i,k)*u(k,j)
+// instructions, each triangular solve about 620 -> 250). Row i takes its updates -l(i,k)*u(k,j)
 // in increasing k, from rows of U already final, with the same quotients: the factors are, to the
-// bit, those of the panels below. Larger models use the panels, whose unrolled code would not pay.
+// bit where the compiler does not fuse multiply-adds, those of the panels below. Larger models use
+// the panels, whose unrolled code would not pay.
 constexpr int kUnrolledLuStates = 16;
 
 template <typename Scalar, int S>
