@@ -231,17 +231,14 @@ void factorize(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>
   }
 }
 
-// Solve (I - gamma*P_pi) x = b in place with the factors. Each b(i) subtracts one sum accumulated
-// in increasing j. Above kUnrolledLuStates the forward sums of T rows run side by side (independent
-// chains, each in its own order, so the latency of one add per step is shared), the backward ones
-// cannot (each row's sum starts with the previous row's result).
-// Plain loops: GCC 12 -O2 misreads Eigen's head(i)/tail(n) dots at S = 3 as overflowing.
-template <typename Scalar, int S>
-void lu_solve(const Scalar* lu, StateVector<Scalar, S>& b) {
-  if constexpr (S <= kUnrolledLuStates) {  // the same sums, x in registers
-    Scalar x[S];
+// Both solves up to kUnrolledLuStates: x in registers, copied in and out once; each the same sums
+// in the same order as the loops of lu_solve and lu_solve_transposed below.
+template <bool Transposed, typename Scalar, int S>
+void lu_solve_unrolled(const Scalar* lu, StateVector<Scalar, S>& b) {
+  Scalar x[S];
 #pragma GCC unroll 16
-    for (int i = 0; i < S; ++i) x[i] = b(i);
+  for (int i = 0; i < S; ++i) x[i] = b(i);
+  if constexpr (!Transposed) {
 #pragma GCC unroll 16
     for (int i = 1; i < S; ++i) {
       Scalar acc(0);
@@ -256,8 +253,31 @@ void lu_solve(const Scalar* lu, StateVector<Scalar, S>& b) {
       for (int j = i + 1; j < S; ++j) acc += lu[i * S + j] * x[j];
       x[i] = (x[i] - acc) / lu[i * S + i];
     }
+  } else {
 #pragma GCC unroll 16
-    for (int i = 0; i < S; ++i) b(i) = x[i];
+    for (int j = 0; j < S; ++j) {
+      x[j] /= lu[j * S + j];
+#pragma GCC unroll 16
+      for (int i = j + 1; i < S; ++i) x[i] -= x[j] * lu[j * S + i];
+    }
+#pragma GCC unroll 16
+    for (int j = S - 1; j > 0; --j)
+#pragma GCC unroll 16
+      for (int i = 0; i < j; ++i) x[i] -= x[j] * lu[j * S + i];
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < S; ++i) b(i) = x[i];
+}
+
+// Solve (I - gamma*P_pi) x = b in place with the factors. Each b(i) subtracts one sum accumulated
+// in increasing j. Above kUnrolledLuStates the forward sums of T rows run side by side (independent
+// chains, each in its own order, so the latency of one add per step is shared), the backward ones
+// cannot (each row's sum starts with the previous row's result).
+// Plain loops: GCC 12 -O2 misreads Eigen's head(i)/tail(n) dots at S = 3 as overflowing.
+template <typename Scalar, int S>
+void lu_solve(const Scalar* lu, StateVector<Scalar, S>& b) {
+  if constexpr (S <= kUnrolledLuStates) {
+    lu_solve_unrolled<false>(lu, b);
   } else {
     constexpr int T = 4;
     constexpr int full = S - S % T;  // rows in groups of T
@@ -286,22 +306,8 @@ void lu_solve(const Scalar* lu, StateVector<Scalar, S>& b) {
 // Solve (I - gamma*P_pi)^T x = b in place: U^T z = b, then L^T x = z, row-wise (contiguous).
 template <typename Scalar, int S>
 void lu_solve_transposed(const Scalar* lu, StateVector<Scalar, S>& b) {
-  if constexpr (S <= kUnrolledLuStates) {  // the same updates, x in registers
-    Scalar x[S];
-#pragma GCC unroll 16
-    for (int i = 0; i < S; ++i) x[i] = b(i);
-#pragma GCC unroll 16
-    for (int j = 0; j < S; ++j) {
-      x[j] /= lu[j * S + j];
-#pragma GCC unroll 16
-      for (int i = j + 1; i < S; ++i) x[i] -= x[j] * lu[j * S + i];
-    }
-#pragma GCC unroll 16
-    for (int j = S - 1; j > 0; --j)
-#pragma GCC unroll 16
-      for (int i = 0; i < j; ++i) x[i] -= x[j] * lu[j * S + i];
-#pragma GCC unroll 16
-    for (int i = 0; i < S; ++i) b(i) = x[i];
+  if constexpr (S <= kUnrolledLuStates) {
+    lu_solve_unrolled<true>(lu, b);
   } else {
     const Eigen::Map<const Eigen::Matrix<Scalar, S, S, Eigen::RowMajor>> M(lu);
     for (int j = 0; j < S; ++j) {
