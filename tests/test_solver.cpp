@@ -302,11 +302,14 @@ void check_slices_equal_step(const SliceProblem& problem) {
       CAPTURE(m);
       auto whole = slice_solver<Solver>(problem, s);
       auto sliced = slice_solver<Solver>(problem, s);
+      auto bare = slice_solver<Solver>(problem, s);  // never a report: the diagnostics change no iterate
       for (int k = 0; k < 4; ++k) {
         typename Solver::Report a, b;
         typename Solver::Report* ra = k % 2 == 0 ? &a : nullptr;  // with and without the report's diagnostics
         typename Solver::Report* rb = k % 2 == 0 ? &b : nullptr;
         REQUIRE(whole->step(ra) == Status::ok);
+        REQUIRE(bare->step() == Status::ok);
+        same_state(*whole, *bare);
         std::vector<pbrl::StepPart> parts;
         REQUIRE(sliced_step(*sliced, m, rb, &parts) == Status::ok);
         CHECK_FALSE(sliced->step_in_progress());

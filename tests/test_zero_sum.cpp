@@ -1046,11 +1046,14 @@ TEST_CASE("a step in slices: the iterates and reports of step() bit for bit, wha
       CAPTURE(m);
       auto whole = slice_solver(inst->problem, s);
       auto sliced = slice_solver(inst->problem, s);
+      auto bare = slice_solver(inst->problem, s);  // never a report: the diagnostics change no iterate
       for (int k = 0; k < 4; ++k) {
         SliceSolver::Report a, b;
         SliceSolver::Report* ra = k % 2 == 0 ? &a : nullptr;  // with and without the report's diagnostics
         SliceSolver::Report* rb = k % 2 == 0 ? &b : nullptr;
         REQUIRE(whole->step(ra) == Status::ok);
+        REQUIRE(bare->step() == Status::ok);
+        same_state(*whole, *bare);
         std::vector<pbrl::StepPart> parts;
         REQUIRE(sliced_step(*sliced, m, rb, &parts) == Status::ok);
         CHECK_FALSE(sliced->step_in_progress());

@@ -390,9 +390,10 @@ bool write_q(const Mdp<Scalar, S, A>& m, const StateVector<Scalar, S>& v,
   if (!detail::all_finite_times<4>(m.reward, S * A) || !detail::all_finite_times<4>(v.data(), S)) return false;
   if constexpr (S <= kRowDotStates) {
     const StateVector<Scalar, S> local = v;
+    const Scalar gamma = m.discount;  // a local too: q's stores could alias m.discount
     const auto P = m.P();
     Scalar* out = q.data();
-    for (int i = 0; i < S * A; ++i) out[i] = m.reward[i] + m.discount * P.row(i).dot(local);
+    for (int i = 0; i < S * A; ++i) out[i] = m.reward[i] + gamma * P.row(i).dot(local);
   } else {
     Eigen::Map<Vector<Scalar, S * A>> flat(q.data());
     flat.noalias() = m.P() * v;
@@ -464,6 +465,25 @@ void solve_value_and_occupancy(const Mdp<Scalar, S, A>& m, const StateActionMatr
   }
 }
 
+// evaluate()'s work; Q only when with_q (otherwise out.q is left as it was).
+template <typename Scalar, int S, int A, EvaluationMethod M>
+Status evaluate_parts(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                      EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out,
+                      const StateActionMatrix<Scalar, S, A>* log_pi, bool with_q) {
+  if (Status st = check_call(m, pi, ws); st != Status::ok) return st;
+  if (log_pi != nullptr && !pbrl::all_finite(*log_pi)) return Status::not_finite;
+  if (M == EvaluationMethod::sweeps && (!pbrl::all_finite(out.value) || !pbrl::all_finite(out.occupancy)))
+    return Status::not_finite;  // the warm start
+  solve_value_and_occupancy(m, pi, log_pi, out, ws);
+  if (!pbrl::all_finite(ws.value) || !pbrl::all_finite(ws.occupancy)) return Status::numerical_failure;
+  if (with_q && !write_q(m, ws.value, out.q)) return Status::numerical_failure;
+  out.value = ws.value;
+  out.occupancy = ws.occupancy;
+  out.value_rho = m.rho().dot(out.value);
+  if constexpr (M == EvaluationMethod::direct) ws.factors_of = &out;
+  return Status::ok;
+}
+
 }  // namespace detail
 
 // V, Q, d and V(rho) of policy pi (rows are distributions) on MDP m.
@@ -474,18 +494,17 @@ template <typename Scalar, int S, int A, EvaluationMethod M>
 Status evaluate(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
                 EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out,
                 const StateActionMatrix<Scalar, S, A>* log_pi = nullptr) {
-  if (Status st = detail::check_call(m, pi, ws); st != Status::ok) return st;
-  if (log_pi != nullptr && !all_finite(*log_pi)) return Status::not_finite;
-  if (M == EvaluationMethod::sweeps && (!all_finite(out.value) || !all_finite(out.occupancy)))
-    return Status::not_finite;  // the warm start
-  detail::solve_value_and_occupancy(m, pi, log_pi, out, ws);
-  if (!all_finite(ws.value) || !all_finite(ws.occupancy)) return Status::numerical_failure;
-  if (!detail::write_q(m, ws.value, out.q)) return Status::numerical_failure;
-  out.value = ws.value;
-  out.occupancy = ws.occupancy;
-  out.value_rho = m.rho().dot(out.value);
-  if constexpr (M == EvaluationMethod::direct) ws.factors_of = &out;
-  return Status::ok;
+  return detail::evaluate_parts(m, pi, ws, out, log_pi, true);
+}
+
+// evaluate() without Q: V, d and V(rho), the same numbers; out.q is left as it was. For a
+// policy whose Q nothing reads (a solver's pi-hat, when the value and Nikaido-Isoda penalties
+// read V and d and no certificate is asked for): S*A*S multiply-adds fewer. Errors as evaluate()'s.
+template <typename Scalar, int S, int A, EvaluationMethod M>
+Status evaluate_value_and_occupancy(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                                    EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out,
+                                    const StateActionMatrix<Scalar, S, A>* log_pi = nullptr) {
+  return detail::evaluate_parts(m, pi, ws, out, log_pi, false);
 }
 
 // evaluate(m, pi, ws, out) where `chain` is pi's evaluation on an MDP with the same transition,

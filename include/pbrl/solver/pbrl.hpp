@@ -327,8 +327,12 @@ class Pbrl {
         if (Status st = evaluate(p.mdp, pi_y_, ws_, eval_y_, logs_of_pi_y()); st != Status::ok) return st;
         p.next = p.sampled ? StepPart::evaluation : StepPart::upper;
         break;
-      case 1:
-        if (Status st = evaluate(p.mdp, pi_next_, ws_, eval_hat_, &log_pi_next_); st != Status::ok) return st;
+      case 1: {
+        // pi-hat's Q only for the certificate and the Bellman penalty: the value penalty reads V and d.
+        const Status st = p.certified || bellman
+                              ? evaluate(p.mdp, pi_next_, ws_, eval_hat_, &log_pi_next_)
+                              : evaluate_value_and_occupancy(p.mdp, pi_next_, ws_, eval_hat_, &log_pi_next_);
+        if (st != Status::ok) return st;
         // The certified gap of y_k: pi-hat's own gap plus how far pi_y trails pi-hat.
         p.lower_gap = eval_hat_.value_rho - eval_y_.value_rho;
         if (p.certified) p.oracle_gap = optimality_gap_bound(p.mdp, eval_hat_);
@@ -336,6 +340,7 @@ class Pbrl {
           if (Status st = start_occupancy(true); st != Status::ok) return st;
         p.next = p.sampled ? StepPart::upper : bellman && !direct ? StepPart::evaluation : StepPart::penalty;
         break;
+      }
       default:
         if (Status st = start_occupancy(false); st != Status::ok) return st;
         p.next = StepPart::penalty;

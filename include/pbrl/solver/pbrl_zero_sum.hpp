@@ -291,10 +291,14 @@ class PbrlZeroSum {
       }
       case StepPart::evaluation: {
         // pi-hat's evaluation (into eval1_ / eval2_) and, if certified, its certified gap
-        // (psi <= psi-hat + gap1 + gap2).
+        // (psi <= psi-hat + gap1 + gap2). Its Q only for the certificate: the penalty reads V and d.
         const bool first = p.player == 1;
-        if (Status st = first ? evaluate(p.mdp1, pi1_next_, ws_, eval1_, &log_pi1_next_)
-                              : evaluate(p.mdp2, pi2_next_, ws_, eval2_, &log_pi2_next_);
+        const auto evaluate_hat = [&](const auto& mdp, const auto& pi, auto& eval, const auto* log_pi) {
+          return p.certified ? evaluate(mdp, pi, ws_, eval, log_pi)
+                             : evaluate_value_and_occupancy(mdp, pi, ws_, eval, log_pi);
+        };
+        if (Status st = first ? evaluate_hat(p.mdp1, pi1_next_, eval1_, &log_pi1_next_)
+                              : evaluate_hat(p.mdp2, pi2_next_, eval2_, &log_pi2_next_);
             st != Status::ok)
           return st;
         if (p.certified)
