@@ -391,9 +391,8 @@ bool write_q(const Mdp<Scalar, S, A>& m, const StateVector<Scalar, S>& v,
   if constexpr (S <= kRowDotStates) {
     const StateVector<Scalar, S> local = v;
     const Scalar gamma = m.discount;  // a local too: q's stores could alias m.discount
-    const auto P = m.P();
     Scalar* out = q.data();
-    for (int i = 0; i < S * A; ++i) out[i] = m.reward[i] + gamma * P.row(i).dot(local);
+    for (int i = 0; i < S * A; ++i) out[i] = m.reward[i] + gamma * detail::row_dot(m.transition + i * S, local);
   } else {
     Eigen::Map<Vector<Scalar, S * A>> flat(q.data());
     flat.noalias() = m.P() * v;

@@ -229,6 +229,40 @@ void joint_occupancy(const StateVector<Scalar, S>& d, const StateActionMatrix<Sc
     for (int a1 = 0; a1 < A1; ++a1) mu.row(s).segment(a1 * A2, A2) = (d(s) * pi1(s, a1)) * pi2.row(s);
 }
 
+namespace detail {
+// The per-state ends of add_game_policy_gradients: grad1(s,.) += scale * (q1 + tau*h2_s(pi2(s)) -
+// tau*dh1_s/dpi1) from q1 = sum_a2 pi2 Q, and grad2(s,.) += scale * (q2 - tau*h1_s(pi1(s)) +
+// tau*dh2_s/dpi2) from q2 = sum_a1 pi1 Q; scale = the call's scale times d(s).
+template <typename Scalar, int S, int A1, int A2>
+void add_player1_gradient_row(const MarkovGame<Scalar, S, A1, A2>& g, int s, const Scalar (&q1)[A1],
+                              const StateActionMatrix<Scalar, S, A1>& pi1, const StateActionMatrix<Scalar, S, A2>& pi2,
+                              const StateActionMatrix<Scalar, S, A1>* log_pi1,
+                              const StateActionMatrix<Scalar, S, A2>* log_pi2, Scalar scale,
+                              StateActionMatrix<Scalar, S, A1>& grad1) {
+  const Scalar tau = g.tau();
+  const Scalar bonus = tau > Scalar(0) ? tau * g.regularizer2.value_from(s, pi2.row(s), log_pi2) : Scalar(0);
+  for (int a1 = 0; a1 < A1; ++a1) {
+    Scalar gr = q1[a1] + bonus;
+    if (tau > Scalar(0)) gr -= tau * g.regularizer1.derivative_from(s, a1, pi1, log_pi1);
+    grad1(s, a1) += scale * gr;
+  }
+}
+template <typename Scalar, int S, int A1, int A2>
+void add_player2_gradient_row(const MarkovGame<Scalar, S, A1, A2>& g, int s, const Scalar (&q2)[A2],
+                              const StateActionMatrix<Scalar, S, A1>& pi1, const StateActionMatrix<Scalar, S, A2>& pi2,
+                              const StateActionMatrix<Scalar, S, A1>* log_pi1,
+                              const StateActionMatrix<Scalar, S, A2>* log_pi2, Scalar scale,
+                              StateActionMatrix<Scalar, S, A2>& grad2) {
+  const Scalar tau = g.tau();
+  const Scalar cost = tau > Scalar(0) ? tau * g.regularizer1.value_from(s, pi1.row(s), log_pi1) : Scalar(0);
+  for (int a2 = 0; a2 < A2; ++a2) {
+    Scalar gr = q2[a2] - cost;
+    if (tau > Scalar(0)) gr += tau * g.regularizer2.derivative_from(s, a2, pi2, log_pi2);
+    grad2(s, a2) += scale * gr;
+  }
+}
+}  // namespace detail
+
 // Policy gradients of V^{pi1,pi2}(rho) in direct coordinates, from the joint value v = V^{pi1,pi2}
 // and state occupancy d of (pi1, pi2). With Q(s,a1,a2) = r(s,a1,a2) + gamma*<P(.|s,a1,a2), v>:
 //   grad1(s,a1) += scale1 * d(s) ( sum_a2 pi2 Q + tau*h2_s(pi2(s)) - tau*dh1_s/dpi1(a1|s) )
@@ -248,14 +282,12 @@ void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const Sta
                                const StateActionMatrix<Scalar, S, A1>* log_pi1 = nullptr,
                                const StateActionMatrix<Scalar, S, A2>* log_pi2 = nullptr) {
   const auto r = g.r();
-  const auto P = g.P();
-  const Scalar tau = g.tau();
   for (int s = 0; s < S; ++s) {
     // q1 = sum_a2 pi2 Q and q2 = sum_a1 pi1 Q, each summed in the same order whichever is asked
     // for; one alone is summed in a register, with the loop over the other player's actions inside.
     const auto q = [&](int a1, int a2) {
       const int j = a1 * A2 + a2;
-      return r(s, j) + g.discount * P.row(s * A1 * A2 + j).dot(v);
+      return r(s, j) + g.discount * detail::row_dot(g.transition + (s * A1 * A2 + j) * S, v);
     };
     Scalar q1[A1];
     Scalar q2[A2];
@@ -277,22 +309,46 @@ void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const Sta
         q2[a2] = sum2;
       }
     }
-    if (grad1 != nullptr) {
-      const Scalar bonus = tau > Scalar(0) ? tau * g.regularizer2.value_from(s, pi2.row(s), log_pi2) : Scalar(0);
-      for (int a1 = 0; a1 < A1; ++a1) {
-        Scalar gr = q1[a1] + bonus;
-        if (tau > Scalar(0)) gr -= tau * g.regularizer1.derivative_from(s, a1, pi1, log_pi1);
-        (*grad1)(s, a1) += scale1 * d(s) * gr;
-      }
-    }
-    if (grad2 != nullptr) {
-      const Scalar cost = tau > Scalar(0) ? tau * g.regularizer1.value_from(s, pi1.row(s), log_pi1) : Scalar(0);
+    if (grad1 != nullptr) detail::add_player1_gradient_row(g, s, q1, pi1, pi2, log_pi1, log_pi2, scale1 * d(s), *grad1);
+    if (grad2 != nullptr) detail::add_player2_gradient_row(g, s, q2, pi1, pi2, log_pi1, log_pi2, scale2 * d(s), *grad2);
+  }
+}
+
+// Two calls of add_game_policy_gradients in one pass over P, each row read once for both values:
+// the player-2 gradient of (pi1a, pi2a) at (va, da), scaled by scale_a, into grad2, and the
+// player-1 gradient of (pi1b, pi2b) at (vb, db), scaled by scale_b, into grad1 (the two terms of
+// the Nikaido-Isoda penalty's policy gradient). The numbers of the two calls, to the bit.
+template <typename Scalar, int S, int A1, int A2>
+void add_game_policy_gradient_pair(const MarkovGame<Scalar, S, A1, A2>& g,
+                                   const StateActionMatrix<Scalar, S, A1>& pi1a,
+                                   const StateActionMatrix<Scalar, S, A2>& pi2a, const StateVector<Scalar, S>& va,
+                                   const StateVector<Scalar, S>& da, Scalar scale_a,
+                                   StateActionMatrix<Scalar, S, A2>& grad2,
+                                   const StateActionMatrix<Scalar, S, A1>* log_pi1a,
+                                   const StateActionMatrix<Scalar, S, A2>* log_pi2a,
+                                   const StateActionMatrix<Scalar, S, A1>& pi1b,
+                                   const StateActionMatrix<Scalar, S, A2>& pi2b, const StateVector<Scalar, S>& vb,
+                                   const StateVector<Scalar, S>& db, Scalar scale_b,
+                                   StateActionMatrix<Scalar, S, A1>& grad1,
+                                   const StateActionMatrix<Scalar, S, A1>* log_pi1b,
+                                   const StateActionMatrix<Scalar, S, A2>* log_pi2b) {
+  const auto r = g.r();
+  for (int s = 0; s < S; ++s) {
+    Scalar q2[A2];  // sum_a1 pi1a Q_a, over a1 in order as the single call sums it
+    Scalar q1[A1];  // sum_a2 pi2b Q_b
+    for (int a2 = 0; a2 < A2; ++a2) q2[a2] = Scalar(0);
+    for (int a1 = 0; a1 < A1; ++a1) {
+      Scalar sum1(0);
       for (int a2 = 0; a2 < A2; ++a2) {
-        Scalar gr = q2[a2] - cost;
-        if (tau > Scalar(0)) gr += tau * g.regularizer2.derivative_from(s, a2, pi2, log_pi2);
-        (*grad2)(s, a2) += scale2 * d(s) * gr;
+        const int j = a1 * A2 + a2;
+        const Scalar* row = g.transition + (s * A1 * A2 + j) * S;
+        q2[a2] += pi1a(s, a1) * (r(s, j) + g.discount * detail::row_dot(row, va));
+        sum1 += pi2b(s, a2) * (r(s, j) + g.discount * detail::row_dot(row, vb));
       }
+      q1[a1] = sum1;
     }
+    detail::add_player2_gradient_row(g, s, q2, pi1a, pi2a, log_pi1a, log_pi2a, scale_a * da(s), grad2);
+    detail::add_player1_gradient_row(g, s, q1, pi1b, pi2b, log_pi1b, log_pi2b, scale_b * db(s), grad1);
   }
 }
 

@@ -22,35 +22,12 @@ struct NikaidoIsodaScratch {
   StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();
 };
 
-// Adds one half of scale * grad psi to (grad_x, grad_pi1, grad_pi2): half 1 the (pi-hat1, pi2)
-// terms, half 2 the (pi1, pi-hat2) terms (a sliced step runs them in two slices). Arguments as
-// nikaido_isoda_penalty's.
-template <class GameProblem, typename Scalar, int S, int A1, int A2>
-void nikaido_isoda_half(int half, const GameProblem& problem, const typename GameProblem::Model& model,
-                        const MarkovGame<Scalar, S, A1, A2>& game, const PolicyY<Scalar, S, A1, false>& y1,
-                        const PolicyY<Scalar, S, A2, false>& y2, const PolicyHat<Scalar, S, A1, true>& hat1,
-                        const PolicyHat<Scalar, S, A2, true>& hat2, Scalar scale,
-                        NikaidoIsodaScratch<Scalar, S, A1, A2>& scratch, typename GameProblem::Params& grad_x,
-                        StateActionMatrix<Scalar, S, A1>& grad_pi1, StateActionMatrix<Scalar, S, A2>& grad_pi2) {
-  if (half == 1) {  // (pi-hat1, pi2): value and occupancy straight from player 1's MDP.
-    joint_occupancy(hat1.eval.occupancy, hat1.pi, y2.pi, scratch.weights);
-    problem.vjp(model, scratch.weights, hat1.eval.value, scale, grad_x);
-    add_game_policy_gradients(game, hat1.pi, y2.pi, hat1.eval.value, hat1.eval.occupancy, Scalar(0),
-                              static_cast<StateActionMatrix<Scalar, S, A1>*>(nullptr), scale, &grad_pi2, hat1.log_pi,
-                              y2.log_pi);
-    return;
-  }
-  // (pi1, pi-hat2): player 2's value is -V.
-  scratch.value = -hat2.eval.value;
-  joint_occupancy(hat2.eval.occupancy, y1.pi, hat2.pi, scratch.weights);
-  problem.vjp(model, scratch.weights, scratch.value, -scale, grad_x);
-  add_game_policy_gradients(game, y1.pi, hat2.pi, scratch.value, hat2.eval.occupancy, -scale, &grad_pi1, Scalar(0),
-                            static_cast<StateActionMatrix<Scalar, S, A2>*>(nullptr), y1.log_pi, hat2.log_pi);
-}
-
 // Returns psi and adds scale * grad psi to (grad_x, grad_pi1, grad_pi2). y1 = {pi1}, y2 = {pi2};
 // hat1 = {pi1_hat, its evaluation on player1_mdp(game, pi2)}, hat2 = {pi2_hat, its evaluation on
 // player2_mdp(game, pi1)}; game = M(x) and model as problem.build(x, model, game) wrote them.
+// The (pi-hat1, pi2) terms take value and occupancy straight from player 1's MDP, the
+// (pi1, pi-hat2) terms from player 2's, whose value is -V; the two policy gradients are one pass
+// over P (add_game_policy_gradient_pair).
 template <class GameProblem, typename Scalar, int S, int A1, int A2>
 Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProblem::Model& model,
                              const MarkovGame<Scalar, S, A1, A2>& game, const PolicyY<Scalar, S, A1, false>& y1,
@@ -60,8 +37,14 @@ Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProb
                              typename GameProblem::Params& grad_x,
                              StateActionMatrix<Scalar, S, A1>& grad_pi1,
                              StateActionMatrix<Scalar, S, A2>& grad_pi2) {
-  for (int half = 1; half <= 2; ++half)
-    nikaido_isoda_half(half, problem, model, game, y1, y2, hat1, hat2, scale, scratch, grad_x, grad_pi1, grad_pi2);
+  joint_occupancy(hat1.eval.occupancy, hat1.pi, y2.pi, scratch.weights);
+  problem.vjp(model, scratch.weights, hat1.eval.value, scale, grad_x);
+  scratch.value = -hat2.eval.value;
+  joint_occupancy(hat2.eval.occupancy, y1.pi, hat2.pi, scratch.weights);
+  problem.vjp(model, scratch.weights, scratch.value, -scale, grad_x);
+  add_game_policy_gradient_pair(game, hat1.pi, y2.pi, hat1.eval.value, hat1.eval.occupancy, scale, grad_pi2,
+                                hat1.log_pi, y2.log_pi, y1.pi, hat2.pi, scratch.value, hat2.eval.occupancy, -scale,
+                                grad_pi1, y1.log_pi, hat2.log_pi);
   return hat1.eval.value_rho + hat2.eval.value_rho;
 }
 

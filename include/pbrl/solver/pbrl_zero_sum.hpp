@@ -322,13 +322,11 @@ class PbrlZeroSum {
           p.next = StepPart::penalty;
         }
         return Status::ok;
-      case StepPart::penalty:  // psi's gradient in two halves, one slice each (nikaido_isoda_penalty)
-        nikaido_isoda_half(p.player, problem, model_, p.game, PolicyY{pi1_, logs_of_pi1()},
-                           PolicyY{pi2_, logs_of_pi2()}, PolicyHat{pi1_next_, eval1_, &log_pi1_next_},
-                           PolicyHat{pi2_next_, eval2_, &log_pi2_next_}, p.lambda, ni_scratch_, grad_x_, grad_pi1_,
-                           grad_pi2_);
-        if (p.player++ == 1) return Status::ok;
-        p.psi = eval1_.value_rho + eval2_.value_rho;
+      case StepPart::penalty:  // psi and its gradient (nikaido_isoda_penalty)
+        p.psi = nikaido_isoda_penalty(problem, model_, p.game, PolicyY{pi1_, logs_of_pi1()},
+                                      PolicyY{pi2_, logs_of_pi2()}, PolicyHat{pi1_next_, eval1_, &log_pi1_next_},
+                                      PolicyHat{pi2_next_, eval2_, &log_pi2_next_}, p.lambda, ni_scratch_, grad_x_,
+                                      grad_pi1_, grad_pi2_);
         chain_policy_gradient<Scalar, S, A1>(settings_.policy.parameterization, pi1_, grad_pi1_, grad_y1_);
         chain_policy_gradient<Scalar, S, A2>(settings_.policy.parameterization, pi2_, grad_pi2_, grad_y2_);
         p.next = StepPart::projection;
