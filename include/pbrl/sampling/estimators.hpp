@@ -197,6 +197,19 @@ struct RegularizerCache {
 
   void fill(const Regularizer<Scalar, S, A>& reg, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
             bool gradient) {
+    if (gradient && param == Parameterization::softmax && reg.tau > Scalar(0)) {
+      // Each log p once, not once for h and again for the factor: the factor matrix holds the
+      // logs, h is taken from them (Regularizer::value from given logs: the same sums), and then
+      // the factors replace them; the same numbers as values.fill and factors.fill.
+      StateActionMatrix<Scalar, S, A>& f = factors.factor;
+      for (int s = 0; s < S; ++s) {
+        for (int a = 0; a < A; ++a) f(s, a) = pi(s, a) > Scalar(0) ? std::log(pi(s, a)) : Scalar(0);
+        values.h[s] = reg.value(s, pi.row(s), f.row(s));
+        for (int a = 0; a < A; ++a)
+          if (pi(s, a) > Scalar(0)) f(s, a) = f(s, a) - reg.log_reference(s, a) - values.h[s];
+      }
+      return;
+    }
     values.fill(reg, pi);
     if (gradient) factors.fill(reg, param, pi, values);
   }
