@@ -1,9 +1,11 @@
-// exp.hpp: the float exponential kernel against e^z in double, in every build of the suite
-// (whichever exponential the build's solvers use, and whatever the suite's scalar), at its ends
-// and special values; exponential() and exponential_row() are the kernel or std::exp and Eigen's
-// exp as the build chooses, double always std::exp to the bit.
+// exp.hpp and log.hpp: the float exponential and logarithm kernels against e^z and log x in
+// double, in every build of the suite (whichever kernels the build's solvers use, and whatever the
+// suite's scalar), at their ends and special values; exponential(), exponential_row() and
+// logarithm() are the kernels or std::exp, Eigen's exp and std::log as the build chooses, double
+// always std::exp and std::log to the bit.
 #include "support.hpp"
 #include "pbrl/exp.hpp"
+#include "pbrl/log.hpp"
 
 #include <algorithm>
 #include <cfloat>
@@ -151,6 +153,63 @@ TEST_CASE("sigmoid: 1 / (1 + e^-z) within a few units in the last place, its end
   CHECK(std::fabs(pbrl::sigmoid(far) / pbrl::exponential(far) - Real(1)) <= 4 * eps);
   for (Real z : {Real(0.1), Real(1), Real(3), Real(12)})
     CHECK(std::fabs(pbrl::sigmoid(-z) - (Real(1) - pbrl::sigmoid(z))) <= 2 * eps);
+}
+
+// |got - log x| in units in the last place of log x as a float.
+double log_error_units(float x, float got) {
+  const double exact = std::log(double(x));
+  int e = 0;
+  std::frexp(exact, &e);
+  return std::fabs(double(got) - exact) / std::ldexp(1.0, e - 24);
+}
+
+TEST_CASE("the float logarithm kernel: within 2 units in the last place of log x, monotone, its ends") {
+  // 2^17 points spread evenly in the exponent over the positive floats (subnormals included), and
+  // the points next to every power of two and to each fold point sqrt(1/2) 2^k.
+  constexpr int kPoints = 1 << 17;
+  double worst = 0;
+  int not_monotone = 0;
+  float previous = -std::numeric_limits<float>::infinity();
+  for (int i = 0; i <= kPoints; ++i) {
+    const float x = std::exp2(-149.0f + 276.9f * float(i) / float(kPoints));  // 2^-149 .. 2^127.9
+    const float got = pbrl::detail::logarithm_float(x);
+    if (x != 1.0f) worst = std::max(worst, log_error_units(x, got));
+    if (got < previous) ++not_monotone;
+    previous = got;
+  }
+  CHECK(worst <= 2.0);
+  CHECK(not_monotone == 0);
+  MESSAGE("largest error of the logarithm: " << worst << " ulp");
+  for (int k = -148; k <= 127; ++k) {
+    for (float base : {std::ldexp(1.0f, k), std::ldexp(0.707106781f, k + 1)})
+      for (float x : {std::nextafter(base, 0.0f), base, std::nextafter(base, 1e38f)})
+        if (x > 0.0f && x != 1.0f) CHECK(log_error_units(x, pbrl::detail::logarithm_float(x)) <= 2.0);
+  }
+  // Exact and special values; the last subnormal and the first normal float in order.
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  CHECK(pbrl::detail::logarithm_float(1.0f) == 0.0f);
+  CHECK(pbrl::detail::logarithm_float(0.0f) == -kInf);
+  CHECK(pbrl::detail::logarithm_float(-0.0f) == -kInf);
+  CHECK(pbrl::detail::logarithm_float(kInf) == kInf);
+  CHECK(std::isnan(pbrl::detail::logarithm_float(-1.0f)));
+  CHECK(std::isnan(pbrl::detail::logarithm_float(-kInf)));
+  CHECK(std::isnan(pbrl::detail::logarithm_float(std::numeric_limits<float>::quiet_NaN())));
+  const float smallest = std::numeric_limits<float>::denorm_min();
+  CHECK(log_error_units(smallest, pbrl::detail::logarithm_float(smallest)) <= 2.0);
+  const float last_subnormal = std::nextafter(FLT_MIN, 0.0f);
+  CHECK(pbrl::detail::logarithm_float(last_subnormal) <= pbrl::detail::logarithm_float(FLT_MIN));
+  CHECK(log_error_units(FLT_MAX, pbrl::detail::logarithm_float(FLT_MAX)) <= 2.0);
+}
+
+TEST_CASE("logarithm: std::log to the bit in double (and in float off bare metal), else the kernel") {
+  for (double x : {1.0, 1e-300, 1e-8, 0.5, 0.7, 2.0, 1e300, 5e-324})
+    CHECK(same_bits(pbrl::logarithm(x), std::log(x)));
+  for (float x : {1.0f, 1e-30f, 0.25f, 0.70710677f, 3.0f, 1e30f}) {
+    if (pbrl::own_logarithm<float>())
+      CHECK(pbrl::logarithm(x) == pbrl::detail::logarithm_float(x));
+    else
+      CHECK(pbrl::logarithm(x) == std::log(x));
+  }
 }
 
 }  // namespace test_exp

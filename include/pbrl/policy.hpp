@@ -9,6 +9,7 @@
 #include "pbrl/config.hpp"
 #include "pbrl/enum_names.hpp"
 #include "pbrl/exp.hpp"
+#include "pbrl/log.hpp"
 #include "pbrl/status.hpp"
 
 namespace pbrl {
@@ -113,7 +114,7 @@ void normalize_policy_row(LogRow&& log_pi, Row&& pi) {
   static_assert(detail::contiguous<std::decay_t<LogRow>>() && detail::contiguous<std::decay_t<Row>>(),
                 "rows stored one entry after another (rows of a row-major matrix)");
   log_pi.array() -= log_pi.maxCoeff();
-  log_pi.array() -= std::log(softmax_of_shifted<std::decay_t<LogRow>::SizeAtCompileTime>(log_pi.data(), pi.data()));
+  log_pi.array() -= logarithm(softmax_of_shifted<std::decay_t<LogRow>::SizeAtCompileTime>(log_pi.data(), pi.data()));
   // Floor last, so pi never underflows to an exact 0 (log pi and its gradient stay finite);
   // raising an entry to log_floor (1e-292 in double, 1e-31 in float) does not move the sum.
   log_pi = log_pi.cwiseMax(std::log(log_floor<Scalar>()));
@@ -138,7 +139,7 @@ void policy_from_parameters(Parameterization param, const StateActionMatrix<Scal
     Scalar* shifted = log_pi != nullptr ? log_pi->row(s).data() : pi.row(s).data();
     for (int a = 0; a < A; ++a) shifted[a] = y(s, a) - m;
     const Scalar total = softmax_of_shifted<A>(shifted, pi.row(s).data());
-    if (log_pi != nullptr) log_pi->row(s).array() -= std::log(total);
+    if (log_pi != nullptr) log_pi->row(s).array() -= logarithm(total);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "pbrl/config.hpp"
 #include "pbrl/enum_names.hpp"
 #include "pbrl/exp.hpp"
+#include "pbrl/log.hpp"
 #include "pbrl/status.hpp"
 
 #include <algorithm>
@@ -31,7 +32,7 @@ struct Regularizer {
 
   // log ref(a|s); the uniform reference for the entropy.
   Scalar log_reference(int s, int a) const {
-    if (kind == RegularizerKind::kl_reference) return std::log(reference[s * A + a]);
+    if (kind == RegularizerKind::kl_reference) return logarithm(reference[s * A + a]);
     return -std::log(Scalar(A));
   }
 
@@ -41,7 +42,7 @@ struct Regularizer {
     Scalar h(0);
     for (int a = 0; a < A; ++a) {
       const Scalar pa = p(a);
-      if (pa > Scalar(0)) h += pa * (std::log(pa) - log_reference(s, a));
+      if (pa > Scalar(0)) h += pa * (logarithm(pa) - log_reference(s, a));
     }
     return h;
   }
@@ -65,7 +66,7 @@ struct Regularizer {
   // d h_s / d p_a = log p_a + 1 - log ref(a|s); the floor keeps it finite at p_a = 0.
   Scalar derivative(int s, int a, Scalar pa) const {
     const Scalar floored = pa > log_floor<Scalar>() ? pa : log_floor<Scalar>();
-    return std::log(floored) + Scalar(1) - log_reference(s, a);
+    return logarithm(floored) + Scalar(1) - log_reference(s, a);
   }
   // The same from log_pa = log p_a, floored alike.
   Scalar derivative_at_log(int s, int a, Scalar log_pa) const {
@@ -92,7 +93,7 @@ Scalar soft_max_row(const Regularizer<Scalar, S, A>& reg, int s, const Row& q) {
   for (int a = 0; a < A; ++a) m = std::max(m, q(a) + reg.tau * reg.log_reference(s, a));
   Scalar sum(0);
   for (int a = 0; a < A; ++a) sum += exponential((q(a) + reg.tau * reg.log_reference(s, a) - m) / reg.tau);
-  return m + reg.tau * std::log(sum);
+  return m + reg.tau * logarithm(sum);
 }
 
 // The maximizer of the soft maximum (its gradient in q), as unnormalized log-probabilities:

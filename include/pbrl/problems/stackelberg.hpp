@@ -381,7 +381,7 @@ class Stackelberg {
     const auto logits = x.template segment<AL>(s * AL);
     log_p = (logits.array() - logits.maxCoeff()).matrix();
     Vector<Scalar, AL> p;
-    log_p.array() -= std::log(softmax_of_shifted<AL>(log_p.data(), p.data()));
+    log_p.array() -= logarithm(softmax_of_shifted<AL>(log_p.data(), p.data()));
     return p;
   }
 

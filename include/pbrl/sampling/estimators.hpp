@@ -170,7 +170,7 @@ struct RegularizerFactors {
       for (int a = 0; a < A; ++a) {
         const Scalar p = pi(s, a);
         factor(s, a) = param == Parameterization::direct ? reg.derivative(s, a, p)
-                       : p > Scalar(0)                   ? std::log(p) - reg.log_reference(s, a) - values.h[s]
+                       : p > Scalar(0)                   ? logarithm(p) - reg.log_reference(s, a) - values.h[s]
                                                          : Scalar(0);
       }
   }
@@ -203,7 +203,7 @@ struct RegularizerCache {
       // the factors replace them; the same numbers as values.fill and factors.fill.
       StateActionMatrix<Scalar, S, A>& f = factors.factor;
       for (int s = 0; s < S; ++s) {
-        for (int a = 0; a < A; ++a) f(s, a) = pi(s, a) > Scalar(0) ? std::log(pi(s, a)) : Scalar(0);
+        for (int a = 0; a < A; ++a) f(s, a) = pi(s, a) > Scalar(0) ? logarithm(pi(s, a)) : Scalar(0);
         values.h[s] = reg.value(s, pi.row(s), f.row(s));
         for (int a = 0; a < A; ++a)
           if (pi(s, a) > Scalar(0)) f(s, a) = f(s, a) - reg.log_reference(s, a) - values.h[s];
