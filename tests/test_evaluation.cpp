@@ -394,10 +394,19 @@ struct PreviousDirect {
     solve(value);
     occupancy = m.rho();
     solve_transposed(occupancy);
-    // Q as write_q forms it: a row dot product each up to kRowDotStates states, Eigen's gemv
-    // kernel and a second pass for r above.
+    // Q as write_q forms it: a row dot product each up to kRowDotStates states (Eigen's dot with
+    // SIMD, else one multiply-add chain in index order), Eigen's gemv kernel and a second pass
+    // for r above.
     if constexpr (NS <= pbrl::detail::kRowDotStates) {
-      for (int i = 0; i < NS * NA; ++i) q.data()[i] = m.reward[i] + m.discount * m.P().row(i).dot(value);
+      for (int i = 0; i < NS * NA; ++i) {
+#ifdef EIGEN_VECTORIZE
+        const T dot = m.P().row(i).dot(value);
+#else
+        T dot = m.P()(i, 0) * value(0);
+        for (int j = 1; j < NS; ++j) dot += m.P()(i, j) * value(j);
+#endif
+        q.data()[i] = m.reward[i] + m.discount * dot;
+      }
     } else {
       Eigen::Map<pbrl::Vector<T, NS * NA>> flat(q.data());
       flat.noalias() = m.P() * value;

@@ -230,35 +230,25 @@ void joint_occupancy(const StateVector<Scalar, S>& d, const StateActionMatrix<Sc
 }
 
 namespace detail {
-// The per-state ends of add_game_policy_gradients: grad1(s,.) += scale * (q1 + tau*h2_s(pi2(s)) -
-// tau*dh1_s/dpi1) from q1 = sum_a2 pi2 Q, and grad2(s,.) += scale * (q2 - tau*h1_s(pi1(s)) +
-// tau*dh2_s/dpi2) from q2 = sum_a1 pi1 Q; scale = the call's scale times d(s).
-template <typename Scalar, int S, int A1, int A2>
-void add_player1_gradient_row(const MarkovGame<Scalar, S, A1, A2>& g, int s, const Scalar (&q1)[A1],
-                              const StateActionMatrix<Scalar, S, A1>& pi1, const StateActionMatrix<Scalar, S, A2>& pi2,
-                              const StateActionMatrix<Scalar, S, A1>* log_pi1,
-                              const StateActionMatrix<Scalar, S, A2>* log_pi2, Scalar scale,
-                              StateActionMatrix<Scalar, S, A1>& grad1) {
-  const Scalar tau = g.tau();
-  const Scalar bonus = tau > Scalar(0) ? tau * g.regularizer2.value_from(s, pi2.row(s), log_pi2) : Scalar(0);
-  for (int a1 = 0; a1 < A1; ++a1) {
-    Scalar gr = q1[a1] + bonus;
-    if (tau > Scalar(0)) gr -= tau * g.regularizer1.derivative_from(s, a1, pi1, log_pi1);
-    grad1(s, a1) += scale * gr;
-  }
-}
-template <typename Scalar, int S, int A1, int A2>
-void add_player2_gradient_row(const MarkovGame<Scalar, S, A1, A2>& g, int s, const Scalar (&q2)[A2],
-                              const StateActionMatrix<Scalar, S, A1>& pi1, const StateActionMatrix<Scalar, S, A2>& pi2,
-                              const StateActionMatrix<Scalar, S, A1>* log_pi1,
-                              const StateActionMatrix<Scalar, S, A2>* log_pi2, Scalar scale,
-                              StateActionMatrix<Scalar, S, A2>& grad2) {
-  const Scalar tau = g.tau();
-  const Scalar cost = tau > Scalar(0) ? tau * g.regularizer1.value_from(s, pi1.row(s), log_pi1) : Scalar(0);
-  for (int a2 = 0; a2 < A2; ++a2) {
-    Scalar gr = q2[a2] - cost;
-    if (tau > Scalar(0)) gr += tau * g.regularizer2.derivative_from(s, a2, pi2, log_pi2);
-    grad2(s, a2) += scale * gr;
+// The per-state end of add_game_policy_gradients for one player ("own", its marginal q of Q over
+// the other's actions): grad(s,.) += scale * (q + tau*h_other - tau*dh_own/dpi) for player 1, who
+// ascends V, and scale * (q - tau*h_other + tau*dh_own/dpi) for player 2 (V counts h1 with -, h2
+// with +); scale = the call's scale times d(s).
+template <bool First, typename Scalar, int S, int A, int B>
+void add_player_gradient_row(const Regularizer<Scalar, S, A>& own, const Regularizer<Scalar, S, B>& other,
+                             Scalar tau, int s, const Scalar (&q)[A], const StateActionMatrix<Scalar, S, A>& pi,
+                             const StateActionMatrix<Scalar, S, B>& pi_other,
+                             const StateActionMatrix<Scalar, S, A>* log_pi,
+                             const StateActionMatrix<Scalar, S, B>* log_other, Scalar scale,
+                             StateActionMatrix<Scalar, S, A>& grad) {
+  const Scalar h = tau > Scalar(0) ? tau * other.value_from(s, pi_other.row(s), log_other) : Scalar(0);
+  for (int a = 0; a < A; ++a) {
+    Scalar gr = First ? q[a] + h : q[a] - h;
+    if (tau > Scalar(0)) {
+      const Scalar dh = tau * own.derivative_from(s, a, pi, log_pi);
+      gr = First ? gr - dh : gr + dh;
+    }
+    grad(s, a) += scale * gr;
   }
 }
 }  // namespace detail
@@ -309,8 +299,12 @@ void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const Sta
         q2[a2] = sum2;
       }
     }
-    if (grad1 != nullptr) detail::add_player1_gradient_row(g, s, q1, pi1, pi2, log_pi1, log_pi2, scale1 * d(s), *grad1);
-    if (grad2 != nullptr) detail::add_player2_gradient_row(g, s, q2, pi1, pi2, log_pi1, log_pi2, scale2 * d(s), *grad2);
+    if (grad1 != nullptr)
+      detail::add_player_gradient_row<true>(g.regularizer1, g.regularizer2, g.tau(), s, q1, pi1, pi2, log_pi1, log_pi2,
+                                            scale1 * d(s), *grad1);
+    if (grad2 != nullptr)
+      detail::add_player_gradient_row<false>(g.regularizer2, g.regularizer1, g.tau(), s, q2, pi2, pi1, log_pi2, log_pi1,
+                                             scale2 * d(s), *grad2);
   }
 }
 
@@ -347,8 +341,10 @@ void add_game_policy_gradient_pair(const MarkovGame<Scalar, S, A1, A2>& g,
       }
       q1[a1] = sum1;
     }
-    detail::add_player2_gradient_row(g, s, q2, pi1a, pi2a, log_pi1a, log_pi2a, scale_a * da(s), grad2);
-    detail::add_player1_gradient_row(g, s, q1, pi1b, pi2b, log_pi1b, log_pi2b, scale_b * db(s), grad1);
+    detail::add_player_gradient_row<false>(g.regularizer2, g.regularizer1, g.tau(), s, q2, pi2a, pi1a, log_pi2a,
+                                           log_pi1a, scale_a * da(s), grad2);
+    detail::add_player_gradient_row<true>(g.regularizer1, g.regularizer2, g.tau(), s, q1, pi1b, pi2b, log_pi1b,
+                                          log_pi2b, scale_b * db(s), grad1);
   }
 }
 
