@@ -548,7 +548,7 @@ TEST_CASE("evaluate_on_chain: another reward on the chain of an evaluation throu
   CHECK(std::memcmp(s2.value.data(), s3.value.data(), sizeof(Real) * S) == 0);
 }
 
-TEST_CASE("evaluate_value_and_occupancy: evaluate()'s V, d and V(rho) to the bit, Q left as it was; errors as evaluate()'s") {
+TEST_CASE("evaluate without Q: V, d and V(rho) of evaluate() with Q to the bit, Q left as it was; the same errors") {
   const auto model = std::make_unique<RandomModel<S, A>>(93);
   pbrl::Rng rng(94);
   const auto m = model->mdp(Real(0.9), Real(0.3));
@@ -562,13 +562,13 @@ TEST_CASE("evaluate_value_and_occupancy: evaluate()'s V, d and V(rho) to the bit
     if (method == 0) {
       auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>>();
       a = pbrl::evaluate(m, pi, *ws, full, &log_pi);
-      b = pbrl::evaluate_value_and_occupancy(m, pi, *ws, partial, &log_pi);
+      b = pbrl::evaluate(m, pi, *ws, partial, &log_pi, false);
       CHECK(ws->factors_of == &partial);  // its factors serve evaluate_on_chain as evaluate()'s do
     } else {
       auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::sweeps>>();
       ws->max_sweeps = 5000;
       a = pbrl::evaluate(m, pi, *ws, full, &log_pi);
-      b = pbrl::evaluate_value_and_occupancy(m, pi, *ws, partial, &log_pi);
+      b = pbrl::evaluate(m, pi, *ws, partial, &log_pi, false);
     }
     REQUIRE(a == Status::ok);
     REQUIRE(b == Status::ok);
@@ -578,15 +578,16 @@ TEST_CASE("evaluate_value_and_occupancy: evaluate()'s V, d and V(rho) to the bit
     CHECK((partial.q.array() == Real(7)).all());
   }
   // Refused input: evaluate()'s status, nothing of out changed.
+  const Mat<S, A>* no_logs = nullptr;
   auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>>();
   pbrl::Evaluation<Real, S, A> out;
-  REQUIRE(pbrl::evaluate_value_and_occupancy(m, pi, *ws, out) == Status::ok);
+  REQUIRE(pbrl::evaluate(m, pi, *ws, out, no_logs, false) == Status::ok);
   const auto before = out;
   Mat<S, A> bad = pi;
   bad(0, 0) = Real(-1);
-  CHECK(pbrl::evaluate_value_and_occupancy(m, bad, *ws, out) == Status::bad_policy);
+  CHECK(pbrl::evaluate(m, bad, *ws, out, no_logs, false) == Status::bad_policy);
   log_pi(1, 1) = std::numeric_limits<Real>::quiet_NaN();
-  CHECK(pbrl::evaluate_value_and_occupancy(m, pi, *ws, out, &log_pi) == Status::not_finite);
+  CHECK(pbrl::evaluate(m, pi, *ws, out, &log_pi, false) == Status::not_finite);
   CHECK(std::memcmp(out.value.data(), before.value.data(), sizeof(Real) * S) == 0);
   CHECK(std::memcmp(out.occupancy.data(), before.occupancy.data(), sizeof(Real) * S) == 0);
   CHECK(out.value_rho == before.value_rho);

@@ -464,46 +464,31 @@ void solve_value_and_occupancy(const Mdp<Scalar, S, A>& m, const StateActionMatr
   }
 }
 
-// evaluate()'s work; Q only when with_q (otherwise out.q is left as it was).
-template <typename Scalar, int S, int A, EvaluationMethod M>
-Status evaluate_parts(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
-                      EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out,
-                      const StateActionMatrix<Scalar, S, A>* log_pi, bool with_q) {
-  if (Status st = check_call(m, pi, ws); st != Status::ok) return st;
-  if (log_pi != nullptr && !pbrl::all_finite(*log_pi)) return Status::not_finite;
-  if (M == EvaluationMethod::sweeps && (!pbrl::all_finite(out.value) || !pbrl::all_finite(out.occupancy)))
-    return Status::not_finite;  // the warm start
-  solve_value_and_occupancy(m, pi, log_pi, out, ws);
-  if (!pbrl::all_finite(ws.value) || !pbrl::all_finite(ws.occupancy)) return Status::numerical_failure;
-  if (with_q && !write_q(m, ws.value, out.q)) return Status::numerical_failure;
-  out.value = ws.value;
-  out.occupancy = ws.occupancy;
-  out.value_rho = m.rho().dot(out.value);
-  if constexpr (M == EvaluationMethod::direct) ws.factors_of = &out;
-  return Status::ok;
-}
-
 }  // namespace detail
 
 // V, Q, d and V(rho) of policy pi (rows are distributions) on MDP m.
 // m must have passed validate(m) once; this call checks pi and the cheap model settings.
 // log_pi: log pi entrywise (finite; entries where pi is 0 are not read), as the oracles keep it
 // beside pi, so the regularizer's h is formed without taking S*A logs; nullptr: taken here.
+// with_q = false leaves out.q as it was and forms V, d and V(rho) alone, the same numbers: for a
+// policy whose Q nothing reads (a solver's pi-hat when the value and Nikaido-Isoda penalties read
+// V and d and no certificate is asked for), S*A*S multiply-adds fewer.
 template <typename Scalar, int S, int A, EvaluationMethod M>
 Status evaluate(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
                 EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out,
-                const StateActionMatrix<Scalar, S, A>* log_pi = nullptr) {
-  return detail::evaluate_parts(m, pi, ws, out, log_pi, true);
-}
-
-// evaluate() without Q: V, d and V(rho), the same numbers; out.q is left as it was. For a
-// policy whose Q nothing reads (a solver's pi-hat, when the value and Nikaido-Isoda penalties
-// read V and d and no certificate is asked for): S*A*S multiply-adds fewer. Errors as evaluate()'s.
-template <typename Scalar, int S, int A, EvaluationMethod M>
-Status evaluate_value_and_occupancy(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
-                                    EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out,
-                                    const StateActionMatrix<Scalar, S, A>* log_pi = nullptr) {
-  return detail::evaluate_parts(m, pi, ws, out, log_pi, false);
+                const StateActionMatrix<Scalar, S, A>* log_pi = nullptr, bool with_q = true) {
+  if (Status st = detail::check_call(m, pi, ws); st != Status::ok) return st;
+  if (log_pi != nullptr && !all_finite(*log_pi)) return Status::not_finite;
+  if (M == EvaluationMethod::sweeps && (!all_finite(out.value) || !all_finite(out.occupancy)))
+    return Status::not_finite;  // the warm start
+  detail::solve_value_and_occupancy(m, pi, log_pi, out, ws);
+  if (!all_finite(ws.value) || !all_finite(ws.occupancy)) return Status::numerical_failure;
+  if (with_q && !detail::write_q(m, ws.value, out.q)) return Status::numerical_failure;
+  out.value = ws.value;
+  out.occupancy = ws.occupancy;
+  out.value_rho = m.rho().dot(out.value);
+  if constexpr (M == EvaluationMethod::direct) ws.factors_of = &out;
+  return Status::ok;
 }
 
 // evaluate(m, pi, ws, out) where `chain` is pi's evaluation on an MDP with the same transition,

@@ -230,6 +230,12 @@ void joint_occupancy(const StateVector<Scalar, S>& d, const StateActionMatrix<Sc
 }
 
 namespace detail {
+// Q(s, j) = r(s, j) + gamma <P(.|s, j), v> of the game at joint action j = a1*A2 + a2.
+template <typename Scalar, int S, int A1, int A2>
+Scalar game_q(const MarkovGame<Scalar, S, A1, A2>& g, int s, int j, const StateVector<Scalar, S>& v) {
+  return g.reward[s * A1 * A2 + j] + g.discount * row_dot(g.transition + (s * A1 * A2 + j) * S, v);
+}
+
 // The per-state end of add_game_policy_gradients for one player ("own", its marginal q of Q over
 // the other's actions): grad(s,.) += scale * (q + tau*h_other - tau*dh_own/dpi) for player 1, who
 // ascends V, and scale * (q - tau*h_other + tau*dh_own/dpi) for player 2 (V counts h1 with -, h2
@@ -271,14 +277,10 @@ void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const Sta
                                StateActionMatrix<Scalar, S, A2>* grad2,
                                const StateActionMatrix<Scalar, S, A1>* log_pi1 = nullptr,
                                const StateActionMatrix<Scalar, S, A2>* log_pi2 = nullptr) {
-  const auto r = g.r();
   for (int s = 0; s < S; ++s) {
     // q1 = sum_a2 pi2 Q and q2 = sum_a1 pi1 Q, each summed in the same order whichever is asked
     // for; one alone is summed in a register, with the loop over the other player's actions inside.
-    const auto q = [&](int a1, int a2) {
-      const int j = a1 * A2 + a2;
-      return r(s, j) + g.discount * detail::row_dot(g.transition + (s * A1 * A2 + j) * S, v);
-    };
+    const auto q = [&](int a1, int a2) { return detail::game_q(g, s, a1 * A2 + a2, v); };
     Scalar q1[A1];
     Scalar q2[A2];
     if (grad1 != nullptr) {
@@ -326,18 +328,15 @@ void add_game_policy_gradient_pair(const MarkovGame<Scalar, S, A1, A2>& g,
                                    StateActionMatrix<Scalar, S, A1>& grad1,
                                    const StateActionMatrix<Scalar, S, A1>* log_pi1b,
                                    const StateActionMatrix<Scalar, S, A2>* log_pi2b) {
-  const auto r = g.r();
   for (int s = 0; s < S; ++s) {
     Scalar q2[A2];  // sum_a1 pi1a Q_a, over a1 in order as the single call sums it
     Scalar q1[A1];  // sum_a2 pi2b Q_b
     for (int a2 = 0; a2 < A2; ++a2) q2[a2] = Scalar(0);
     for (int a1 = 0; a1 < A1; ++a1) {
       Scalar sum1(0);
-      for (int a2 = 0; a2 < A2; ++a2) {
-        const int j = a1 * A2 + a2;
-        const Scalar* row = g.transition + (s * A1 * A2 + j) * S;
-        q2[a2] += pi1a(s, a1) * (r(s, j) + g.discount * detail::row_dot(row, va));
-        sum1 += pi2b(s, a2) * (r(s, j) + g.discount * detail::row_dot(row, vb));
+      for (int a2 = 0; a2 < A2; ++a2) {  // the row of P is loaded once for both values
+        q2[a2] += pi1a(s, a1) * detail::game_q(g, s, a1 * A2 + a2, va);
+        sum1 += pi2b(s, a2) * detail::game_q(g, s, a1 * A2 + a2, vb);
       }
       q1[a1] = sum1;
     }

@@ -162,17 +162,25 @@ template <typename Scalar, int S, int A>
 struct RegularizerFactors {
   StateActionMatrix<Scalar, S, A> factor = StateActionMatrix<Scalar, S, A>::Zero();
 
-  // values filled for (reg, pi).
+  // The factors, and values (h) for (reg, pi) with them. Softmax: each log pi(a|s) once, not once
+  // for h and again for the factor: the factor matrix holds the logs, h is summed from them
+  // (Regularizer::value from given logs: the same sums), then the factors replace them.
   void fill(const Regularizer<Scalar, S, A>& reg, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
-            const RegularizerValues<Scalar, S>& values) {
-    if (!(reg.tau > Scalar(0))) return;  // add() adds nothing then
-    for (int s = 0; s < S; ++s)
-      for (int a = 0; a < A; ++a) {
-        const Scalar p = pi(s, a);
-        factor(s, a) = param == Parameterization::direct ? reg.derivative(s, a, p)
-                       : p > Scalar(0)                   ? logarithm(p) - reg.log_reference(s, a) - values.h[s]
-                                                         : Scalar(0);
-      }
+            RegularizerValues<Scalar, S>& values) {
+    const bool on = reg.tau > Scalar(0);
+    if (!on || param == Parameterization::direct) {
+      values.fill(reg, pi);
+      if (on)  // off: add() adds nothing
+        for (int s = 0; s < S; ++s)
+          for (int a = 0; a < A; ++a) factor(s, a) = reg.derivative(s, a, pi(s, a));
+      return;
+    }
+    for (int s = 0; s < S; ++s) {
+      for (int a = 0; a < A; ++a) factor(s, a) = pi(s, a) > Scalar(0) ? logarithm(pi(s, a)) : Scalar(0);
+      values.h[s] = reg.value(s, pi.row(s), factor.row(s));
+      for (int a = 0; a < A; ++a)
+        if (pi(s, a) > Scalar(0)) factor(s, a) = factor(s, a) - reg.log_reference(s, a) - values.h[s];
+    }
   }
   void add(const Regularizer<Scalar, S, A>& reg, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
            int s, Scalar w, StateActionMatrix<Scalar, S, A>& grad) const {
@@ -197,21 +205,10 @@ struct RegularizerCache {
 
   void fill(const Regularizer<Scalar, S, A>& reg, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
             bool gradient) {
-    if (gradient && param == Parameterization::softmax && reg.tau > Scalar(0)) {
-      // Each log p once, not once for h and again for the factor: the factor matrix holds the
-      // logs, h is taken from them (Regularizer::value from given logs: the same sums), and then
-      // the factors replace them; the same numbers as values.fill and factors.fill.
-      StateActionMatrix<Scalar, S, A>& f = factors.factor;
-      for (int s = 0; s < S; ++s) {
-        for (int a = 0; a < A; ++a) f(s, a) = pi(s, a) > Scalar(0) ? logarithm(pi(s, a)) : Scalar(0);
-        values.h[s] = reg.value(s, pi.row(s), f.row(s));
-        for (int a = 0; a < A; ++a)
-          if (pi(s, a) > Scalar(0)) f(s, a) = f(s, a) - reg.log_reference(s, a) - values.h[s];
-      }
-      return;
-    }
-    values.fill(reg, pi);
-    if (gradient) factors.fill(reg, param, pi, values);
+    if (gradient)
+      factors.fill(reg, param, pi, values);
+    else
+      values.fill(reg, pi);
   }
 };
 

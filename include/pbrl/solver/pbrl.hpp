@@ -329,10 +329,8 @@ class Pbrl {
         break;
       case 1: {
         // pi-hat's Q only for the certificate and the Bellman penalty: the value penalty reads V and d.
-        const Status st = p.certified || bellman
-                              ? evaluate(p.mdp, pi_next_, ws_, eval_hat_, &log_pi_next_)
-                              : evaluate_value_and_occupancy(p.mdp, pi_next_, ws_, eval_hat_, &log_pi_next_);
-        if (st != Status::ok) return st;
+        const bool with_q = p.certified || bellman;
+        if (Status st = evaluate(p.mdp, pi_next_, ws_, eval_hat_, &log_pi_next_, with_q); st != Status::ok) return st;
         // The certified gap of y_k: pi-hat's own gap plus how far pi_y trails pi-hat.
         p.lower_gap = eval_hat_.value_rho - eval_y_.value_rho;
         if (p.certified) p.oracle_gap = optimality_gap_bound(p.mdp, eval_hat_);

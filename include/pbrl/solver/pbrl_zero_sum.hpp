@@ -293,12 +293,8 @@ class PbrlZeroSum {
         // pi-hat's evaluation (into eval1_ / eval2_) and, if certified, its certified gap
         // (psi <= psi-hat + gap1 + gap2). Its Q only for the certificate: the penalty reads V and d.
         const bool first = p.player == 1;
-        const auto evaluate_hat = [&](const auto& mdp, const auto& pi, auto& eval, const auto* log_pi) {
-          return p.certified ? evaluate(mdp, pi, ws_, eval, log_pi)
-                             : evaluate_value_and_occupancy(mdp, pi, ws_, eval, log_pi);
-        };
-        if (Status st = first ? evaluate_hat(p.mdp1, pi1_next_, eval1_, &log_pi1_next_)
-                              : evaluate_hat(p.mdp2, pi2_next_, eval2_, &log_pi2_next_);
+        if (Status st = first ? evaluate(p.mdp1, pi1_next_, ws_, eval1_, &log_pi1_next_, p.certified)
+                              : evaluate(p.mdp2, pi2_next_, ws_, eval2_, &log_pi2_next_, p.certified);
             st != Status::ok)
           return st;
         if (p.certified)
@@ -315,10 +311,9 @@ class PbrlZeroSum {
           return st;
         if (p.sampled) {
           add_sampled_penalty();
-          p.player = 1;
+          p.player = 1;  // the certificate's induced models and evaluations, player 1 first
           p.next = p.certified ? StepPart::lower_model : StepPart::projection;
         } else {
-          p.player = 1;
           p.next = StepPart::penalty;
         }
         return Status::ok;
