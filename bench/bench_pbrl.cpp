@@ -475,9 +475,15 @@ void BM_Vjp(benchmark::State& state) {
     v(s) = rng.uniform<Scalar>();
     for (int a = 0; a < kAF; ++a) w(s, a) = rng.uniform<Scalar>() / Scalar(S);
   }
+  auto model = std::make_unique<typename Game::Model>();
+  typename Game::MdpType mdp;
+  if (const pbrl::Status st = inst->game.build(inst->x, *model, mdp); st != pbrl::Status::ok) {
+    state.SkipWithError(pbrl::to_string(st));
+    return;
+  }
   typename Game::Params grad = Game::Params::Zero();
   for (auto _ : state) {
-    inst->game.vjp(inst->x, w, v, Scalar(1), grad);
+    inst->game.vjp(*model, w, v, Scalar(1), grad);
     benchmark::DoNotOptimize(grad.data());
     benchmark::ClobberMemory();
   }

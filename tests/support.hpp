@@ -105,6 +105,7 @@ class MixtureProblem {
   struct Model {
     Real reward[S * A];
     Real transition[S * A * S];
+    Real x[K];  // the x it was built for, which vjp() and sample_vjp() read
   };
 
   explicit MixtureProblem(std::uint32_t seed, Real gamma = Real(0.8), Real tau = Real(0.3),
@@ -147,16 +148,17 @@ class MixtureProblem {
     return pbrl::Status::ok;
   }
 
-  void vjp(const Params& x, const Matrix& w, const Vec<S>& v, Real scale, Params& grad) const {
-    vjp_with(x, w, v, scale, grad, true);
+  void vjp(const Model& model, const Matrix& w, const Vec<S>& v, Real scale, Params& grad) const {
+    vjp_with(built_for(model), w, v, scale, grad, true);
   }
 
   // Per-sample hook of sampled mode (problem.hpp):
   //   grad += rw * grad_x r_x(s,a) + tw * grad_x log P_x(s'|s,a), with
   //   grad_x log P_x(s'|s,a) = sig'(<C,x>) C(s,a) (P1(s'|s,a) - P0(s'|s,a)) / P_x(s'|s,a),
   //   sig' = m (1 - m); P_x(s'|s,a) > 0 because s' was drawn from it.
-  void sample_vjp(const Params& x, int s, int a, int s_next, Real reward_weight, Real transition_weight,
+  void sample_vjp(const Model& model, int s, int a, int s_next, Real reward_weight, Real transition_weight,
                   Params& grad) const {
+    const Params x = built_for(model);
     const int sa = s * A + a;
     const Real t = shaping(sa, x);
     const Real dr = reward_weight * (Real(1) - t * t);
@@ -188,7 +190,9 @@ class MixtureProblem {
   MdpType upper_mdp(const Model& model) const {
     return MdpType{reward_up_, model.transition, initial_, gamma_, upper_};
   }
+  static Params built_for(const Model& model) { return Eigen::Map<const Params>(model.x); }
   void fill(const Params& x, Model& model) const {
+    Eigen::Map<Params>(model.x) = x;
     for (int sa = 0; sa < S * A; ++sa) {
       model.reward[sa] = reward_[sa] + shaping(sa, x);
       const Real m = mix(sa, x);

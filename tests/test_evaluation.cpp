@@ -324,8 +324,8 @@ TEST_CASE("vector-Jacobian product gives grad_x V^pi(rho) and grad_x E_{rho,sigm
   Vec<S> warm = Vec<S>::Zero();
   REQUIRE(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu_start) == Status::ok);
   Problem::Params gv = Problem::Params::Zero(), gq = Problem::Params::Zero();
-  problem->vjp(x, mu, e.value, Real(1), gv);
-  problem->vjp(x, mu_start, e.value, Real(1), gq);
+  problem->vjp(*model, mu, e.value, Real(1), gv);
+  problem->vjp(*model, mu_start, e.value, Real(1), gq);
   for (int k = 0; k < K; ++k) {
     Real vp, qp, vm, qm;
     Problem::Params xp = x, xm = x;

@@ -447,16 +447,16 @@ void primitives_do_not_allocate(std::uint32_t seed, int max_sweeps) {
   CHECK(st == Status::ok);
   CHECK_NO_ALLOCATION(st = problem->upper(*x, b->pi, *shaping_model, b->sweeps, b->eval, f, *grad_x, b->grad_pi));
   CHECK(st == Status::ok);
-  CHECK_NO_ALLOCATION(problem->vjp(*x, b->mu, b->value, Real(0.5), *grad_x));
+  CHECK_NO_ALLOCATION(problem->vjp(*shaping_model, b->mu, b->value, Real(0.5), *grad_x));
   REQUIRE(pbrl::soft_value_iteration(mdp, 500, Real(1e-8), b->value, b->q, b->log_pi, b->pi_hat) == Status::ok);
   REQUIRE(pbrl::evaluate(mdp, b->pi, b->direct, b->eval) == Status::ok);
   REQUIRE(pbrl::evaluate(mdp, b->pi_hat, b->direct, b->eval_hat) == Status::ok);
   Real p(0);
-  CHECK_NO_ALLOCATION(p = pbrl::value_penalty(*problem, *x, mdp, pbrl::PolicyY{b->pi, b->eval}, pbrl::PolicyHat{b->pi_hat, b->eval_hat}, Real(2),
+  CHECK_NO_ALLOCATION(p = pbrl::value_penalty(*problem, *shaping_model, mdp, pbrl::PolicyY{b->pi, b->eval}, pbrl::PolicyHat{b->pi_hat, b->eval_hat}, Real(2),
                                               b->weights, *grad_x, b->grad_pi));
   CHECK(std::isfinite(p));
   CHECK_NO_ALLOCATION(st = pbrl::occupancy_from_start(mdp, b->pi, b->pi_hat, b->direct, b->warm, b->mu, true);
-                      p = pbrl::bellman_penalty(*problem, *x, mdp, pbrl::PolicyY{b->pi}, pbrl::PolicyHat{b->pi_hat, b->eval_hat}, b->mu, Real(2),
+                      p = pbrl::bellman_penalty(*problem, *shaping_model, mdp, pbrl::PolicyY{b->pi}, pbrl::PolicyHat{b->pi_hat, b->eval_hat}, b->mu, Real(2),
                                                 b->weights, *grad_x, b->grad_pi));
   CHECK(st == Status::ok);
   CHECK(std::isfinite(p));

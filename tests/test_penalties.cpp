@@ -38,13 +38,13 @@ struct PenaltyProbe {
     Mat<S, A> dpi = Mat<S, A>::Zero(), weights;
     Real p;
     if (kind == PenaltyKind::value) {
-      p = pbrl::value_penalty(problem, x, m, pbrl::PolicyY{pi_y, ey, log_y}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights,
+      p = pbrl::value_penalty(problem, *model, m, pbrl::PolicyY{pi_y, ey, log_y}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights,
                               dx, dpi);
     } else {
       Vec<S> warm = Vec<S>::Zero();
       Mat<S, A> start;
       REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
-      p = pbrl::bellman_penalty(problem, x, m, pbrl::PolicyY{pi_y, log_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1),
+      p = pbrl::bellman_penalty(problem, *model, m, pbrl::PolicyY{pi_y, log_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1),
                                 weights, dx, dpi);
     }
     if (gx) *gx = dx;
@@ -253,7 +253,7 @@ TEST_CASE("upper objective gradients match finite differences") {
   REQUIRE(pbrl::evaluate(sm, pi, *ws, e) == Status::ok);
   Mat<S, A> mu;
   pbrl::state_action_occupancy(e, pi, mu);
-  shaping.vjp(sx, mu, e.value, Real(1), g);
+  shaping.vjp(smodel, mu, e.value, Real(1), g);
   for (int i = 0; i < S * A; ++i) {
     const Real fd = central_difference([&](Real h) {
       Shaping::Params xh = sx;
@@ -276,7 +276,7 @@ struct ValuePenaltyTakes : std::false_type {};
 template <class Y, class Hat>
 struct ValuePenaltyTakes<Y, Hat,
                          std::void_t<decltype(pbrl::value_penalty(
-                             std::declval<const Problem&>(), std::declval<const Problem::Params&>(),
+                             std::declval<const Problem&>(), std::declval<const Problem::Model&>(),
                              std::declval<const pbrl::Mdp<Real, S, A>&>(), std::declval<Y>(), std::declval<Hat>(),
                              Real(1), std::declval<Mat<S, A>&>(), std::declval<Problem::Params&>(),
                              std::declval<Mat<S, A>&>()))>> : std::true_type {};
@@ -286,7 +286,7 @@ template <class Y, class Hat>
 struct SampledValuePenaltyTakes<
     Y, Hat,
     std::void_t<decltype(pbrl::sampled_value_penalty(
-        std::declval<const Problem&>(), std::declval<const Problem::Params&>(),
+        std::declval<const Problem&>(), std::declval<const Problem::Model&>(),
         std::declval<const pbrl::Mdp<Real, S, A>&>(), pbrl::Parameterization::softmax, std::declval<Y>(),
         std::declval<Hat>(), std::declval<const pbrl::SamplingSettings&>(), std::declval<pbrl::Rng&>(),
         std::declval<pbrl::Trajectory<Real>&>(), std::declval<std::int64_t&>(),

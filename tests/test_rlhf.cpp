@@ -379,10 +379,15 @@ TEST_CASE("Bradley-Terry loss: exact gradient, and gradient descent fits the lab
   // J^T(w, v) = w, and per sample grad_x r_x(s,a) = e_{(s,a)} with no transition term.
   Params acc = Params::Zero();
   const Mat<S, A> w = random_policy<S, A>(rng);
-  inst->problem.vjp(x, w, Vec<S>::Constant(Real(3)), Real(2), acc);
+  auto built = std::make_unique<Inst::Problem::Model>();
+  {
+    pbrl::Mdp<Real, S, A> m;
+    REQUIRE(inst->problem.build(x, *built, m) == Status::ok);
+  }
+  inst->problem.vjp(*built, w, Vec<S>::Constant(Real(3)), Real(2), acc);
   CHECK(acc == Real(2) * Eigen::Map<const Params>(w.data()));
   acc.setZero();
-  inst->problem.sample_vjp(x, 2, 1, 0, Real(0.5), Real(9), acc);
+  inst->problem.sample_vjp(*built, 2, 1, 0, Real(0.5), Real(9), acc);
   CHECK(acc(2 * A + 1) == Real(0.5));
   CHECK(acc.cwiseAbs().sum() == Real(0.5));
   inst->data.l2 = Real(0);
@@ -449,12 +454,12 @@ TEST_CASE("value and Bellman penalty x-gradients on RLHF (ERRATA item 3)") {
       Mat<S, A> dpi = Mat<S, A>::Zero(), weights;
       Real p;
       if (kind == pbrl::PenaltyKind::value) {
-        p = pbrl::value_penalty(inst->problem, xp, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights, dx, dpi);
+        p = pbrl::value_penalty(inst->problem, *model, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights, dx, dpi);
       } else {
         Vec<S> warm = Vec<S>::Zero();
         Mat<S, A> start;
         REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
-        p = pbrl::bellman_penalty(inst->problem, xp, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, dx, dpi);
+        p = pbrl::bellman_penalty(inst->problem, *model, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, dx, dpi);
       }
       if (gx != nullptr) *gx = dx;
       return p;

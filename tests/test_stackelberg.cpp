@@ -162,12 +162,12 @@ struct PenaltyProbe {
     FollowerMat dpi = FollowerMat::Zero(), weights;
     Real p;
     if (kind == PenaltyKind::value) {
-      p = pbrl::value_penalty(game, x, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights, dx, dpi);
+      p = pbrl::value_penalty(game, *model, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights, dx, dpi);
     } else {
       Vec<S> warm = Vec<S>::Zero();
       FollowerMat start;
       REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
-      p = pbrl::bellman_penalty(game, x, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, dx, dpi);
+      p = pbrl::bellman_penalty(game, *model, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, dx, dpi);
     }
     if (gx) *gx = dx;
     if (gpi) *gpi = dpi;
@@ -342,8 +342,8 @@ TEST_CASE("Stackelberg vjp gives grad_x V^pi(rho) and grad_x E_{rho,sigma} Q^pi 
     Vec<S> warm = Vec<S>::Zero();
     REQUIRE(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu_start) == Status::ok);
     Params gv = Params::Zero(), gq = Params::Zero();
-    game.vjp(x, mu, e.value, Real(1), gv);
-    game.vjp(x, mu_start, e.value, Real(1), gq);
+    game.vjp(*model, mu, e.value, Real(1), gv);
+    game.vjp(*model, mu_start, e.value, Real(1), gq);
     for (int k = 0; k < Game::kParams; ++k) {
       Real vp, qp, vm, qm;
       Params xp = x, xm = x;
@@ -358,7 +358,8 @@ TEST_CASE("Stackelberg vjp gives grad_x V^pi(rho) and grad_x E_{rho,sigma} Q^pi 
     for (int s = 0; s < S; ++s) CHECK(std::abs(gv.segment<AL>(s * AL).sum()) <= kTight * (1 + gv.cwiseAbs().maxCoeff()));
     // Linear in w and scaled by scale; adds to grad.
     Params g2 = gv;
-    game.vjp(x, mu, e.value, Real(-2), g2);
+    REQUIRE(game.build(x, *model, m) == Status::ok);  // values() left it built for x - h
+    game.vjp(*model, mu, e.value, Real(-2), g2);
     CHECK((g2 + gv).cwiseAbs().maxCoeff() <= kTight * (1 + gv.cwiseAbs().maxCoeff()));
   }
 }
@@ -367,9 +368,13 @@ TEST_CASE("Stackelberg sample_vjp: grad_x r_x and grad_x log P_x per sample; its
   static_assert(pbrl::has_sample_vjp<Game>::value, "sampled mode needs the per-sample hook");
   auto inst = std::make_unique<SmallInstance>(310, Real(0.8), Real(0.1), Real(0.3));
   const Game& game = inst->problem;
-  auto model = std::make_unique<Game::Model>();
+  auto model = std::make_unique<Game::Model>(), at_x = std::make_unique<Game::Model>();
   pbrl::Rng rng(40);
   const Params x = random_x(rng);
+  {
+    pbrl::Mdp<Real, S, AF> m;
+    REQUIRE(game.build(x, *at_x, m) == Status::ok);
+  }
   auto at = [&](const Params& xx, int s, int a, int t, bool log_transition) {
     pbrl::Mdp<Real, S, AF> m;
     REQUIRE(game.build(xx, *model, m) == Status::ok);
@@ -379,8 +384,8 @@ TEST_CASE("Stackelberg sample_vjp: grad_x r_x and grad_x log P_x per sample; its
     for (int a = 0; a < AF; ++a) {
       const int t = (s + 3 * a + 1) % S;
       Params gr = Params::Zero(), gp = Params::Zero();
-      game.sample_vjp(x, s, a, t, Real(1), Real(0), gr);
-      game.sample_vjp(x, s, a, t, Real(0), Real(1), gp);
+      game.sample_vjp(*at_x, s, a, t, Real(1), Real(0), gr);
+      game.sample_vjp(*at_x, s, a, t, Real(0), Real(1), gp);
       for (int k = 0; k < Game::kParams; ++k) {
         const Real fr = central_difference([&](Real h) {
           Params xh = x;
@@ -403,12 +408,12 @@ TEST_CASE("Stackelberg sample_vjp: grad_x r_x and grad_x log P_x per sample; its
   Vec<S> v;
   for (int t = 0; t < S; ++t) v(t) = Real(4) * rng.uniform<Real>() - Real(1);
   Params expected = Params::Zero(), sampled = Params::Zero();
-  game.vjp(x, w, v, Real(1), expected);
+  game.vjp(*model, w, v, Real(1), expected);
   for (int s = 0; s < S; ++s)
     for (int a = 0; a < AF; ++a) {
-      game.sample_vjp(x, s, a, 0, w(s, a), Real(0), sampled);
+      game.sample_vjp(*model, s, a, 0, w(s, a), Real(0), sampled);
       for (int t = 0; t < S; ++t)
-        game.sample_vjp(x, s, a, t, Real(0), m.P()(s * AF + a, t) * w(s, a) * m.discount * v(t), sampled);
+        game.sample_vjp(*model, s, a, t, Real(0), m.P()(s * AF + a, t) * w(s, a) * m.discount * v(t), sampled);
     }
   CHECK((sampled - expected).cwiseAbs().maxCoeff() <= kTight * (1 + expected.cwiseAbs().maxCoeff()));
 

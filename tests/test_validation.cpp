@@ -1199,8 +1199,8 @@ class FaultyShaping {
     if (f == Fault::poison_reward) model.reward[1] = kInf;  // every evaluation on M(x) fails
     return st;
   }
-  void vjp(const Params& x, const Matrix& w, const Vec<S>& v, Real scale, Params& grad) const {
-    base.vjp(x, w, v, scale, grad);
+  void vjp(const Model& model, const Matrix& w, const Vec<S>& v, Real scale, Params& grad) const {
+    base.vjp(model, w, v, scale, grad);
   }
   template <EvaluationMethod M>
   Status upper(const Params& x, const Matrix& pi, Model& model, Ws<M>& ws, Eval& scratch, Real& f,

@@ -8,16 +8,20 @@
 //
 //   using Scalar;  static constexpr int kStates, kActions, kParams;
 //   using Params = Vector<Scalar, kParams>;
-//   struct Model;                       // caller storage for the arrays of M(x) that depend on x
+//   struct Model;                       // caller storage for what build() computes from x: the
+//                                       // arrays of M(x) that depend on x and whatever vjp() and
+//                                       // sample_vjp() need of x
 //   Status build(const Params& x, Model& model, Mdp<...>& mdp) const;   // M(x) as a view
-//   void vjp(const Params& x, const StateActionMatrix& w, const StateVector& v, Scalar scale,
-//            Params& grad) const;       // grad += scale * J^T(w, v)
+//   void vjp(const Model& model, const StateActionMatrix& w, const StateVector& v, Scalar scale,
+//            Params& grad) const;       // grad += scale * J^T(w, v) at the x model was built for:
+//                                       // what depends on x comes from build() once per x
 //   template <EvaluationMethod M>
 //   Status upper(const Params& x, const StateActionMatrix& pi, Model& model,
 //                EvaluationWorkspace<..., M>& ws, Evaluation<...>& scratch, Scalar& f,
 //                Params& grad_x, StateActionMatrix& grad_pi) const;
 //                // f(x, pi) and its gradients (overwritten); called after build(x, model, ...)
-//                // with the same x, so it may read M(x) from model and use model as scratch
+//                // with the same x, so it may read M(x) from model and use model as scratch,
+//                // but must leave what the MDP view, vjp() and sample_vjp() read unchanged
 //   Status validate_parameters(const Params& x) const;  // x in X
 //   void project_parameters(Params& x) const;           // Euclidean projection onto the box X
 //
@@ -26,8 +30,8 @@
 //
 // Optional, for sampled mode (sampling/estimators.hpp; PbrlSettings::gradient = sampled), the
 // per-sample form of vjp():
-//   void sample_vjp(const Params& x, int s, int a, int s_next, Scalar reward_weight,
-//                   Scalar transition_weight, Params& grad) const;
+//   void sample_vjp(const Model& model, int s, int a, int s_next, Scalar reward_weight,
+//                   Scalar transition_weight, Params& grad) const;   // at the x model was built for
 //                // grad += reward_weight * grad_x r_x(s,a)
 //                //       + transition_weight * grad_x log P_x(s_next|s,a)
 // The estimators call it once per step t of a trajectory with reward_weight = w*gamma^t and
@@ -71,7 +75,7 @@ template <class Problem, class = void>
 struct has_sample_vjp : std::false_type {};
 template <class Problem>
 struct has_sample_vjp<Problem, std::void_t<decltype(std::declval<const Problem&>().sample_vjp(
-                                   std::declval<const typename Problem::Params&>(), 0, 0, 0,
+                                   std::declval<const typename Problem::Model&>(), 0, 0, 0,
                                    std::declval<typename Problem::Scalar>(),
                                    std::declval<typename Problem::Scalar>(),
                                    std::declval<typename Problem::Params&>()))>> : std::true_type {};

@@ -16,10 +16,10 @@
 namespace pbrl {
 
 // Returns p and adds scale * grad p to (grad_x, grad_pi). y = {pi_y}, hat = {pi_hat, its
-// evaluation} on M(x) = mdp, and start_occupancy = mu' from occupancy_from_start(mdp, pi_y,
-// pi_hat, ...). weights: scratch.
+// evaluation} on M(x) = mdp (built into model), and start_occupancy = mu' from
+// occupancy_from_start(mdp, pi_y, pi_hat, ...). weights: scratch.
 template <class Problem, typename Scalar, int S, int A>
-Scalar bellman_penalty(const Problem& problem, const typename Problem::Params& x, const Mdp<Scalar, S, A>& mdp,
+Scalar bellman_penalty(const Problem& problem, const typename Problem::Model& model, const Mdp<Scalar, S, A>& mdp,
                        const PolicyY<Scalar, S, A, false>& y, const PolicyHat<Scalar, S, A, true>& hat,
                        const StateActionMatrix<Scalar, S, A>& start_occupancy, Scalar scale,
                        StateActionMatrix<Scalar, S, A>& weights, typename Problem::Params& grad_x,
@@ -42,7 +42,7 @@ Scalar bellman_penalty(const Problem& problem, const typename Problem::Params& x
   }
   state_action_occupancy(eval_hat, hat.pi, weights);
   weights -= start_occupancy;
-  problem.vjp(x, weights, eval_hat.value, scale, grad_x);
+  problem.vjp(model, weights, eval_hat.value, scale, grad_x);
   return p;
 }
 

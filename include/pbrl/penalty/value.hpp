@@ -12,16 +12,17 @@
 namespace pbrl {
 
 // Returns p and adds scale * grad p to (grad_x, grad_pi). y = {pi_y, its evaluation} and
-// hat = {pi_hat, its evaluation}, both on the same M(x) = mdp; `weights` is S x A scratch.
+// hat = {pi_hat, its evaluation}, both on the same M(x) = mdp, built into model; `weights` is
+// S x A scratch.
 template <class Problem, typename Scalar, int S, int A>
-Scalar value_penalty(const Problem& problem, const typename Problem::Params& x, const Mdp<Scalar, S, A>& mdp,
+Scalar value_penalty(const Problem& problem, const typename Problem::Model& model, const Mdp<Scalar, S, A>& mdp,
                      const PolicyY<Scalar, S, A, true>& y, const PolicyHat<Scalar, S, A, true>& hat, Scalar scale,
                      StateActionMatrix<Scalar, S, A>& weights, typename Problem::Params& grad_x,
                      StateActionMatrix<Scalar, S, A>& grad_pi) {
   state_action_occupancy(hat.eval, hat.pi, weights);
-  problem.vjp(x, weights, hat.eval.value, scale, grad_x);
+  problem.vjp(model, weights, hat.eval.value, scale, grad_x);
   state_action_occupancy(y.eval, y.pi, weights);
-  problem.vjp(x, weights, y.eval.value, -scale, grad_x);
+  problem.vjp(model, weights, y.eval.value, -scale, grad_x);
   policy_gradient(mdp, y.pi, y.eval, weights, y.log_pi);
   grad_pi -= scale * weights;
   return hat.eval.value_rho - y.eval.value_rho;

@@ -78,14 +78,14 @@ class RewardShaping {
     return Status::ok;
   }
 
-  void vjp(const Params& /*x*/, const Matrix& w, const StateVector<Scalar, S>& /*v*/, Scalar scale,
+  void vjp(const Model& /*model*/, const Matrix& w, const StateVector<Scalar, S>& /*v*/, Scalar scale,
            Params& grad) const {
     grad += scale * Eigen::Map<const Params>(w.data());
   }
 
   // Per-sample hook of sampled mode (problem.hpp): grad_x r_x(s,a) = e_{(s,a)}; P does not depend
   // on x, so the transition term is zero.
-  void sample_vjp(const Params& /*x*/, int s, int a, int /*s_next*/, Scalar reward_weight,
+  void sample_vjp(const Model& /*model*/, int s, int a, int /*s_next*/, Scalar reward_weight,
                   Scalar /*transition_weight*/, Params& grad) const {
     grad(s * A + a) += reward_weight;
   }

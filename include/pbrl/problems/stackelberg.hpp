@@ -38,8 +38,11 @@
 // the regularized policy gradient on the leader's MDP M(pi_y), chained through the softmax:
 //   grad_x f(s,b) = -pi_x(b|s) (g(s,b) - <pi_x(s), g(s,.)>),  g = dV_l(rho)/dpi_x.
 //
+// pi_x and its logs are taken once per x, by build(), into the Model, where vjp(), sample_vjp()
+// and upper() read them (no exponential after build).
+//
 // Memory: the game's arrays are the caller's (flash), read in place. Model holds
-// S*A_f*S + 3*S*A_f + S*A_l scalars; no function frame holds more than a few rows of A_l or
+// S*A_f*S + 3*S*A_f + 3*S*A_l scalars; no function frame holds more than a few rows of A_l or
 // A_f numbers.
 
 #include "pbrl/bilevel_value.hpp"
@@ -65,11 +68,13 @@ class Stackelberg {
   using LeaderMatrix = StateActionMatrix<Scalar, S, AL>;   // leader policies
   using MdpType = Mdp<Scalar, S, AF>;
 
-  // Caller storage for M(x) and the scratch of upper(). Plain arrays: the paper's size
+  // Caller storage for M(x), pi_x and the scratch of upper(). Plain arrays: the paper's size
   // (S = 100, A_f = 5) is 50,000 transition entries, over Eigen's fixed-size object limit.
   struct Model {
     Scalar reward[S * AF];           // r_x(s,a_f)
     Scalar transition[S * AF * S];   // P_x(s'|s,a_f) at [(s*AF + a_f)*S + s']
+    Scalar leader_policy[S * AL];    // pi_x(a_l|s) at [s*AL + a_l]
+    Scalar leader_log_policy[S * AL];  // log pi_x(a_l|s), when the leader is regularized
     // Scratch of upper(): r'_x (the leader's reward seen by the follower) and the gradients,
     // which reach the caller's outputs only once they are known to be finite.
     Scalar leader_reward[S * AF];
@@ -145,15 +150,21 @@ class Stackelberg {
   // pi_x(.|s) = softmax(x(s,.)).
   Status leader_policy(const Params& x, LeaderMatrix& pi_x) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
-    for (int s = 0; s < S; ++s) pi_x.row(s) = leader_row(x, s).transpose();
+    for (int s = 0; s < S; ++s) leader_row(x, s, pi_x.row(s).data());
     return Status::ok;
   }
 
-  // M(x) into model, as a view in mdp.
+  // M(x) and pi_x (with its logs if the leader is regularized) into model; M(x) as a view in mdp.
   Status build(const Params& x, Model& model, MdpType& mdp) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
+    const bool logs = data_.leader.tau > Scalar(0);
     for (int s = 0; s < S; ++s) {
-      const Vector<Scalar, AL> p = leader_row(x, s);
+      Scalar* const policy = model.leader_policy + s * AL;
+      if (logs)
+        leader_row(x, s, model.leader_log_policy + s * AL, policy);
+      else
+        leader_row(x, s, policy);
+      const Vector<Scalar, AL> p = Eigen::Map<const Vector<Scalar, AL>>(policy);
       for (int af = 0; af < AF; ++af) {
         Scalar r(0);
         for (int al = 0; al < AL; ++al) r += p(al) * data_.follower_reward[joint(s, al, af)];
@@ -168,10 +179,10 @@ class Stackelberg {
 
   // grad += scale * J^T(w, v) (formula above), per state as
   //   J^T(w, v)(s,b) = pi_x(b|s) (G(b) - <pi_x(s), G>),  G(a_l) = sum_{a_f} w(s,a_f) z(s,a_l,a_f).
-  // x must be valid (build(x) succeeded).
-  void vjp(const Params& x, const Matrix& w, const StateVector<Scalar, S>& v, Scalar scale, Params& grad) const {
+  // At the x model was built for.
+  void vjp(const Model& model, const Matrix& w, const StateVector<Scalar, S>& v, Scalar scale, Params& grad) const {
     for (int s = 0; s < S; ++s) {
-      const Vector<Scalar, AL> p = leader_row(x, s);
+      const Vector<Scalar, AL> p = leader_row(model, s);
       const Vector<Scalar, AL> g = joint_values(data_.follower_reward, s, v) * w.row(s).transpose();
       grad.template segment<AL>(s * AL) += scale * p.cwiseProduct((g.array() - p.dot(g)).matrix());
     }
@@ -183,9 +194,9 @@ class Stackelberg {
   // zero in every other state's logits. pi_x > 0 (bounded logits), so the support of P_x(.|s,a)
   // is that of sum_b P(.|s,b,a) for every x, as the likelihood ratio requires; s' was drawn from
   // P_x(.|s,a), so P_x(s'|s,a) > 0 (a zero is skipped rather than divided by).
-  void sample_vjp(const Params& x, int s, int a, int s_next, Scalar reward_weight, Scalar transition_weight,
+  void sample_vjp(const Model& model, int s, int a, int s_next, Scalar reward_weight, Scalar transition_weight,
                   Params& grad) const {
-    const Vector<Scalar, AL> p = leader_row(x, s);
+    const Vector<Scalar, AL> p = leader_row(model, s);
     Vector<Scalar, AL> g = Vector<Scalar, AL>::Zero();
     if (reward_weight != Scalar(0)) {
       Vector<Scalar, AL> r;
@@ -213,22 +224,22 @@ class Stackelberg {
                const Evaluation<Scalar, S, AF>* chain = nullptr) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
     if (Status st = validate_policy(pi); st != Status::ok) return st;
-    if (Status st = evaluate_leader(x, pi, model, ws, scratch, chain); st != Status::ok) return st;
+    if (Status st = evaluate_leader(pi, model, ws, scratch, chain); st != Status::ok) return st;
     const Regularizer<Scalar, S, AL>& reg = data_.leader;
     const bool regularized = reg.tau > Scalar(0);
     const auto& v = scratch.value;
     Eigen::Map<Params> gx(model.gradient_x);
     Eigen::Map<Matrix> gpi(model.gradient_pi);
     for (int s = 0; s < S; ++s) {
-      Vector<Scalar, AL> log_p = Vector<Scalar, AL>::Zero();  // set and read only when regularized
-      const Vector<Scalar, AL> p = regularized ? leader_row(x, s, log_p) : leader_row(x, s);
+      const Vector<Scalar, AL> p = leader_row(model, s);
       const Scalar d = scratch.occupancy(s);
-      const Scalar h = regularized ? reg.tau * reg.value(s, p, log_p) : Scalar(0);
+      const Scalar h = regularized ? reg.tau * reg.value(s, p, leader_log_row(model, s)) : Scalar(0);
       gpi.row(s) = -d * (scratch.q.row(s).array() + h).matrix();
       // Q_l(s,.) = sum_{a_f} pi(a_f|s) (r_l + gamma <P, V_l>)(s,.,a_f)
       Vector<Scalar, AL> g = joint_values(data_.leader_reward, s, v) * pi.row(s).transpose();
       if (regularized)
-        for (int al = 0; al < AL; ++al) g(al) -= reg.tau * reg.derivative_at_log(s, al, log_p(al));
+        for (int al = 0; al < AL; ++al)
+          g(al) -= reg.tau * reg.derivative_at_log(s, al, model.leader_log_policy[s * AL + al]);
       g *= d;
       gx.template segment<AL>(s * AL) = -p.cwiseProduct((g.array() - p.dot(g)).matrix());
     }
@@ -250,7 +261,7 @@ class Stackelberg {
     if (Status st = validate_policy(pi_y); st != Status::ok) return st;
     MdpType mdp;
     if (Status st = build(x, model, mdp); st != Status::ok) return st;
-    if (Status st = evaluate_leader(x, pi_y, model, ws, eval); st != Status::ok) return st;
+    if (Status st = evaluate_leader(pi_y, model, ws, eval); st != Status::ok) return st;
     value = eval.value_rho;
     return Status::ok;
   }
@@ -306,7 +317,7 @@ class Stackelberg {
     if (Status st = detail::evaluate_and_bound(mdp, ws.optimum.pi, ws.evaluation_workspace, ws.evaluation, gap);
         st != Status::ok)
       return st;
-    if (Status st = evaluate_leader(x, ws.optimum.pi, ws.model, ws.evaluation_workspace, ws.evaluation);
+    if (Status st = evaluate_leader(ws.optimum.pi, ws.model, ws.evaluation_workspace, ws.evaluation);
         st != Status::ok)
       return st;
     out.value = ws.evaluation.value_rho;
@@ -368,21 +379,27 @@ class Stackelberg {
            data_.discount * Eigen::Map<const JointBlock>(z.data());
   }
 
-  // softmax of row s of x (log-sum-exp shift; |x| <= B keeps every probability > 0).
-  static Vector<Scalar, AL> leader_row(const Params& x, int s) {
+  // p = softmax of row s of x (log-sum-exp shift; |x| <= B keeps every probability > 0).
+  static void leader_row(const Params& x, int s, Scalar* p) {
     const auto logits = x.template segment<AL>(s * AL);
-    Vector<Scalar, AL> p = (logits.array() - logits.maxCoeff()).matrix();
-    softmax_of_shifted<AL>(p.data(), p.data());
-    return p;
+    Eigen::Map<Vector<Scalar, AL>> shifted(p);
+    shifted = (logits.array() - logits.maxCoeff()).matrix();
+    softmax_of_shifted<AL>(p, p);
   }
   // The same, and its logs: the shifted logits minus log of their exponentials' sum (one log,
   // not A_l; within a few eps of log p).
-  static Vector<Scalar, AL> leader_row(const Params& x, int s, Vector<Scalar, AL>& log_p) {
+  static void leader_row(const Params& x, int s, Scalar* log_p, Scalar* p) {
     const auto logits = x.template segment<AL>(s * AL);
-    log_p = (logits.array() - logits.maxCoeff()).matrix();
-    Vector<Scalar, AL> p;
-    log_p.array() -= logarithm(softmax_of_shifted<AL>(log_p.data(), p.data()));
-    return p;
+    Eigen::Map<Vector<Scalar, AL>> logs(log_p);
+    logs = (logits.array() - logits.maxCoeff()).matrix();
+    logs.array() -= logarithm(softmax_of_shifted<AL>(log_p, p));
+  }
+  // pi_x(.|s) and its logs as build() left them in model.
+  static Vector<Scalar, AL> leader_row(const Model& model, int s) {
+    return Eigen::Map<const Vector<Scalar, AL>>(model.leader_policy + s * AL);
+  }
+  static Vector<Scalar, AL> leader_log_row(const Model& model, int s) {
+    return Eigen::Map<const Vector<Scalar, AL>>(model.leader_log_policy + s * AL);
   }
 
   MdpType follower_mdp(const Model& model) const {
@@ -391,14 +408,13 @@ class Stackelberg {
 
   // V_l of pi_y: pi_y's value on {r'_x, P_x (model, built for x), no regularizer}. Inputs valid.
   template <EvaluationMethod M>
-  Status evaluate_leader(const Params& x, const Matrix& pi_y, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
+  Status evaluate_leader(const Matrix& pi_y, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
                          Evaluation<Scalar, S, AF>& eval, const Evaluation<Scalar, S, AF>* chain = nullptr) const {
     const Regularizer<Scalar, S, AL>& reg = data_.leader;
     const bool regularized = reg.tau > Scalar(0);
     for (int s = 0; s < S; ++s) {
-      Vector<Scalar, AL> log_p = Vector<Scalar, AL>::Zero();  // set and read only when regularized
-      const Vector<Scalar, AL> p = regularized ? leader_row(x, s, log_p) : leader_row(x, s);
-      const Scalar h = regularized ? reg.tau * reg.value(s, p, log_p) : Scalar(0);
+      const Vector<Scalar, AL> p = leader_row(model, s);
+      const Scalar h = regularized ? reg.tau * reg.value(s, p, leader_log_row(model, s)) : Scalar(0);
       for (int af = 0; af < AF; ++af) {
         Scalar r(0);
         for (int al = 0; al < AL; ++al) r += p(al) * data_.leader_reward[joint(s, al, af)];

@@ -67,7 +67,8 @@
 // short-horizon surrogate.
 //
 // Contract: every call validates its inputs first (model settings, policies, horizon in
-// [1, MaxHorizon], batch in [1, kMaxBatch], x in X) and on a validation error changes nothing.
+// [1, MaxHorizon], batch in [1, kMaxBatch]) and on a validation error changes nothing; x enters
+// through the problem's model, built for a valid x by build(x, model, m).
 // After that the only failure is numerical_failure (a non-finite estimate); then the Rng and
 // `steps` are unchanged, and the outputs and the trajectory scratch, which are the call's
 // workspace, hold unspecified values. Outputs are overwritten, not accumulated. The model must
@@ -230,11 +231,11 @@ void accumulate_policy_gradient(const Mdp<Scalar, S, A>& m, Parameterization par
 
 // grad += w * sum_{t<H} gamma^t [grad r(s_t,a_t) + gamma grad log P(s_{t+1}|s_t,a_t) V_hat_{t+1}].
 template <class Problem, typename Scalar, int MaxHorizon>
-void accumulate_vjp(const Problem& problem, const typename Problem::Params& x, Scalar gamma,
+void accumulate_vjp(const Problem& problem, const typename Problem::Model& model, Scalar gamma,
                     const Trajectory<Scalar, MaxHorizon>& traj, Scalar w, typename Problem::Params& grad) {
   Scalar d = w;
   for (int t = 0; t < traj.horizon; ++t) {
-    problem.sample_vjp(x, traj.state[t], traj.action[t], traj.state[t + 1], d,
+    problem.sample_vjp(model, traj.state[t], traj.action[t], traj.state[t + 1], d,
                        d * gamma * traj.value[t + 1], grad);
     d *= gamma;
   }
@@ -263,15 +264,13 @@ void run_batch(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>
   run_rollouts(m, sigma, pi, values, settings.horizon, settings.batch, rng, traj, static_cast<Visit&&>(visit));
 }
 
-template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
-Status check_penalty_call(const Problem& problem, const typename Problem::Params& x,
-                          const Mdp<Scalar, S, A>& m, Parameterization param,
+template <typename Scalar, int S, int A, int MaxHorizon>
+Status check_penalty_call(const Mdp<Scalar, S, A>& m, Parameterization param,
                           const StateActionMatrix<Scalar, S, A>& pi_y,
                           const StateActionMatrix<Scalar, S, A>& pi_hat, const SamplingSettings& settings) {
   if (!valid_parameterization(param)) return Status::bad_setting;
   if (Status st = validate_sampling<MaxHorizon>(settings); st != Status::ok) return st;
-  if (Status st = check_rollout(m, pi_y, pi_hat, settings.horizon, MaxHorizon); st != Status::ok) return st;
-  return problem.validate_parameters(x);
+  return check_rollout(m, pi_y, pi_hat, settings.horizon, MaxHorizon);
 }
 
 }  // namespace detail
@@ -360,22 +359,21 @@ Status sampled_policy_gradient_steps(const Mdp<Scalar, S, A>& m, const PolicySet
 }
 
 // grad = J_hat^T(mu'_{rho, sigma -> pi}, V^pi), the estimate of grad_x E_{s~rho,a~sigma} Q^pi_{M(x)}(s,a),
-// from B rollouts (a_0 ~ sigma, then pi) on m = M(x). sigma = pi: grad_x V^pi(rho). Adds B*H to
-// steps. Needs the problem's sample_vjp hook (problem.hpp).
+// from B rollouts (a_0 ~ sigma, then pi) on m = M(x) (model and m from build(x)). sigma = pi:
+// grad_x V^pi(rho). Adds B*H to steps. Needs the problem's sample_vjp hook (problem.hpp).
 template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
-Status sampled_vjp(const Problem& problem, const typename Problem::Params& x, const Mdp<Scalar, S, A>& m,
+Status sampled_vjp(const Problem& problem, const typename Problem::Model& model, const Mdp<Scalar, S, A>& m,
                    const StateActionMatrix<Scalar, S, A>& sigma, const StateActionMatrix<Scalar, S, A>& pi,
                    const SamplingSettings& settings, Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch,
                    std::int64_t& steps, typename Problem::Params& grad) {
   static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
   if (Status st = validate_sampling<MaxHorizon>(settings); st != Status::ok) return st;
   if (Status st = detail::check_rollout(m, sigma, pi, settings.horizon, MaxHorizon); st != Status::ok) return st;
-  if (Status st = problem.validate_parameters(x); st != Status::ok) return st;
   Rng local = rng;
   const Scalar w = Scalar(1) / Scalar(settings.batch);
   grad.setZero();
   detail::run_batch(m, sigma, pi, settings, local, scratch, [&](const Trajectory<Scalar, MaxHorizon>& traj) {
-    detail::accumulate_vjp(problem, x, m.discount, traj, w, grad);
+    detail::accumulate_vjp(problem, model, m.discount, traj, w, grad);
   });
   if (!all_finite(grad)) return Status::numerical_failure;
   rng = local;
@@ -407,10 +405,9 @@ struct PenaltyBatches {
   RegularizerValues<Scalar, S> hat{};
   RegularizerCache<Scalar, S, A> y{};
 
-  static Status check(const Problem& problem, const typename Problem::Params& x, const Mdp<Scalar, S, A>& m,
-                      Parameterization param, const Matrix& pi_y, const Matrix& pi_hat,
+  static Status check(const Mdp<Scalar, S, A>& m, Parameterization param, const Matrix& pi_y, const Matrix& pi_hat,
                       const SamplingSettings& settings) {
-    return check_penalty_call<Problem, Scalar, S, A, MaxHorizon>(problem, x, m, param, pi_y, pi_hat, settings);
+    return check_penalty_call<Scalar, S, A, MaxHorizon>(m, param, pi_y, pi_hat, settings);
   }
   void start(bool bellman_penalty, const Rng& rng, SampledPenalty<Problem>& out) {
     bellman = bellman_penalty;
@@ -421,7 +418,7 @@ struct PenaltyBatches {
     out.grad_y.setZero();
   }
   // The next `count` rollouts, of batch 1 until it has B, then of batch 2 (count within one batch).
-  void rollouts(const Problem& problem, const typename Problem::Params& x, const Mdp<Scalar, S, A>& m,
+  void rollouts(const Problem& problem, const typename Problem::Model& model, const Mdp<Scalar, S, A>& m,
                 Parameterization param, const Matrix& pi_y, const Matrix& pi_hat, const SamplingSettings& settings,
                 int count, Traj& scratch, SampledPenalty<Problem>& out) {
     const Scalar w = Scalar(1) / Scalar(settings.batch);
@@ -430,7 +427,7 @@ struct PenaltyBatches {
       if (done1 == 0) hat.fill(m.regularizer, pi_hat);
       run_rollouts(m, pi_hat, pi_hat, hat, settings.horizon, count, first, scratch, [&](const Traj& traj) {
         sum1 += traj.value[0];
-        accumulate_vjp(problem, x, gamma, traj, w, out.grad_x);
+        accumulate_vjp(problem, model, gamma, traj, w, out.grad_x);
       });
       done1 += count;
       if (done1 == settings.batch && !settings.common_random_numbers) second = first;
@@ -441,13 +438,13 @@ struct PenaltyBatches {
       run_rollouts(m, pi_y, pi_hat, hat, settings.horizon, count, second, scratch, [&](const Traj& traj) {
         const Scalar q0 = sampled_q(m, traj, 0);
         sum2 += q0;
-        accumulate_vjp(problem, x, gamma, traj, -w, out.grad_x);
+        accumulate_vjp(problem, model, gamma, traj, -w, out.grad_x);
         add_action_term(param, pi_y, traj.state[0], traj.action[0], -w * q0, out.grad_y);
       });
     } else {
       run_rollouts(m, pi_y, pi_y, y.values, settings.horizon, count, second, scratch, [&](const Traj& traj) {
         sum2 += traj.value[0];
-        accumulate_vjp(problem, x, gamma, traj, -w, out.grad_x);
+        accumulate_vjp(problem, model, gamma, traj, -w, out.grad_x);
         accumulate_policy_gradient(m, param, pi_y, y.factors, traj, -w, out.grad_y);
       });
     }
@@ -483,16 +480,16 @@ struct PenaltyBatches {
 
 // Either sampled penalty, whole: its batches' parts in one call. Adds 2*B*H to steps.
 template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
-Status sampled_penalty(bool bellman, const Problem& problem, const typename Problem::Params& x,
+Status sampled_penalty(bool bellman, const Problem& problem, const typename Problem::Model& model,
                        const Mdp<Scalar, S, A>& m, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi_y,
                        const StateActionMatrix<Scalar, S, A>& pi_hat, const SamplingSettings& settings, Rng& rng,
                        Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps, SampledPenalty<Problem>& out) {
   using Batches = PenaltyBatches<Problem, MaxHorizon>;
-  if (Status st = Batches::check(problem, x, m, param, pi_y, pi_hat, settings); st != Status::ok) return st;
+  if (Status st = Batches::check(m, param, pi_y, pi_hat, settings); st != Status::ok) return st;
   Batches batches;
   batches.start(bellman, rng, out);
   for (int batch = 0; batch < 2; ++batch)
-    batches.rollouts(problem, x, m, param, pi_y, pi_hat, settings, settings.batch, scratch, out);
+    batches.rollouts(problem, model, m, param, pi_y, pi_hat, settings, settings.batch, scratch, out);
   Rng after;
   if (Status st = batches.finish(m, param, pi_y, settings, out, after); st != Status::ok) return st;
   rng = after;
@@ -505,27 +502,27 @@ Status sampled_penalty(bool bellman, const Problem& problem, const typename Prob
 // The value penalty p = V^{pi-hat}(rho) - V^{pi_y}(rho) and its gradients (x, and y in the
 // parameterization `param`), from a batch of pi-hat and a batch of pi_y. Adds 2*B*H to steps.
 template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
-Status sampled_value_penalty(const Problem& problem, const typename Problem::Params& x,
+Status sampled_value_penalty(const Problem& problem, const typename Problem::Model& model,
                              const Mdp<Scalar, S, A>& m, Parameterization param,
                              const PolicyY<Scalar, S, A, false>& y, const PolicyHat<Scalar, S, A, false>& hat,
                              const SamplingSettings& settings,
                              Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                              SampledPenalty<Problem>& out) {
   static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
-  return detail::sampled_penalty(false, problem, x, m, param, y.pi, hat.pi, settings, rng, scratch, steps, out);
+  return detail::sampled_penalty(false, problem, model, m, param, y.pi, hat.pi, settings, rng, scratch, steps, out);
 }
 
 // The Bellman penalty (with V^{pi-hat}(rho) for v(x), see above) and its gradients, from a batch
 // of pi-hat and a batch that starts with a_0 ~ pi_y and follows pi-hat. Adds 2*B*H to steps.
 template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
-Status sampled_bellman_penalty(const Problem& problem, const typename Problem::Params& x,
+Status sampled_bellman_penalty(const Problem& problem, const typename Problem::Model& model,
                                const Mdp<Scalar, S, A>& m, Parameterization param,
                                const PolicyY<Scalar, S, A, false>& y, const PolicyHat<Scalar, S, A, false>& hat,
                                const SamplingSettings& settings,
                                Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
                                SampledPenalty<Problem>& out) {
   static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
-  return detail::sampled_penalty(true, problem, x, m, param, y.pi, hat.pi, settings, rng, scratch, steps, out);
+  return detail::sampled_penalty(true, problem, model, m, param, y.pi, hat.pi, settings, rng, scratch, steps, out);
 }
 
 }  // namespace pbrl

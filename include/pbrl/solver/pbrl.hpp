@@ -296,10 +296,10 @@ class Pbrl {
         return Status::ok;
       case StepPart::penalty:
         if (settings_.penalty == PenaltyKind::value)
-          p.p = value_penalty(problem, x_, p.mdp, PolicyY{pi_y_, eval_y_, logs_of_pi_y()}, PolicyHat{pi_next_, eval_hat_},
-                              p.lambda, weights_, grad_x_, grad_pi_);
+          p.p = value_penalty(problem, model_, p.mdp, PolicyY{pi_y_, eval_y_, logs_of_pi_y()},
+                              PolicyHat{pi_next_, eval_hat_}, p.lambda, weights_, grad_x_, grad_pi_);
         else
-          p.p = bellman_penalty(problem, x_, p.mdp, PolicyY{pi_y_, logs_of_pi_y()}, PolicyHat{pi_next_, eval_hat_},
+          p.p = bellman_penalty(problem, model_, p.mdp, PolicyY{pi_y_, logs_of_pi_y()}, PolicyHat{pi_next_, eval_hat_},
                                 start_occupancy_, p.lambda, weights_, grad_x_, grad_pi_);
         chain_policy_gradient<Scalar, S, A>(settings_.policy.parameterization, pi_y_, grad_pi_, grad_y_);
         p.next = StepPart::projection;
@@ -444,13 +444,13 @@ class Pbrl {
       const Parameterization param = settings_.policy.parameterization;
       auto& batches = sampled_.batches;
       if (!p.batch_started) {
-        if (Status st = batches.check(*problem_, x_, p.mdp, param, pi_y_, pi_next_, sampling); st != Status::ok)
+        if (Status st = batches.check(p.mdp, param, pi_y_, pi_next_, sampling); st != Status::ok)
           return st;
         batches.start(settings_.penalty == PenaltyKind::bellman, sampled_.rng_next, sampled_.penalty);
         p.batch_started = true;
       }
       const int left = batches.left(sampling);
-      batches.rollouts(*problem_, x_, p.mdp, param, pi_y_, pi_next_, sampling,
+      batches.rollouts(*problem_, model_, p.mdp, param, pi_y_, pi_next_, sampling,
                        left < max_rollouts ? left : max_rollouts, sampled_.trajectory, sampled_.penalty);
       if (batches.done2 < sampling.batch) return Status::ok;
       if (Status st = batches.finish(p.mdp, param, pi_y_, sampling, sampled_.penalty, sampled_.rng_next);

@@ -87,14 +87,14 @@ class RlhfProblem {
   }
 
   // J^T(w, v) = w: r_x = x, P independent of x.
-  void vjp(const Params& /*x*/, const Matrix& w, const StateVector<Scalar, S>& /*v*/, Scalar scale,
+  void vjp(const Model& /*model*/, const Matrix& w, const StateVector<Scalar, S>& /*v*/, Scalar scale,
            Params& grad) const {
     grad += scale * Eigen::Map<const Params>(w.data());
   }
 
   // Per-sample form of vjp() for a sampled lower level (the optional hook of problem.hpp):
   // grad_x r_x(s,a) = e_{(s,a)}; P does not depend on x, so the transition term is zero.
-  void sample_vjp(const Params& /*x*/, int s, int a, int /*s_next*/, Scalar reward_weight,
+  void sample_vjp(const Model& /*model*/, int s, int a, int /*s_next*/, Scalar reward_weight,
                   Scalar /*transition_weight*/, Params& grad) const {
     grad(s * A + a) += reward_weight;
   }
