@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "pbrl/baselines/independent_pg.hpp"
@@ -220,6 +222,13 @@ TEST_CASE("Stackelberg build: M(x) averages the follower's reward and the transi
     LeaderMat px_helper;
     REQUIRE(game.leader_policy(x, px_helper) == Status::ok);
     CHECK((px_helper - px).cwiseAbs().maxCoeff() <= kTight);
+    // pi_x and its logs, taken once here for vjp(), sample_vjp() and upper(): leader_policy's
+    // numbers to the bit, and logs within a few eps of log pi_x.
+    for (int s = 0; s < S; ++s)
+      for (int al = 0; al < AL; ++al) {
+        CHECK(model->leader_policy[s * AL + al] == px_helper(s, al));
+        CHECK_CLOSE(model->leader_log_policy[s * AL + al], std::log(px_helper(s, al)), kTight, Real(1));
+      }
     for (int s = 0; s < S; ++s)
       for (int af = 0; af < AF; ++af) {
         Real r(0);
@@ -362,6 +371,44 @@ TEST_CASE("Stackelberg vjp gives grad_x V^pi(rho) and grad_x E_{rho,sigma} Q^pi 
     game.vjp(*model, mu, e.value, Real(-2), g2);
     CHECK((g2 + gv).cwiseAbs().maxCoeff() <= kTight * (1 + gv.cwiseAbs().maxCoeff()));
   }
+}
+
+// Whether a problem's vjp() could be given an x (it takes the model build() made instead).
+template <class P, class = void>
+struct vjp_takes_x : std::false_type {};
+template <class P>
+struct vjp_takes_x<P, std::void_t<decltype(std::declval<const P&>().vjp(
+                          std::declval<const typename P::Params&>(), std::declval<const FollowerMat&>(),
+                          std::declval<const Vec<S>&>(), Real(1), std::declval<typename P::Params&>()))>>
+    : std::true_type {};
+static_assert(!vjp_takes_x<Game>::value, "vjp() reads x's softmax from the model, so it takes no x");
+
+TEST_CASE("Stackelberg upper() leaves what vjp() reads of the model as build() made it") {
+  auto inst = std::make_unique<SmallInstance>(305, Real(0.8), Real(0.2), Real(0.3));
+  const Game& game = inst->problem;
+  auto model = std::make_unique<Game::Model>();
+  auto ws = std::make_unique<Ws>();
+  pbrl::Rng rng(35);
+  const Params x = random_x(rng);
+  pbrl::Mdp<Real, S, AF> m;
+  REQUIRE(game.build(x, *model, m) == Status::ok);
+  const auto built = std::make_unique<Game::Model>(*model);
+  const FollowerMat pi = random_policy<S, AF>(rng), w = random_policy<S, AF>(rng);
+  Vec<S> v;
+  for (int t = 0; t < S; ++t) v(t) = rng.uniform<Real>();
+  Params before = Params::Zero(), after = Params::Zero(), gx;
+  game.vjp(*model, w, v, Real(1), before);
+  Eval e;
+  Real f(0);
+  FollowerMat gpi;
+  REQUIRE(game.upper(x, pi, *model, *ws, e, f, gx, gpi) == Status::ok);
+  CHECK(std::equal(std::begin(built->transition), std::end(built->transition), std::begin(model->transition)));
+  CHECK(std::equal(std::begin(built->reward), std::end(built->reward), std::begin(model->reward)));
+  CHECK(std::equal(std::begin(built->leader_policy), std::end(built->leader_policy), std::begin(model->leader_policy)));
+  CHECK(std::equal(std::begin(built->leader_log_policy), std::end(built->leader_log_policy),
+                   std::begin(model->leader_log_policy)));
+  game.vjp(*model, w, v, Real(1), after);
+  CHECK(after == before);
 }
 
 TEST_CASE("Stackelberg sample_vjp: grad_x r_x and grad_x log P_x per sample; its expectation is vjp") {
