@@ -334,7 +334,7 @@ void add_game_policy_gradient_pair(const MarkovGame<Scalar, S, A1, A2>& g,
     for (int a2 = 0; a2 < A2; ++a2) q2[a2] = Scalar(0);
     for (int a1 = 0; a1 < A1; ++a1) {
       Scalar sum1(0);
-      for (int a2 = 0; a2 < A2; ++a2) {  // the row of P is loaded once for both values
+      for (int a2 = 0; a2 < A2; ++a2) {  // both values' products with one row of P, back to back
         q2[a2] += pi1a(s, a1) * detail::game_q(g, s, a1 * A2 + a2, va);
         sum1 += pi2b(s, a2) * detail::game_q(g, s, a1 * A2 + a2, vb);
       }

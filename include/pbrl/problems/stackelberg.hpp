@@ -237,9 +237,10 @@ class Stackelberg {
       gpi.row(s) = -d * (scratch.q.row(s).array() + h).matrix();
       // Q_l(s,.) = sum_{a_f} pi(a_f|s) (r_l + gamma <P, V_l>)(s,.,a_f)
       Vector<Scalar, AL> g = joint_values(data_.leader_reward, s, v) * pi.row(s).transpose();
-      if (regularized)
-        for (int al = 0; al < AL; ++al)
-          g(al) -= reg.tau * reg.derivative_at_log(s, al, model.leader_log_policy[s * AL + al]);
+      if (regularized) {
+        const Vector<Scalar, AL> log_p = leader_log_row(model, s);
+        for (int al = 0; al < AL; ++al) g(al) -= reg.tau * reg.derivative_at_log(s, al, log_p(al));
+      }
       g *= d;
       gx.template segment<AL>(s * AL) = -p.cwiseProduct((g.array() - p.dot(g)).matrix());
     }
