@@ -593,4 +593,56 @@ TEST_CASE("evaluate without Q: V, d and V(rho) of evaluate() with Q to the bit, 
   CHECK(out.value_rho == before.value_rho);
 }
 
+TEST_CASE("evaluate_formed_policy: evaluate()'s numbers to the bit; evaluate()'s model, workspace and output errors, out unchanged") {
+  const auto model = std::make_unique<RandomModel<S, A>>(95);
+  pbrl::Rng rng(96);
+  const auto m = model->mdp(Real(0.9), Real(0.3));
+  const Mat<S, A> pi = random_policy<S, A>(rng);
+  const Mat<S, A> log_pi = pi.array().log().matrix();
+  const auto same = [](const pbrl::Evaluation<Real, S, A>& a, const pbrl::Evaluation<Real, S, A>& b) {
+    CHECK(std::memcmp(a.value.data(), b.value.data(), sizeof(Real) * S) == 0);
+    CHECK(std::memcmp(a.occupancy.data(), b.occupancy.data(), sizeof(Real) * S) == 0);
+    CHECK(std::memcmp(a.q.data(), b.q.data(), sizeof(Real) * S * A) == 0);
+    CHECK(a.value_rho == b.value_rho);
+  };
+  {
+    auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>>();
+    pbrl::Evaluation<Real, S, A> a, b;
+    REQUIRE(pbrl::evaluate(m, pi, *ws, a, &log_pi) == Status::ok);
+    REQUIRE(pbrl::detail::evaluate_formed_policy(m, pi, *ws, b, &log_pi) == Status::ok);
+    same(a, b);
+    CHECK(ws->factors_of == &b);  // its factors serve evaluate_on_chain as evaluate()'s do
+  }
+  {
+    auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::sweeps>>();
+    ws->max_sweeps = 5000;
+    pbrl::Evaluation<Real, S, A> a, b;
+    REQUIRE(pbrl::evaluate(m, pi, *ws, a) == Status::ok);
+    REQUIRE(pbrl::detail::evaluate_formed_policy(m, pi, *ws, b) == Status::ok);
+    same(a, b);
+    ws->max_sweeps = 0;  // a bad workspace
+    CHECK(pbrl::detail::evaluate_formed_policy(m, pi, *ws, b) == pbrl::evaluate(m, pi, *ws, a));
+    CHECK(pbrl::evaluate(m, pi, *ws, a) == Status::bad_setting);
+  }
+  auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>>();
+  pbrl::Evaluation<Real, S, A> out;
+  REQUIRE(pbrl::detail::evaluate_formed_policy(m, pi, *ws, out) == Status::ok);
+  const auto before = out;
+  auto bad_model = m;
+  bad_model.discount = Real(1);
+  CHECK(pbrl::detail::evaluate_formed_policy(bad_model, pi, *ws, out) == pbrl::evaluate(bad_model, pi, *ws, out));
+  CHECK(pbrl::evaluate(bad_model, pi, *ws, out) != Status::ok);
+  bad_model = m;
+  bad_model.transition = nullptr;
+  CHECK(pbrl::detail::evaluate_formed_policy(bad_model, pi, *ws, out) == Status::null_pointer);
+  // Rewards near the largest finite value: V overflows, which the output checks catch.
+  Real huge[S * A];
+  for (Real& r : huge) r = std::numeric_limits<Real>::max() / Real(2);
+  auto overflowing = m;
+  overflowing.reward = huge;
+  CHECK(pbrl::detail::evaluate_formed_policy(overflowing, pi, *ws, out) == Status::numerical_failure);
+  CHECK(pbrl::evaluate(overflowing, pi, *ws, out) == Status::numerical_failure);
+  same(out, before);
+}
+
 }  // namespace test_evaluation

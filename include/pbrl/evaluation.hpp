@@ -464,6 +464,23 @@ void solve_value_and_occupancy(const Mdp<Scalar, S, A>& m, const StateActionMatr
   }
 }
 
+// evaluate() after its input checks.
+template <typename Scalar, int S, int A, EvaluationMethod M>
+Status evaluate_checked(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                        EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out,
+                        const StateActionMatrix<Scalar, S, A>* log_pi, bool with_q) {
+  if (M == EvaluationMethod::sweeps && (!pbrl::all_finite(out.value) || !pbrl::all_finite(out.occupancy)))
+    return Status::not_finite;  // the warm start
+  solve_value_and_occupancy(m, pi, log_pi, out, ws);
+  if (!pbrl::all_finite(ws.value) || !pbrl::all_finite(ws.occupancy)) return Status::numerical_failure;
+  if (with_q && !write_q(m, ws.value, out.q)) return Status::numerical_failure;
+  out.value = ws.value;
+  out.occupancy = ws.occupancy;
+  out.value_rho = m.rho().dot(out.value);
+  if constexpr (M == EvaluationMethod::direct) ws.factors_of = &out;
+  return Status::ok;
+}
+
 }  // namespace detail
 
 // V, Q, d and V(rho) of policy pi (rows are distributions) on MDP m.
@@ -479,17 +496,24 @@ Status evaluate(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A
                 const StateActionMatrix<Scalar, S, A>* log_pi = nullptr, bool with_q = true) {
   if (Status st = detail::check_call(m, pi, ws); st != Status::ok) return st;
   if (log_pi != nullptr && !all_finite(*log_pi)) return Status::not_finite;
-  if (M == EvaluationMethod::sweeps && (!all_finite(out.value) || !all_finite(out.occupancy)))
-    return Status::not_finite;  // the warm start
-  detail::solve_value_and_occupancy(m, pi, log_pi, out, ws);
-  if (!all_finite(ws.value) || !all_finite(ws.occupancy)) return Status::numerical_failure;
-  if (with_q && !detail::write_q(m, ws.value, out.q)) return Status::numerical_failure;
-  out.value = ws.value;
-  out.occupancy = ws.occupancy;
-  out.value_rho = m.rho().dot(out.value);
-  if constexpr (M == EvaluationMethod::direct) ws.factors_of = &out;
-  return Status::ok;
+  return detail::evaluate_checked(m, pi, ws, out, log_pi, with_q);
 }
+
+namespace detail {
+// evaluate() for a policy the calling solver or problem formed itself from inputs it checked:
+// an oracle's output (oracle_step checks it), a solver's pi_y of its projected parameters, the
+// joint policy of two checked policies. Their O(S*A) checks (rows are distributions, logs finite)
+// are left out; the model's settings, the workspace and every output are checked as evaluate()
+// checks them, and the numbers are evaluate()'s.
+template <typename Scalar, int S, int A, EvaluationMethod M>
+Status evaluate_formed_policy(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                              EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out,
+                              const StateActionMatrix<Scalar, S, A>* log_pi = nullptr, bool with_q = true) {
+  if (Status st = check_model(m); st != Status::ok) return st;
+  if (Status st = check_workspace(ws); st != Status::ok) return st;
+  return evaluate_checked(m, pi, ws, out, log_pi, with_q);
+}
+}  // namespace detail
 
 // evaluate(m, pi, ws, out) where `chain` is pi's evaluation on an MDP with the same transition,
 // initial distribution and discount (only the reward or the regularizer differs, as the upper

@@ -156,7 +156,8 @@ class IncentiveDesign {
           model.designer_reward[s * A1 * A2 + j] = designer_reward_[s * A1 * A2 + j] - designer_cost_[s];
     joint_policy(pi1, pi2, model.joint_policy);
     const DesignerMdp designer = designer_mdp(model);
-    if (Status st = evaluate(designer, model.joint_policy, ws, scratch); st != Status::ok) return st;
+    if (Status st = detail::evaluate_formed_policy(designer, model.joint_policy, ws, scratch); st != Status::ok)
+      return st;
     f = -scratch.value_rho;
     grad_x.setZero();
     // The two marginals of Q_id in registers, then scaled by -d_id(s) once.

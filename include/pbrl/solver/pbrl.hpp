@@ -324,13 +324,16 @@ class Pbrl {
     constexpr bool direct = Method == EvaluationMethod::direct;
     switch (p.evaluations) {
       case 0:
-        if (Status st = evaluate(p.mdp, pi_y_, ws_, eval_y_, logs_of_pi_y()); st != Status::ok) return st;
+        if (Status st = detail::evaluate_formed_policy(p.mdp, pi_y_, ws_, eval_y_, logs_of_pi_y()); st != Status::ok)
+          return st;
         p.next = p.sampled ? StepPart::evaluation : StepPart::upper;
         break;
       case 1: {
         // pi-hat's Q only for the certificate and the Bellman penalty: the value penalty reads V and d.
         const bool with_q = p.certified || bellman;
-        if (Status st = evaluate(p.mdp, pi_next_, ws_, eval_hat_, &log_pi_next_, with_q); st != Status::ok) return st;
+        if (Status st = detail::evaluate_formed_policy(p.mdp, pi_next_, ws_, eval_hat_, &log_pi_next_, with_q);
+            st != Status::ok)
+          return st;
         // The certified gap of y_k: pi-hat's own gap plus how far pi_y trails pi-hat.
         p.lower_gap = eval_hat_.value_rho - eval_y_.value_rho;
         if (p.certified) p.oracle_gap = optimality_gap_bound(p.mdp, eval_hat_);

@@ -293,8 +293,8 @@ class PbrlZeroSum {
         // pi-hat's evaluation (into eval1_ / eval2_) and, if certified, its certified gap
         // (psi <= psi-hat + gap1 + gap2). Its Q only for the certificate: the penalty reads V and d.
         const bool first = p.player == 1;
-        if (Status st = first ? evaluate(p.mdp1, pi1_next_, ws_, eval1_, &log_pi1_next_, p.certified)
-                              : evaluate(p.mdp2, pi2_next_, ws_, eval2_, &log_pi2_next_, p.certified);
+        if (Status st = first ? detail::evaluate_formed_policy(p.mdp1, pi1_next_, ws_, eval1_, &log_pi1_next_, p.certified)
+                              : detail::evaluate_formed_policy(p.mdp2, pi2_next_, ws_, eval2_, &log_pi2_next_, p.certified);
             st != Status::ok)
           return st;
         if (p.certified)
