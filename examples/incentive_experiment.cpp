@@ -298,7 +298,7 @@ class Runner {
     typename Problem::GameType game;
     if (!check(problem_->build(x, *model_, game), "build M(x)")) return false;
     Real f(0), gap(0);
-    if (!check(problem_->upper(x, *pi1_, *pi2_, *model_, *ws_, *eval_, f, *grad_x_, *grad1_, *grad2_),
+    if (!check(problem_->upper(*pi1_, *pi2_, *model_, *ws_, *eval_, f, *grad_x_, *grad1_, *grad2_),
                "designer value"))
       return false;
     if (!check(pbrl::nikaido_isoda_exact(game, *pi1_, *pi2_, kGapSweeps, kGapTolerance, *best_, gap), "NE gap"))

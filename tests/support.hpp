@@ -172,9 +172,9 @@ class MixtureProblem {
   }
 
   template <pbrl::EvaluationMethod M>
-  pbrl::Status upper(const Params& x, const Matrix& pi, Model& model,
-                     pbrl::EvaluationWorkspace<Real, S, M>& ws, pbrl::Evaluation<Real, S, A>& scratch,
-                     Real& f, Params& grad_x, Matrix& grad_pi) const {
+  pbrl::Status upper(const Matrix& pi, Model& model, pbrl::EvaluationWorkspace<Real, S, M>& ws,
+                     pbrl::Evaluation<Real, S, A>& scratch, Real& f, Params& grad_x, Matrix& grad_pi) const {
+    const Params x = built_for(model);
     const MdpType up = upper_mdp(model);
     if (auto st = pbrl::evaluate(up, pi, ws, scratch); st != pbrl::Status::ok) return st;
     f = -scratch.value_rho + Real(0.5) * kappa_ * x.squaredNorm();

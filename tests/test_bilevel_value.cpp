@@ -201,7 +201,7 @@ TEST_CASE("Stackelberg: the leader's value at the follower's exact best response
       Game::Params gx;
       Mat<NS, NF> gpi;
       REQUIRE(game->build(x, *model, mdp) == Status::ok);
-      REQUIRE(game->upper(x, best, *model, *ews, e, f, gx, gpi) == Status::ok);
+      REQUIRE(game->upper(best, *model, *ews, e, f, gx, gpi) == Status::ok);
       CHECK_CLOSE(out.value, -f, kTight, std::abs(f));
       Mat<NS, NL> pi_x;
       REQUIRE(game->leader_policy(x, pi_x) == Status::ok);
@@ -263,12 +263,12 @@ TEST_CASE("reward shaping: the task's value at the learner's exact regularized o
     Real f = 0;
     Problem::Params gx;
     Mat<S, A> gpi;
-    REQUIRE(problem->upper(x, best, *model, *ews, e, f, gx, gpi) == Status::ok);
+    REQUIRE(problem->upper(best, *model, *ews, e, f, gx, gpi) == Status::ok);
     CHECK_CLOSE(out.value, -f, kTight, std::abs(f));
     for (int trial = 0; trial < 5; ++trial) {
       const Mat<S, A> y = random_policy<S, A>(rng);
       CHECK(value_of(lower, y) < value_of(lower, best));
-      REQUIRE(problem->upper(x, y, *model, *ews, e, f, gx, gpi) == Status::ok);
+      REQUIRE(problem->upper(y, *model, *ews, e, f, gx, gpi) == Status::ok);
       CHECK(std::abs(-f - out.value) > kDifferent);
     }
   }
@@ -423,10 +423,10 @@ TEST_CASE("incentive design: the designer's reward at the exact regularized NE")
     Problem::Params gx;
     Mat<NS, A1> g1;
     Mat<NS, A2> g2;
-    REQUIRE(problem->upper(x, ws->nash.pi1, ws->nash.pi2, *model, *ews, e, f, gx, g1, g2) == Status::ok);
+    REQUIRE(problem->upper(ws->nash.pi1, ws->nash.pi2, *model, *ews, e, f, gx, g1, g2) == Status::ok);
     CHECK_CLOSE(out.value, -f, kTight, std::abs(f));
     for (int trial = 0; trial < 5; ++trial) {
-      REQUIRE(problem->upper(x, random_policy<NS, A1>(rng), random_policy<NS, A2>(rng), *model, *ews, e, f, gx, g1,
+      REQUIRE(problem->upper(random_policy<NS, A1>(rng), random_policy<NS, A2>(rng), *model, *ews, e, f, gx, g1,
                              g2) == Status::ok);
       CHECK(std::abs(-f - out.value) > kDifferent);
     }

@@ -546,7 +546,7 @@ static_assert(pbrl::has_game_sample_vjp<Mixture>::value, "the mixture game offer
 
 struct FailingUpper : Incentive {
   template <pbrl::EvaluationMethod M>
-  Status upper(const Params&, const M1&, const M2&, Model&, pbrl::EvaluationWorkspace<Real, S, M>&,
+  Status upper(const M1&, const M2&, Model&, pbrl::EvaluationWorkspace<Real, S, M>&,
                pbrl::Evaluation<Real, S, J>&, Real&, Params&, M1&, M2&) const {
     return Status::numerical_failure;
   }

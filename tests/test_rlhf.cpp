@@ -371,10 +371,15 @@ TEST_CASE("Bradley-Terry loss: exact gradient, and gradient descent fits the lab
     Real fu;
     Params gu;
     Mat<S, A> gpi = Mat<S, A>::Constant(Real(7));
-    REQUIRE(inst->problem.upper(x, pi, *model_storage, *ws, scratch, fu, gu, gpi) == Status::ok);
+    REQUIRE(inst->problem.upper(pi, *model_storage, *ws, scratch, fu, gu, gpi) == Status::ok);
     CHECK(fu == f);
     CHECK(gu == g);
     CHECK(gpi.cwiseAbs().maxCoeff() == Real(0));
+    // x comes from the model (r_x = x): upper() reads the x build() was given, and nothing before init.
+    const Inst::Problem fresh;
+    Real fn = Real(-42.5);
+    CHECK(fresh.upper(pi, *model_storage, *ws, scratch, fn, gu, gpi) == Status::not_initialized);
+    CHECK(fn == Real(-42.5));
   }
   // J^T(w, v) = w, and per sample grad_x r_x(s,a) = e_{(s,a)} with no transition term.
   Params acc = Params::Zero();

@@ -848,9 +848,9 @@ struct NoHookMixture {
     inner.vjp(model, w, v, scale, grad);
   }
   template <pbrl::EvaluationMethod M>
-  Status upper(const Params& x, const Mat<S, A>& pi, Model& model, pbrl::EvaluationWorkspace<Real, S, M>& ws,
+  Status upper(const Mat<S, A>& pi, Model& model, pbrl::EvaluationWorkspace<Real, S, M>& ws,
                pbrl::Evaluation<Real, S, A>& scratch, Real& f, Params& grad_x, Mat<S, A>& grad_pi) const {
-    return inner.upper(x, pi, model, ws, scratch, f, grad_x, grad_pi);
+    return inner.upper(pi, model, ws, scratch, f, grad_x, grad_pi);
   }
 };
 static_assert(!pbrl::has_sample_vjp<NoHookMixture>::value, "no hook");
@@ -980,7 +980,7 @@ void exact_measures(const Problem& problem, const typename Problem::Params& x,
   gap = opt.value.dot(m.rho()) - e.value_rho;
   typename Problem::Params gx;
   Mat<S_, A_> gpi;
-  REQUIRE(problem.upper(x, pi_y, *model, *ws, e, f, gx, gpi) == Status::ok);
+  REQUIRE(problem.upper(pi_y, *model, *ws, e, f, gx, gpi) == Status::ok);
 }
 }  // namespace
 

@@ -139,7 +139,7 @@ struct UpperProbe {
     Real f(0);
     Params dx;
     FollowerMat dpi;
-    REQUIRE(game.upper(x, pi, *model, *ws, scratch, f, dx, dpi) == Status::ok);
+    REQUIRE(game.upper(pi, *model, *ws, scratch, f, dx, dpi) == Status::ok);
     if (gx) *gx = dx;
     if (gpi) *gpi = dpi;
     return f;
@@ -401,7 +401,7 @@ TEST_CASE("Stackelberg upper() leaves what vjp() reads of the model as build() m
   Eval e;
   Real f(0);
   FollowerMat gpi;
-  REQUIRE(game.upper(x, pi, *model, *ws, e, f, gx, gpi) == Status::ok);
+  REQUIRE(game.upper(pi, *model, *ws, e, f, gx, gpi) == Status::ok);
   CHECK(std::equal(std::begin(built->transition), std::end(built->transition), std::begin(model->transition)));
   CHECK(std::equal(std::begin(built->reward), std::end(built->reward), std::begin(model->reward)));
   CHECK(std::equal(std::begin(built->leader_policy), std::end(built->leader_policy), std::begin(model->leader_policy)));
@@ -774,6 +774,17 @@ TEST_CASE("Stackelberg and independent PG reject bad input and keep their state"
   Game game;
   // Before init
   CHECK(game.validate_parameters(Params::Zero()) == Status::not_initialized);
+  {
+    auto model = std::make_unique<Game::Model>();
+    auto ws = std::make_unique<Ws>();
+    Eval e;
+    Real f = Real(-42.5);
+    Params gx = Params::Constant(Real(3.25));
+    FollowerMat gpi = FollowerMat::Constant(Real(1.5));
+    CHECK(game.upper(FollowerMat::Constant(Real(1) / AF), *model, *ws, e, f, gx, gpi) == Status::not_initialized);
+    CHECK(f == Real(-42.5));
+    CHECK(gx == Params::Constant(Real(3.25)));
+  }
   struct Case {
     const char* what;
     Game::Data d;
@@ -852,8 +863,7 @@ TEST_CASE("Stackelberg and independent PG reject bad input and keep their state"
   not_finite(1) = std::numeric_limits<Real>::quiet_NaN();
   for (const auto& [x, expected] : {std::pair<Params, Status>{outside, Status::out_of_bounds},
                                     std::pair<Params, Status>{not_finite, Status::not_finite}}) {
-    CHECK(game.build(x, *model, m) == expected);
-    CHECK(game.upper(x, uniform, *model, *ws, e, f, gx, gpi) == expected);
+    CHECK(game.build(x, *model, m) == expected);  // upper() takes no x: the model build() made
     CHECK(game.leader_value(x, uniform, *model, *ws, e, v) == expected);
     CHECK(game.follower_value(x, uniform, *model, *ws, e, v) == expected);
     CHECK(game.follower_gap(x, uniform, *model, *ws, e, *opt, v) == expected);
@@ -862,7 +872,7 @@ TEST_CASE("Stackelberg and independent PG reject bad input and keep their state"
   // a policy that is not a distribution
   FollowerMat not_policy = uniform;
   not_policy(1, 0) = Real(0.9);
-  CHECK(game.upper(Params::Zero(), not_policy, *model, *ws, e, f, gx, gpi) == Status::bad_policy);
+  CHECK(game.upper(not_policy, *model, *ws, e, f, gx, gpi) == Status::bad_policy);
   CHECK(game.leader_value(Params::Zero(), not_policy, *model, *ws, e, v) == Status::bad_policy);
   CHECK(game.follower_gap(Params::Zero(), not_policy, *model, *ws, e, *opt, v) == Status::bad_policy);
   opt->max_iterations = 0;
@@ -1188,9 +1198,9 @@ namespace {
 struct GameChainSwitch : Game {
   bool use_chain = true;
   template <EvaluationMethod M>
-  Status upper(const Params& x, const FollowerMat& pi, Model& model, pbrl::EvaluationWorkspace<Real, S, M>& ws,
+  Status upper(const FollowerMat& pi, Model& model, pbrl::EvaluationWorkspace<Real, S, M>& ws,
                Eval& scratch, Real& f, Params& grad_x, FollowerMat& grad_pi, const Eval* chain = nullptr) const {
-    return Game::upper(x, pi, model, ws, scratch, f, grad_x, grad_pi, use_chain ? chain : nullptr);
+    return Game::upper(pi, model, ws, scratch, f, grad_x, grad_pi, use_chain ? chain : nullptr);
   }
 };
 
@@ -1225,9 +1235,9 @@ TEST_CASE("f's evaluation on pi_y's chain (evaluate_on_chain): Pbrl and independ
     Real f1 = 0, f2 = 0, f3 = 0;
     Params g1, g2, g3;
     FollowerMat p1, p2, p3;
-    REQUIRE(game.upper(x0, pi, *model, *ws, e1, f1, g1, p1) == Status::ok);
+    REQUIRE(game.upper(pi, *model, *ws, e1, f1, g1, p1) == Status::ok);
     REQUIRE(pbrl::evaluate(mdp, pi, *ws, chain) == Status::ok);
-    REQUIRE(game.upper(x0, pi, *model, *ws, e2, f2, g2, p2, &chain) == Status::ok);
+    REQUIRE(game.upper(pi, *model, *ws, e2, f2, g2, p2, &chain) == Status::ok);
     CHECK(f2 == f1);
     CHECK(std::memcmp(g1.data(), g2.data(), sizeof g1) == 0);
     CHECK(std::memcmp(p1.data(), p2.data(), sizeof p1) == 0);
@@ -1235,13 +1245,13 @@ TEST_CASE("f's evaluation on pi_y's chain (evaluate_on_chain): Pbrl and independ
     CHECK(std::memcmp(e1.occupancy.data(), e2.occupancy.data(), sizeof(Real) * S) == 0);
     Eval elsewhere;
     REQUIRE(pbrl::evaluate(mdp, other, *ws, elsewhere) == Status::ok);  // ws now holds other's factors
-    REQUIRE(game.upper(x0, pi, *model, *ws, e3, f3, g3, p3, &chain) == Status::ok);
+    REQUIRE(game.upper(pi, *model, *ws, e3, f3, g3, p3, &chain) == Status::ok);
     CHECK(f3 == f1);
     CHECK(std::memcmp(g1.data(), g3.data(), sizeof g1) == 0);
     pbrl::forget_factorization(*ws);
     REQUIRE(pbrl::evaluate(mdp, pi, *ws, chain) == Status::ok);
     pbrl::forget_factorization(*ws);
-    REQUIRE(game.upper(x0, pi, *model, *ws, e3, f3, g3, p3, &chain) == Status::ok);
+    REQUIRE(game.upper(pi, *model, *ws, e3, f3, g3, p3, &chain) == Status::ok);
     CHECK(f3 == f1);
   }
 

@@ -562,7 +562,7 @@ TEST_CASE("incentive design: build, vjp, f and its gradients") {
     Incentive::Params dx;
     M1 d1;
     M2 d2;
-    REQUIRE(p.upper(x, q1, q2, *model, *ws, scratch, f, dx, d1, d2) == Status::ok);
+    REQUIRE(p.upper(q1, q2, *model, *ws, scratch, f, dx, d1, d2) == Status::ok);
     if (fx) *fx = dx;
     if (f1) *f1 = d1;
     if (f2) *f2 = d2;
@@ -592,6 +592,16 @@ TEST_CASE("incentive design: build, vjp, f and its gradients") {
   Incentive fresh;
   CHECK(fresh.init(bad) == Status::null_pointer);
   CHECK(fresh.validate_parameters(x) == Status::not_initialized);
+  {
+    Real f = Real(-42.5);
+    Incentive::Params dx = Incentive::Params::Constant(Real(3.25));
+    M1 d1;
+    M2 d2;
+    CHECK(fresh.upper(M1::Constant(Real(1) / A1), M2::Constant(Real(1) / A2), *model, *ws, scratch, f, dx, d1, d2) ==
+          Status::not_initialized);  // upper() takes no x: it checks that the problem is ready
+    CHECK(f == Real(-42.5));
+    CHECK(dx == Incentive::Params::Constant(Real(3.25)));
+  }
   bad = data->incentive(Real(0.8), Real(0.2));
   bad.regularizer2.tau = Real(0.1);
   CHECK(fresh.init(bad) == Status::bad_regularization);
@@ -744,7 +754,7 @@ TEST_CASE("PbrlZeroSum on incentive design drives psi towards 0 and beats the st
     Incentive::Params gx;
     M1 g1;
     M2 g2;
-    REQUIRE(problem.upper(x, p1, p2, *model, *ws, scratch, f, gx, g1, g2) == Status::ok);
+    REQUIRE(problem.upper(p1, p2, *model, *ws, scratch, f, gx, g1, g2) == Status::ok);
     return f;
   };
   auto psi_of = [&](const Incentive::Params& x, const M1& p1, const M2& p2) {

@@ -40,15 +40,15 @@
 //            // optional (sampled mode): problem.hpp's per-sample hook over joint actions j, at
 //            // the x `model` was built for; has_game_sample_vjp tells whether a problem has it
 //   template <EvaluationMethod M>
-//   Status upper(const Params& x, const StateActionMatrix<Scalar,S,A1>& pi1,
-//                const StateActionMatrix<Scalar,S,A2>& pi2, Model& model,
-//                EvaluationWorkspace<Scalar,S,M>& ws, Evaluation<Scalar,S,A1*A2>& scratch,
-//                Scalar& f, Params& grad_x, StateActionMatrix<Scalar,S,A1>& grad_pi1,
+//   Status upper(const StateActionMatrix<Scalar,S,A1>& pi1, const StateActionMatrix<Scalar,S,A2>& pi2,
+//                Model& model, EvaluationWorkspace<Scalar,S,M>& ws,
+//                Evaluation<Scalar,S,A1*A2>& scratch, Scalar& f, Params& grad_x,
+//                StateActionMatrix<Scalar,S,A1>& grad_pi1,
 //                StateActionMatrix<Scalar,S,A2>& grad_pi2) const;
 //                // f(x, pi) and its gradients (overwritten; pi-gradients with respect to the
-//                // probabilities). Called after build(x, model, game) with the same x; it may
-//                // use model as scratch but must leave what the game view, vjp() and
-//                // sample_vjp() read unchanged.
+//                // probabilities) at the x `model` was built for, like vjp(): what f needs of x
+//                // is in the model (build() checked x). It may use model as scratch but must
+//                // leave what the game view, vjp() and sample_vjp() read unchanged.
 //   Status validate_parameters(const Params& x) const;  // x in X
 //   void project_parameters(Params& x) const;           // Euclidean projection onto X
 //   static constexpr bool kRewardOnly;  // true when P_x does not depend on x (needed by the

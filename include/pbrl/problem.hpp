@@ -16,12 +16,13 @@
 //            Params& grad) const;       // grad += scale * J^T(w, v) at the x model was built for:
 //                                       // what depends on x comes from build() once per x
 //   template <EvaluationMethod M>
-//   Status upper(const Params& x, const StateActionMatrix& pi, Model& model,
-//                EvaluationWorkspace<..., M>& ws, Evaluation<...>& scratch, Scalar& f,
-//                Params& grad_x, StateActionMatrix& grad_pi) const;
-//                // f(x, pi) and its gradients (overwritten); called after build(x, model, ...)
-//                // with the same x, so it may read M(x) from model and use model as scratch,
-//                // but must leave what the MDP view, vjp() and sample_vjp() read unchanged
+//   Status upper(const StateActionMatrix& pi, Model& model, EvaluationWorkspace<..., M>& ws,
+//                Evaluation<...>& scratch, Scalar& f, Params& grad_x,
+//                StateActionMatrix& grad_pi) const;
+//                // f(x, pi) and its gradients (overwritten) at the x model was built for, like
+//                // vjp(): what f needs of x is in the model (build() checked x; only build()
+//                // takes x). It may use model as scratch but must leave what the MDP view, vjp()
+//                // and sample_vjp() read unchanged
 //   Status validate_parameters(const Params& x) const;  // x in X
 //   void project_parameters(Params& x) const;           // Euclidean projection onto the box X
 //

@@ -136,7 +136,7 @@ class IndependentPolicyGradient {
     Scalar f(0);
     // pi_y's evaluation on M(x_k), if made, was the last one: f's evaluation reuses its factors.
     const bool evaluated = !sampled || report != nullptr;
-    if (Status st = upper_on_chain(problem, evaluated ? &eval_f_ : nullptr, x_, pi_y_, model_, ws_, eval_l_, f,
+    if (Status st = upper_on_chain(problem, evaluated ? &eval_f_ : nullptr, pi_y_, model_, ws_, eval_l_, f,
                                    grad_x_, grad_pi_);
         st != Status::ok)
       return st;

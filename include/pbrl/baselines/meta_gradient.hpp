@@ -258,7 +258,7 @@ class MetaGradient {
     policy_from_parameters<Scalar, S, A1>(param, y1_next_, pi1_next_);
     policy_from_parameters<Scalar, S, A2>(param, y2_next_, pi2_next_);
     Scalar f(0);
-    if (Status st = problem.upper(x_, pi1_next_, pi2_next_, model_, ws_, eval_upper_, f, meta_next_, f1_, f2_);
+    if (Status st = problem.upper(pi1_next_, pi2_next_, model_, ws_, eval_upper_, f, meta_next_, f1_, f2_);
         st != Status::ok)
       return st;
     x_next_ = x_;

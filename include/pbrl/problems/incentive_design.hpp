@@ -144,10 +144,10 @@ class IncentiveDesign {
 
   // f(pi) = -V_id^{pi}(rho); grad_x f = 0.
   template <EvaluationMethod M>
-  Status upper(const Params& x, const Matrix1& pi1, const Matrix2& pi2, Model& model,
-               EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A1 * A2>& scratch, Scalar& f,
-               Params& grad_x, Matrix1& grad_pi1, Matrix2& grad_pi2) const {
-    if (Status st = validate_parameters(x); st != Status::ok) return st;
+  Status upper(const Matrix1& pi1, const Matrix2& pi2, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
+               Evaluation<Scalar, S, A1 * A2>& scratch, Scalar& f, Params& grad_x, Matrix1& grad_pi1,
+               Matrix2& grad_pi2) const {
+    if (!initialized_) return Status::not_initialized;
     if (Status st = validate_policy(pi1); st != Status::ok) return st;
     if (Status st = validate_policy(pi2); st != Status::ok) return st;
     if (designer_cost_ != nullptr)
@@ -195,7 +195,7 @@ class IncentiveDesign {
       return st;
     ws.equilibrium = equilibrium;
     Scalar f(0);
-    if (Status st = upper(x, ws.nash.pi1, ws.nash.pi2, ws.model, ws.evaluation_workspace, ws.evaluation, f,
+    if (Status st = upper(ws.nash.pi1, ws.nash.pi2, ws.model, ws.evaluation_workspace, ws.evaluation, f,
                           ws.grad_x, ws.grad_pi1, ws.grad_pi2);
         st != Status::ok)
       return st;

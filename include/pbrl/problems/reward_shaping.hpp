@@ -94,10 +94,10 @@ class RewardShaping {
   // M(x) made by the last factorization through ws, or nullptr; the task shares its chain (P,
   // rho, gamma), so V_task is solved with those factors (evaluate_on_chain), the same numbers.
   template <EvaluationMethod M>
-  Status upper(const Params& x, const Matrix& pi, Model& /*model*/, EvaluationWorkspace<Scalar, S, M>& ws,
+  Status upper(const Matrix& pi, Model& /*model*/, EvaluationWorkspace<Scalar, S, M>& ws,
                Evaluation<Scalar, S, A>& scratch, Scalar& f, Params& grad_x, Matrix& grad_pi,
                const Evaluation<Scalar, S, A>* chain = nullptr) const {
-    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    if (!initialized_) return Status::not_initialized;
     if (Status st = chain != nullptr ? evaluate_on_chain(task_, pi, ws, *chain, scratch) : evaluate(task_, pi, ws, scratch);
         st != Status::ok)
       return st;

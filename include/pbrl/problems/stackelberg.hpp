@@ -219,10 +219,10 @@ class Stackelberg {
   // leader's MDP shares its chain (P_x, rho, gamma), so V_l is solved with those factors
   // (evaluate_on_chain), the same numbers.
   template <EvaluationMethod M>
-  Status upper(const Params& x, const Matrix& pi, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
+  Status upper(const Matrix& pi, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
                Evaluation<Scalar, S, AF>& scratch, Scalar& f, Params& grad_x, Matrix& grad_pi,
                const Evaluation<Scalar, S, AF>* chain = nullptr) const {
-    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    if (!initialized_) return Status::not_initialized;
     if (Status st = validate_policy(pi); st != Status::ok) return st;
     if (Status st = evaluate_leader(pi, model, ws, scratch, chain); st != Status::ok) return st;
     const Regularizer<Scalar, S, AL>& reg = data_.leader;

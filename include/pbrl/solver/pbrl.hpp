@@ -283,7 +283,7 @@ class Pbrl {
         // f and its gradient; exact mode: pi-hat is evaluated after f (which may evaluate on its
         // own MDP) so that the Bellman start occupancy can reuse its factorization.
         // Exact mode: pi_y's evaluation on M(x_k) was the last one, its factors reusable by f's.
-        if (Status st = upper_on_chain(problem, p.sampled ? nullptr : &eval_y_, x_, pi_y_, model_, ws_, eval_upper_,
+        if (Status st = upper_on_chain(problem, p.sampled ? nullptr : &eval_y_, pi_y_, model_, ws_, eval_upper_,
                                        p.f, grad_x_, grad_pi_);
             st != Status::ok)
           return st;

@@ -306,7 +306,7 @@ class PbrlZeroSum {
       case StepPart::rollouts:
         return rollouts(max_rollouts);
       case StepPart::upper:
-        if (Status st = problem.upper(x_, pi1_, pi2_, model_, ws_, eval_upper_, p.f, grad_x_, grad_pi1_, grad_pi2_);
+        if (Status st = problem.upper(pi1_, pi2_, model_, ws_, eval_upper_, p.f, grad_x_, grad_pi1_, grad_pi2_);
             st != Status::ok)
           return st;
         if (p.sampled) {

@@ -103,23 +103,16 @@ class RlhfProblem {
   // f and grad_x are unchanged.
   Status loss(const Params& x, Scalar& f, Params& grad_x) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
-    const Scalar decay = Scalar(0.5) * data_.l2 * x.squaredNorm();
-    if (!(decay < std::numeric_limits<Scalar>::max() / Scalar(4))) return Status::numerical_failure;
-    // From here nothing can fail: the box bounds every return (init) and the decay term.
-    Scalar value(0);
-    if (Status st = preference_loss(x.data(), *data_.preferences, value, grad_x.data()); st != Status::ok)
-      return st;
-    if (data_.l2 > Scalar(0)) grad_x += data_.l2 * x;
-    f = value + decay;
-    return Status::ok;
+    return loss_at(Eigen::Map<const Params>(x.data()), f, grad_x);
   }
 
   // f(x, pi) and its gradients: grad_x f as loss(); grad_pi f = 0 (the buffer is data; see the
   // file comment).
   template <EvaluationMethod M>
-  Status upper(const Params& x, const Matrix& /*pi*/, Model& /*model*/, EvaluationWorkspace<Scalar, S, M>& /*ws*/,
+  Status upper(const Matrix& /*pi*/, Model& model, EvaluationWorkspace<Scalar, S, M>& /*ws*/,
                Evaluation<Scalar, S, A>& /*scratch*/, Scalar& f, Params& grad_x, Matrix& grad_pi) const {
-    if (Status st = loss(x, f, grad_x); st != Status::ok) return st;
+    if (!initialized_) return Status::not_initialized;
+    if (Status st = loss_at(Eigen::Map<const Params>(model.reward), f, grad_x); st != Status::ok) return st;
     grad_pi.setZero();
     return Status::ok;
   }
@@ -148,6 +141,19 @@ class RlhfProblem {
   }
 
  private:
+  // loss() at an x in the box (build() checked it).
+  Status loss_at(const Eigen::Map<const Params>& x, Scalar& f, Params& grad_x) const {
+    const Scalar decay = Scalar(0.5) * data_.l2 * x.squaredNorm();
+    if (!(decay < std::numeric_limits<Scalar>::max() / Scalar(4))) return Status::numerical_failure;
+    // From here nothing can fail: the box bounds every return (init) and the decay term.
+    Scalar value(0);
+    if (Status st = preference_loss(x.data(), *data_.preferences, value, grad_x.data()); st != Status::ok)
+      return st;
+    if (data_.l2 > Scalar(0)) grad_x += data_.l2 * x;
+    f = value + decay;
+    return Status::ok;
+  }
+
   Data data_{};
   bool initialized_ = false;
 };
