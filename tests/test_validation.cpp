@@ -1172,7 +1172,10 @@ TEST_CASE("RewardShaping: init, validate_parameters, build and upper reject bad 
 namespace {
 // RewardShaping with faults to inject: it fails where the test asks it to, so every error path
 // of Pbrl::step() can be reached from valid settings.
-enum class Fault { none, build, poison_reward, upper, nan_objective };
+// nan_grad_x / nan_grad_pi: a NaN in upper()'s gradient, so that the step's new x (its box's
+// projection keeps a NaN) or new y is not finite: the solver's check of the step's sum |G|^2
+// must refuse it.
+enum class Fault { none, build, poison_reward, upper, nan_objective, nan_grad_x, nan_grad_pi };
 
 class FaultyShaping {
  public:
@@ -1204,6 +1207,8 @@ class FaultyShaping {
     if (fault == Fault::upper && clean_builds < 0) return Status::numerical_failure;
     const Status st = base.upper(pi, model, ws, scratch, f, grad_x, grad_pi);
     if (fault == Fault::nan_objective && clean_builds < 0) f = kNaN;
+    if (fault == Fault::nan_grad_x && clean_builds < 0) grad_x(2) = kNaN;
+    if (fault == Fault::nan_grad_pi && clean_builds < 0) grad_pi(1, 1) = kNaN;
     return st;
   }
 
@@ -1293,7 +1298,9 @@ void solver_faults(pbrl::PenaltyKind penalty, Parameterization param, pbrl::Orac
   const Case cases[] = {{Fault::build, Status::out_of_bounds},
                         {Fault::poison_reward, Status::numerical_failure},
                         {Fault::upper, Status::numerical_failure},
-                        {Fault::nan_objective, Status::numerical_failure}};
+                        {Fault::nan_objective, Status::numerical_failure},
+                        {Fault::nan_grad_x, Status::numerical_failure},
+                        {Fault::nan_grad_pi, Status::numerical_failure}};
   for (const Case& c : cases) {
     CAPTURE(static_cast<int>(c.fault));
     problem->fault = c.fault;

@@ -824,6 +824,46 @@ TEST_CASE("PbrlZeroSum on incentive design drives psi towards 0 and beats the st
   CHECK(problem.validate_parameters(meta->x()) == Status::ok);
 }
 
+namespace {
+// An incentive design whose upper() puts a NaN into one gradient: the step's new x (the box's
+// projection keeps a NaN) or new y1 is then not finite, which the solver must refuse.
+struct NanGradientIncentive : Incentive {
+  int block = 0;  // 0: grad_x, 1: grad_pi1
+  template <EvaluationMethod M>
+  Status upper(const M1& pi1, const M2& pi2, Model& model, pbrl::EvaluationWorkspace<Real, S, M>& ws,
+               pbrl::Evaluation<Real, S, A1 * A2>& scratch, Real& f, Params& grad_x, M1& grad_pi1,
+               M2& grad_pi2) const {
+    const Status st = Incentive::upper(pi1, pi2, model, ws, scratch, f, grad_x, grad_pi1, grad_pi2);
+    (block == 0 ? grad_x(3) : grad_pi1(1, 0)) = std::numeric_limits<Real>::quiet_NaN();
+    return st;
+  }
+};
+}  // namespace
+
+TEST_CASE("PbrlZeroSum: a step whose new x or y is not finite is a numerical failure and changes nothing") {
+  using Solver = pbrl::PbrlZeroSum<NanGradientIncentive>;
+  GameData<S, A1, A2> data(3);
+  for (int block : {0, 1}) {
+    CAPTURE(block);
+    NanGradientIncentive problem;
+    REQUIRE(problem.init(data.incentive(Real(0.8), Real(0.1))) == Status::ok);
+    problem.block = block;
+    auto solver = std::make_unique<Solver>();
+    REQUIRE(solver->init(problem, zero_sum_settings(), Incentive::Params::Constant(Real(0.5)), M1::Zero(),
+                         M2::Zero()) == Status::ok);
+    const auto before = std::make_unique<Solver>(*solver);
+    Solver::Report report;
+    report.iteration = -7;
+    CHECK(solver->step(&report) == Status::numerical_failure);
+    CHECK(report.iteration == -7);
+    CHECK(solver->iteration() == 0);
+    CHECK(solver->x() == before->x());
+    CHECK(solver->y1() == before->y1());
+    CHECK(solver->y2() == before->y2());
+    CHECK(solver->oracle_policy1() == before->oracle_policy1());
+  }
+}
+
 TEST_CASE("PbrlZeroSum: report, lambda ramp, oracles, sweeps and error paths") {
   using Solver = pbrl::PbrlZeroSum<Incentive>;
   auto inst = std::make_unique<IncentiveInstance<S, A1, A2>>(2, Real(0.8), Real(0.1));

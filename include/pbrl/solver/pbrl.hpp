@@ -365,8 +365,8 @@ class Pbrl {
                       projected_step(y_, alpha_y, grad_y_, y_next_, [&](Matrix& y) {
                         project_policy_set<Scalar, S, A>(settings_.policy, y);
                       });
-    if (!all_finite(x_next_) || !all_finite(y_next_) || !std::isfinite(p.f) || !std::isfinite(p.p) ||
-        !std::isfinite(g2) || (p.sampled && !std::isfinite(p.lower_gap)) || !std::isfinite(p.oracle_gap))
+    if (!std::isfinite(g2) || !std::isfinite(p.f) || !std::isfinite(p.p) || (p.sampled && !std::isfinite(p.lower_gap)) ||
+        !std::isfinite(p.oracle_gap))
       return Status::numerical_failure;
     if (Status st = counts_.room_for(p.steps); st != Status::ok) return st;
     // No certificate from samples: the sampled oracle has no target to meet (converged false).

@@ -355,8 +355,7 @@ class PbrlZeroSum {
                        [&](Matrix1& y) { project_policy_set<Scalar, S, A1>(settings_.policy, y); }) +
         projected_step(y2_, alpha_pi, grad_y2_, y2_next_,
                        [&](Matrix2& y) { project_policy_set<Scalar, S, A2>(settings_.policy, y); });
-    if (!all_finite(x_next_) || !all_finite(y1_next_) || !all_finite(y2_next_) || !std::isfinite(p.f) ||
-        !std::isfinite(p.psi) || !std::isfinite(g2) || !std::isfinite(oracle_gap))
+    if (!std::isfinite(g2) || !std::isfinite(p.f) || !std::isfinite(p.psi) || !std::isfinite(oracle_gap))
       return Status::numerical_failure;
     if (Status st = counts_.room_for(p.steps); st != Status::ok) return st;
 

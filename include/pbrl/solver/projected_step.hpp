@@ -12,7 +12,10 @@
 namespace pbrl {
 
 // next = Proj(z - alpha * grad) with project(next) in place; returns |(z - next) / alpha|^2, this
-// block's part of the squared projected-gradient norm |G|^2.
+// block's part of the squared projected-gradient norm |G|^2. For a finite z (a solver's committed
+// iterate) and a finite alpha > 0 the sum is finite only if every entry of next is (a NaN or an
+// infinity in next makes its term NaN or +inf, and a sum of squares never cancels an infinity),
+// so a solver checks the sum and not next again.
 template <typename Scalar, class Block, class Gradient, class Project>
 Scalar projected_step(const Block& z, Scalar alpha, const Gradient& grad, Block& next, Project&& project) {
   next = z - alpha * grad;
