@@ -6,7 +6,8 @@
 //   loss           preference_loss with a decoded reward (any floats) and, or not, a gradient;
 //   segment        Segment::push_back with any indices;
 //   problem        RlhfProblem::init (decoded transitions, initial distribution, discount,
-//                  regularizer, box, l2) over the buffer, then loss() and upper() at a decoded x;
+//                  regularizer, box, l2) over the buffer, then loss() at a decoded x and, if it
+//                  accepts it, build() and upper() there (upper() reads x from the model);
 //   collect        SegmentSampler::init and collect_pair with a decoded policy and length, with
 //                  the return labeler, the Bradley-Terry labeler or a labeler returning any float.
 // Properties (abort() on violation): a refused call leaves every object it was given byte-
@@ -192,6 +193,21 @@ void problem(fuzz::Input& in, State& st) {
     return;
   }
   FUZZ_CHECK(std::isfinite(f) && grad.allFinite());
+  // upper() at the x build() was given (it reads x from the model): loss()'s f and gradient, to
+  // the bit, and no policy gradient.
+  Problem::Model model;
+  pbrl::Mdp<T, S, A> mdp;
+  FUZZ_CHECK(st.problem.build(x, model, mdp) == Status::ok);
+  pbrl::EvaluationWorkspace<T, S, pbrl::EvaluationMethod::direct> ws;
+  pbrl::Evaluation<T, S, A> scratch;
+  Problem::Params grad_upper = Problem::Params::Constant(T(5));
+  Matrix grad_pi = Matrix::Constant(T(5));
+  T f_upper = T(4);
+  FUZZ_CHECK(st.problem.upper(Matrix::Constant(T(1) / A), model, ws, scratch, f_upper, grad_upper, grad_pi) ==
+             Status::ok);
+  FUZZ_CHECK(std::memcmp(&f_upper, &f, sizeof f) == 0);
+  FUZZ_CHECK(std::memcmp(grad_upper.data(), grad.data(), sizeof(T) * Problem::kParams) == 0);
+  FUZZ_CHECK(grad_pi == Matrix::Zero());
 }
 
 void collect(fuzz::Input& in, State& st) {
