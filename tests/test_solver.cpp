@@ -476,4 +476,65 @@ TEST_CASE("PBRL, sweeps mode: a step starts its evaluations from the last comple
   CHECK(fresh->evaluation_workspace().last_sweeps == 1);
 }
 
+// The projected step's box form (one pass: step, clamp, sum) against the general one (the step,
+// project(), then the sum): the same new iterate to the bit, a NaN still a NaN (so the solvers'
+// finiteness check of the sum still sees it), the same sum within rounding; parameter_step takes a
+// problem's box() where it has one and its project_parameters() otherwise.
+TEST_CASE("the projected step in one pass over a box: the general step's iterate to the bit") {
+  constexpr int N = 37;  // not a multiple of any unrolling
+  using V = Eigen::Matrix<Real, N, 1>;
+  pbrl::Rng rng(7u);
+  const pbrl::Box<Real> box{Real(-0.5), Real(0.75)};
+  for (int trial = 0; trial < 20; ++trial) {
+    V z, g;
+    for (int i = 0; i < N; ++i) {
+      z(i) = box.lower + (box.upper - box.lower) * rng.uniform<Real>();
+      g(i) = Real(4) * (rng.uniform<Real>() - Real(0.5));
+    }
+    const Real alpha = trial == 0 ? Real(1e-30) : Real(0.05) * Real(trial);  // a tiny step too
+    V general, fused;
+    const Real g2 = pbrl::projected_step(z, alpha, g, general, [&](V& x) { pbrl::project(box, x); });
+    const Real f2 = pbrl::box_projected_step(z, alpha, g, fused, box);
+    for (int i = 0; i < N; ++i) REQUIRE(fused(i) == general(i));
+    CHECK(f2 == doctest::Approx(g2).epsilon(double(64 * std::numeric_limits<Real>::epsilon())));
+    CHECK(fused.minCoeff() >= box.lower);
+    CHECK(fused.maxCoeff() <= box.upper);
+  }
+  V z = V::Zero(), g = V::Zero(), next;
+  g(3) = std::numeric_limits<Real>::quiet_NaN();
+  CHECK_FALSE(std::isfinite(pbrl::box_projected_step(z, Real(0.1), g, next, box)));
+  CHECK(std::isnan(next(3)));
+  g(3) = std::numeric_limits<Real>::infinity();  // a step to -inf lands on the box, as project() puts it
+  V general;
+  const Real g2 = pbrl::projected_step(z, Real(0.1), g, general, [&](V& x) { pbrl::project(box, x); });
+  CHECK(pbrl::box_projected_step(z, Real(0.1), g, next, box) == doctest::Approx(double(g2)));
+  CHECK(next(3) == box.lower);
+  CHECK(next == general);
+}
+
+namespace {
+// A problem whose X is no box: parameter_step must call its projection.
+struct HalfProjection {
+  using Params = Eigen::Matrix<Real, 3, 1>;
+  void project_parameters(Params& x) const { x *= Real(0.5); }
+};
+}  // namespace
+
+TEST_CASE("parameter_step: a problem's box() where it has one, its project_parameters() otherwise") {
+  static_assert(pbrl::has_parameter_box<pbrl::RewardShaping<Real, 4, 2>>::value, "the library's problems have box()");
+  static_assert(!pbrl::has_parameter_box<HalfProjection>::value, "");
+  const HalfProjection half;
+  const HalfProjection::Params z(Real(1), Real(2), Real(4)), g = HalfProjection::Params::Zero();
+  HalfProjection::Params next;
+  const Real g2 = pbrl::parameter_step(half, z, Real(0.5), g, next);
+  CHECK(next == z * Real(0.5));
+  CHECK(g2 == doctest::Approx(double((z - next).squaredNorm() / Real(0.25))));
+  ShapingInstance<4, 2> inst(3);
+  using Params = pbrl::RewardShaping<Real, 4, 2>::Params;
+  const Params x = Params::Zero(), grad = Params::Constant(Real(100));  // the step leaves the box
+  Params stepped;
+  pbrl::parameter_step(inst.problem, x, Real(1), grad, stepped);
+  CHECK(stepped == Params::Constant(inst.problem.box().lower));
+}
+
 }  // namespace test_solver

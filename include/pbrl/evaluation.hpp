@@ -98,19 +98,45 @@ void induced_cost(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S,
   }
 }
 
+// Up to kUnrolledLuStates states the elimination, the solves and the rows of I - gamma*P_pi are
+// loops over compile-time bounds with a row held in registers (see lu_unrolled).
+constexpr int kUnrolledLuStates = 16;
+
 // Row i of I - gamma*P_pi into out, each entry written once: gamma*pi(i,a)*P(.|i,a) subtracted from
-// 0 in the order a = 0..A-1 (a left fold, one Eigen expression), then the diagonal entry again
-// from 1 in that order. The same numbers, to the bit, as the identity minus A passes over the row.
+// 0 in the order a = 0..A-1, then the diagonal entry again from 1 in that order. The same numbers,
+// to the bit, as the identity minus A passes over the row. Up to kUnrolledLuStates states the row
+// is summed in registers one action at a time, each weight formed once (on the Cortex-M4F 2
+// instructions a multiply-add, against 3 for the one Eigen expression below, which keeps the A
+// weights in memory and reloads them for every entry); larger rows are that expression, a left
+// fold over a, vectorized along the row.
 template <typename Scalar, int S, int A, int... a>
 void form_row(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi, int i, Scalar* out,
               std::integer_sequence<int, a...>) {
-  using Row = Eigen::Map<const StateVector<Scalar, S>>;
   const Scalar* p = m.transition + i * A * S;  // P(.|i,0); P(.|i,a) is a*S further
-  Eigen::Map<StateVector<Scalar, S>> row(out);
-  row = (StateVector<Scalar, S>::Zero() - ... - ((m.discount * pi(i, a)) * Row(p + a * S)));
-  Scalar d(1);
-  ((d -= (m.discount * pi(i, a)) * p[a * S + i]), ...);
-  out[i] = d;
+  if constexpr (S <= kUnrolledLuStates) {
+    const Scalar c0 = m.discount * pi(i, 0);
+    Scalar row[S];
+#pragma GCC unroll 16
+    for (int j = 0; j < S; ++j) row[j] = Scalar(0) - c0 * p[j];
+    Scalar d = Scalar(1) - c0 * p[i];
+    for (int b = 1; b < A; ++b) {
+      const Scalar c = m.discount * pi(i, b);
+      const Scalar* pb = p + b * S;
+#pragma GCC unroll 16
+      for (int j = 0; j < S; ++j) row[j] -= c * pb[j];
+      d -= c * pb[i];
+    }
+#pragma GCC unroll 16
+    for (int j = 0; j < S; ++j) out[j] = row[j];
+    out[i] = d;
+  } else {
+    using Row = Eigen::Map<const StateVector<Scalar, S>>;
+    Eigen::Map<StateVector<Scalar, S>> row(out);
+    row = (StateVector<Scalar, S>::Zero() - ... - ((m.discount * pi(i, a)) * Row(p + a * S)));
+    Scalar d(1);
+    ((d -= (m.discount * pi(i, a)) * p[a * S + i]), ...);
+    out[i] = d;
+  }
 }
 
 // Elimination by panels of kLuPanel columns (right-looking, blocked). A panel is eliminated column
@@ -191,7 +217,6 @@ void lu_trailing(Scalar* lu, int k0) {
 // in increasing k, from rows of U already final, with the same quotients: the factors are, to the
 // bit where the compiler does not fuse multiply-adds, those of the panels below. Larger models use
 // the panels, whose unrolled code would not pay.
-constexpr int kUnrolledLuStates = 16;
 
 template <typename Scalar, int S>
 void lu_unrolled(Scalar* lu) {

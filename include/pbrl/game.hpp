@@ -51,6 +51,7 @@
 //                // leave what the game view, vjp() and sample_vjp() read unchanged.
 //   Status validate_parameters(const Params& x) const;  // x in X
 //   void project_parameters(Params& x) const;           // Euclidean projection onto X
+//   const Box<Scalar>& box() const;     // optional: X when it is a box, as in problem.hpp
 //   static constexpr bool kRewardOnly;  // true when P_x does not depend on x (needed by the
 //                                       // meta-gradient baseline, optional otherwise)
 

@@ -26,6 +26,10 @@
 //   Status validate_parameters(const Params& x) const;  // x in X
 //   void project_parameters(Params& x) const;           // Euclidean projection onto the box X
 //
+// Optional: const Box<Scalar>& box() const, the box X itself (project_parameters(x) is then
+// project(box(), x)); the solvers clamp to it in the same pass as their step (parameter_step,
+// solver/projected_step.hpp). Every problem of the library has it.
+//
 // grad_pi is the derivative with respect to the policy probabilities; the solver chains it to
 // the parameterization of y.
 //

@@ -143,7 +143,7 @@ class IndependentPolicyGradient {
 
     // The leader descends f = -V_l, the follower ascends V_f.
     const Scalar bound = settings_.follower_logit_bound;
-    projected_step(x_, settings_.step_leader, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); });
+    parameter_step(problem, x_, settings_.step_leader, grad_x_, x_next_);
     projected_step(y_, settings_.step_follower, -grad_y_, y_next_,
                    [&](Matrix& y) { y = y.cwiseMax(-bound).cwiseMin(bound); });
     if (!all_finite(x_next_) || !all_finite(y_next_) || !std::isfinite(f)) return Status::numerical_failure;

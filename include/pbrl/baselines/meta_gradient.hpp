@@ -288,8 +288,7 @@ class MetaGradient {
         problem.vjp(model_, mu_dot_, eval1_.value, eta, meta_next_);
       }
       norm = meta_next_.norm();
-      projected_step(x_, settings_.designer_step, meta_next_, x_next_,
-                     [&](Params& x) { problem.project_parameters(x); });
+      parameter_step(problem, x_, settings_.designer_step, meta_next_, x_next_);
     } else {
       meta_next_.setZero();
       warm_next_ = warm_;

@@ -361,10 +361,8 @@ class Pbrl {
     const Problem& problem = *problem_;
     const Scalar alpha_x = schedule_.step(settings_, settings_.step_x);
     const Scalar alpha_y = schedule_.step(settings_, settings_.step_y);
-    const Scalar g2 = projected_step(x_, alpha_x, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); }) +
-                      projected_step(y_, alpha_y, grad_y_, y_next_, [&](Matrix& y) {
-                        project_policy_set<Scalar, S, A>(settings_.policy, y);
-                      });
+    const Scalar g2 = parameter_step(problem, x_, alpha_x, grad_x_, x_next_) +
+                      policy_step<Scalar, S, A>(settings_.policy, y_, alpha_y, grad_y_, y_next_);
     if (!std::isfinite(g2) || !std::isfinite(p.f) || !std::isfinite(p.p) || (p.sampled && !std::isfinite(p.lower_gap)) ||
         !std::isfinite(p.oracle_gap))
       return Status::numerical_failure;

@@ -349,12 +349,9 @@ class PbrlZeroSum {
     const Scalar psi_exact = eval1_.value_rho + eval2_.value_rho;  // with pi-hat, from the model
     const Scalar alpha_x = schedule_.step(settings_, settings_.step_x);
     const Scalar alpha_pi = schedule_.step(settings_, settings_.step_pi);
-    const Scalar g2 =
-        projected_step(x_, alpha_x, grad_x_, x_next_, [&](Params& x) { problem.project_parameters(x); }) +
-        projected_step(y1_, alpha_pi, grad_y1_, y1_next_,
-                       [&](Matrix1& y) { project_policy_set<Scalar, S, A1>(settings_.policy, y); }) +
-        projected_step(y2_, alpha_pi, grad_y2_, y2_next_,
-                       [&](Matrix2& y) { project_policy_set<Scalar, S, A2>(settings_.policy, y); });
+    const Scalar g2 = parameter_step(problem, x_, alpha_x, grad_x_, x_next_) +
+                      policy_step<Scalar, S, A1>(settings_.policy, y1_, alpha_pi, grad_y1_, y1_next_) +
+                      policy_step<Scalar, S, A2>(settings_.policy, y2_, alpha_pi, grad_y2_, y2_next_);
     if (!std::isfinite(g2) || !std::isfinite(p.f) || !std::isfinite(p.psi) || !std::isfinite(oracle_gap))
       return Status::numerical_failure;
     if (Status st = counts_.room_for(p.steps); st != Status::ok) return st;

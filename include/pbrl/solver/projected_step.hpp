@@ -4,6 +4,8 @@
 // run(). A step forms every new iterate in scratch, checks it, and only then commits: an error
 // leaves the solver as it was.
 
+#include "pbrl/policy.hpp"
+#include "pbrl/problem.hpp"
 #include "pbrl/status.hpp"
 
 #include <cstdint>
@@ -21,6 +23,55 @@ Scalar projected_step(const Block& z, Scalar alpha, const Gradient& grad, Block&
   next = z - alpha * grad;
   project(next);
   return ((z - next) / alpha).squaredNorm();
+}
+
+// projected_step for a box: next = min(max(z - alpha * grad, lower), upper), entry by entry as project()
+// clamps (a NaN stays NaN), and the sum, in one pass over the block instead of three (the step,
+// the projection, the sum). z, grad and next are stored blocks.
+template <typename Scalar, class Block, class Gradient>
+Scalar box_projected_step(const Block& z, Scalar alpha, const Gradient& grad, Block& next, const Box<Scalar>& box) {
+  static_assert(detail::contiguous<Block>() && detail::contiguous<Gradient>(), "stored blocks");
+  const Scalar* zp = z.data();
+  const Scalar* gp = grad.data();
+  Scalar* out = next.data();
+  const Scalar lower = box.lower, upper = box.upper;
+  Scalar sum(0);
+  for (int i = 0; i < int(z.size()); ++i) {
+    Scalar v = zp[i] - alpha * gp[i];
+    v = v < lower ? lower : v;
+    v = upper < v ? upper : v;
+    out[i] = v;
+    const Scalar g = (zp[i] - v) / alpha;
+    sum += g * g;
+  }
+  return sum;
+}
+
+// Whether Problem offers box(): X = [box().lower, box().upper]^kParams (problem.hpp).
+template <class Problem, class = void>
+struct has_parameter_box : std::false_type {};
+template <class Problem>
+struct has_parameter_box<Problem, std::void_t<decltype(std::declval<const Problem&>().box())>> : std::true_type {};
+
+// The x block: clamped to problem.box() in the step's pass where the problem has one, else
+// project_parameters() after the step.
+template <class Problem, typename Scalar, class Params>
+Scalar parameter_step(const Problem& problem, const Params& x, Scalar alpha, const Params& grad, Params& next) {
+  if constexpr (has_parameter_box<Problem>::value)
+    return box_projected_step(x, alpha, grad, next, problem.box());
+  else
+    return projected_step(x, alpha, grad, next, [&](Params& p) { problem.project_parameters(p); });
+}
+
+// A policy block: softmax logits are clamped to [-logit_bound, logit_bound] in the step's pass,
+// direct rows projected onto the floored simplex after it (project_policy_set).
+template <typename Scalar, int S, int A>
+Scalar policy_step(const PolicySet<Scalar>& set, const StateActionMatrix<Scalar, S, A>& y, Scalar alpha,
+                   const StateActionMatrix<Scalar, S, A>& grad, StateActionMatrix<Scalar, S, A>& next) {
+  if (set.parameterization == Parameterization::softmax)
+    return box_projected_step(y, alpha, grad, next, Box<Scalar>{-set.logit_bound, set.logit_bound});
+  return projected_step(y, alpha, grad, next,
+                        [&](StateActionMatrix<Scalar, S, A>& p) { project_policy_set<Scalar, S, A>(set, p); });
 }
 
 // The counts of a solver: iterations and environment steps since init(). Both are 64-bit on every
