@@ -513,10 +513,13 @@ TEST_CASE("the projected step in one pass over a box: the general step's iterate
 }
 
 namespace {
-// A problem whose X is no box: parameter_step must call its projection.
+// A problem whose X is no box: parameter_step must call its projection. Its box() is something
+// else (not a Box), so it does not count as one.
 struct HalfProjection {
+  using Scalar = Real;
   using Params = Eigen::Matrix<Real, 3, 1>;
   void project_parameters(Params& x) const { x *= Real(0.5); }
+  int box() const { return 0; }
 };
 }  // namespace
 

@@ -1,8 +1,8 @@
 #pragma once
 // What every solver and baseline shares around its update: one block of a projected gradient
-// step, the counts a step advances (iteration, environment steps) with their overflow check, and
-// run(). A step forms every new iterate in scratch, checks it, and only then commits: an error
-// leaves the solver as it was.
+// step (and its one-pass form for a box: x's, softmax logits'), the counts a step advances
+// (iteration, environment steps) with their overflow check, and run(). A step forms every new
+// iterate in scratch, checks it, and only then commits: an error leaves the solver as it was.
 
 #include "pbrl/policy.hpp"
 #include "pbrl/problem.hpp"
@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
+#include <utility>
 
 namespace pbrl {
 
@@ -47,11 +49,12 @@ Scalar box_projected_step(const Block& z, Scalar alpha, const Gradient& grad, Bl
   return sum;
 }
 
-// Whether Problem offers box(): X = [box().lower, box().upper]^kParams (problem.hpp).
+// Whether Problem offers box(), a Box<Scalar>: X = [box().lower, box().upper]^kParams (problem.hpp).
 template <class Problem, class = void>
 struct has_parameter_box : std::false_type {};
 template <class Problem>
-struct has_parameter_box<Problem, std::void_t<decltype(std::declval<const Problem&>().box())>> : std::true_type {};
+struct has_parameter_box<Problem, std::void_t<decltype(std::declval<const Problem&>().box())>>
+    : std::is_same<std::decay_t<decltype(std::declval<const Problem&>().box())>, Box<typename Problem::Scalar>> {};
 
 // The x block: clamped to problem.box() in the step's pass where the problem has one, else
 // project_parameters() after the step.
