@@ -39,13 +39,21 @@ struct Regularizer {
   // h_s(p) for one policy row.
   template <typename Row>
   Scalar value(int s, const Row& p) const {
-    return value_of_logs(s, p, [&](int a) { return logarithm(p(a)); });
+    Scalar h(0);
+    for (int a = 0; a < A; ++a) {
+      const Scalar pa = p(a);
+      if (pa > Scalar(0)) h += pa * (logarithm(pa) - log_reference(s, a));
+    }
+    return h;
   }
   // The same from log_p = log p (entries with p_a <= 0 are not read): a caller that has the logs
   // without taking them (a softmax's log is its shifted logits minus one log-sum) saves A logs.
   template <typename Row, typename LogRow>
   Scalar value(int s, const Row& p, const LogRow& log_p) const {
-    return value_of_logs(s, p, [&](int a) { return log_p(a); });
+    Scalar h(0);
+    for (int a = 0; a < A; ++a)
+      if (p(a) > Scalar(0)) h += p(a) * (log_p(a) - log_reference(s, a));
+    return h;
   }
 
   // h_s(p) for row s of a policy, from row s of log_pi when the caller keeps the logs
@@ -69,23 +77,6 @@ struct Regularizer {
   template <typename Matrix>
   Scalar derivative_from(int s, int a, const Matrix& pi, const Matrix* log_pi) const {
     return log_pi != nullptr ? derivative_at_log(s, a, (*log_pi)(s, a)) : derivative(s, a, pi(s, a));
-  }
-
- private:
-  // sum_a p_a (log p_a - log ref(a|s)) over the entries with p_a > 0, log p_a = log_of(a); the
-  // kind is tested once a row rather than once an entry (the same sums, in the same order).
-  template <typename Row, typename LogOf>
-  Scalar value_of_logs(int s, const Row& p, LogOf&& log_of) const {
-    Scalar h(0);
-    if (kind == RegularizerKind::kl_reference) {
-      for (int a = 0; a < A; ++a)
-        if (p(a) > Scalar(0)) h += p(a) * (log_of(a) - logarithm(reference[s * A + a]));
-    } else {
-      const Scalar log_uniform = -std::log(Scalar(A));
-      for (int a = 0; a < A; ++a)
-        if (p(a) > Scalar(0)) h += p(a) * (log_of(a) - log_uniform);
-    }
-    return h;
   }
 };
 
