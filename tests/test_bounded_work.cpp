@@ -133,17 +133,31 @@ TEST_CASE("PBRL: calls into the problem per step are the documented constants") 
   }
 }
 
+namespace {
+// Incentive design declaring that its transitions depend on x: the Nikaido-Isoda penalty then
+// takes one J^T product per player instead of one of the joint occupancies' difference.
+template <int S, int A1, int A2>
+struct NotRewardOnly : Counting<pbrl::IncentiveDesign<Real, S, A1, A2>> {
+  static constexpr bool kRewardOnly = false;
+};
+}  // namespace
+
 TEST_CASE("PBRL zero-sum: calls into the game problem per step are the documented constants") {
   constexpr int S = 4, A1 = 2, A2 = 3, T = 2, B = 4, H = 3;
   using Problem = Counting<pbrl::IncentiveDesign<Real, S, A1, A2>>;
+  using Declared = NotRewardOnly<S, A1, A2>;
+  static_assert(pbrl::is_reward_only<Problem>::value && !pbrl::is_reward_only<Declared>::value, "the two branches");
   for (std::uint32_t seed : {21u, 22u}) {
     auto data = std::make_unique<GameData<S, A1, A2>>(seed);
     auto problem = std::make_unique<Problem>();
+    auto declared = std::make_unique<Declared>();
     REQUIRE(problem->init(data->incentive(Real(0.9), Real(0.1))) == Status::ok);
+    REQUIRE(declared->init(data->incentive(Real(0.9), Real(0.1))) == Status::ok);
     for (auto mode : {GradientMode::exact, GradientMode::sampled}) {
       CAPTURE(seed);
       CAPTURE(static_cast<int>(mode));
       auto solver = std::make_unique<pbrl::PbrlZeroSum<Problem>>();
+      auto other = std::make_unique<pbrl::PbrlZeroSum<Declared>>();
       pbrl::PbrlZeroSumSettings<Real> s;
       s.inner_steps = T;
       s.gradient = mode;
@@ -154,12 +168,21 @@ TEST_CASE("PBRL zero-sum: calls into the game problem per step are the documente
       s.sampling.horizon = H;
       REQUIRE(solver->init(*problem, s, Problem::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) ==
               Status::ok);
+      REQUIRE(other->init(*declared, s, Problem::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) ==
+              Status::ok);
       problem->reset();
-      // Nikaido-Isoda: one J^T product per player (exact), or two batches of B*H joint samples.
-      const Calls expected = mode == GradientMode::exact ? Calls{1, 2, 0, 1} : Calls{1, 0, 2L * B * H, 1};
+      declared->reset();
+      // Nikaido-Isoda: one J^T product of the joint occupancies' difference where P_x does not
+      // depend on x (exact), else one per player; sampled, two batches of B*H joint samples.
+      const Calls expected = mode == GradientMode::exact ? Calls{1, 1, 0, 1} : Calls{1, 0, 2L * B * H, 1};
+      const Calls expected_declared = mode == GradientMode::exact ? Calls{1, 2, 0, 1} : expected;
       for (int k = 0; k < 6; ++k) {
         REQUIRE(solver->step() == Status::ok);
+        REQUIRE(other->step() == Status::ok);
         check_calls(*problem, expected);
+        check_calls(*declared, expected_declared);
+        // The same iteration either way, up to rounding.
+        CHECK((solver->x() - other->x()).cwiseAbs().maxCoeff() <= kTight * Real(10));
       }
       if (mode == GradientMode::sampled) CHECK(solver->environment_steps() == 6L * (2 * T + 2) * B * H);
     }

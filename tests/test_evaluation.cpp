@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace test_evaluation {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
@@ -253,6 +254,40 @@ TEST_CASE("policy_from_parameters: a softmax's logs beside pi are log pi within 
   pbrl::policy_from_parameters<Real, S, A>(pbrl::Parameterization::direct, direct, pi, &log_pi);
   CHECK(pi == direct);
   CHECK(log_pi == Mat<S, A>::Constant(Real(7)));
+}
+
+TEST_CASE("normalize_policy_row: the previous always-floored numbers to the bit, rows at and past the floor included") {
+  // The previous form: shift by the max, softmax, subtract the log of the sum, then both floors.
+  auto previous = [](Mat<1, A>& log_pi, Mat<1, A>& pi) {
+    log_pi.array() -= log_pi.maxCoeff();
+    log_pi.array() -= pbrl::logarithm(pbrl::softmax_of_shifted<A>(log_pi.data(), pi.data()));
+    log_pi = log_pi.cwiseMax(std::log(pbrl::log_floor<Real>()));
+    pi = pi.cwiseMax(pbrl::log_floor<Real>());
+  };
+  pbrl::Rng rng(11);
+  const Real lf = std::log(pbrl::log_floor<Real>());  // about -71 in float, -672 in double
+  const Real inf = std::numeric_limits<Real>::infinity();
+  std::vector<Mat<1, A>> rows;
+  for (const Real spread : {Real(1), Real(30), Real(300), Real(3000)})
+    for (int k = 0; k < 20; ++k) rows.push_back(spread * random_logits<1, A>(rng));
+  // Smallest entry just above, at and just below log(floor) + 1 from the largest; beyond it;
+  // a zero probability (-inf); a NaN.
+  for (const Real gap : {lf + Real(2), lf + Real(1.0001), lf + Real(1), lf + Real(0.9999), lf, lf - Real(5),
+                         Real(2) * lf})
+    rows.push_back((Mat<1, A>() << Real(0), gap, Real(-1)).finished());
+  rows.push_back((Mat<1, A>() << Real(0), -inf, Real(-1)).finished());
+  rows.push_back((Mat<1, A>() << Real(0), std::numeric_limits<Real>::quiet_NaN(), Real(-1)).finished());
+  int floored = 0;
+  for (const Mat<1, A>& row : rows) {
+    CAPTURE(row);
+    Mat<1, A> log_pi = row, pi = Mat<1, A>::Zero(), log_old = row, pi_old = Mat<1, A>::Zero();
+    pbrl::normalize_policy_row(log_pi.row(0), pi.row(0));
+    previous(log_old, pi_old);
+    CHECK(std::memcmp(log_pi.data(), log_old.data(), sizeof(Real) * A) == 0);
+    CHECK(std::memcmp(pi.data(), pi_old.data(), sizeof(Real) * A) == 0);
+    if ((pi_old.array() == pbrl::log_floor<Real>()).any()) ++floored;
+  }
+  CHECK(floored >= 3);  // the floors did act on some rows
 }
 
 TEST_CASE("policy gradient of V(rho) matches finite differences") {

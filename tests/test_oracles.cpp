@@ -88,6 +88,56 @@ TEST_CASE("run_oracle says whether it stopped on its target or ran to max_steps"
   }
 }
 
+TEST_CASE("oracle_step checks its warm start; the solvers' form (checked warm start) gives its numbers") {
+  RandomModel<S, A> model(37);
+  const auto m = model.mdp(Real(0.9), Real(0.3));
+  pbrl::Rng rng(10);
+  const pbrl::PolicySet<Real> set{};
+  for (auto kind : {pbrl::OracleKind::policy_mirror_descent, pbrl::OracleKind::policy_gradient}) {
+    CAPTURE(static_cast<int>(kind));
+    struct State {
+      Ws ws;
+      pbrl::Evaluation<Real, S, A> e;
+      Mat<S, A> scratch = Mat<S, A>::Zero(), log_pi, pi;
+      Vec<S> value = Vec<S>::Zero();
+      pbrl::OracleRun run{};
+    };
+    auto start = std::make_unique<State>();
+    start->pi = random_policy<S, A>(rng);
+    start->log_pi = start->pi.array().log().matrix();
+    // Two steps each: the second starts from the first's output.
+    auto checked = std::make_unique<State>(*start), formed = std::make_unique<State>(*start);
+    for (int i = 0; i < 2; ++i) {
+      REQUIRE(pbrl::oracle_step(kind, set, Real(0.5), m, 1, 2, Real(0), checked->ws, checked->e, checked->scratch,
+                                checked->log_pi, checked->pi, checked->value, checked->run) == Status::ok);
+      REQUIRE(pbrl::detail::oracle_step<false>(kind, set, Real(0.5), m, 1, 2, Real(0), formed->ws, formed->e,
+                                               formed->scratch, formed->log_pi, formed->pi, formed->value,
+                                               formed->run) == Status::ok);
+    }
+    CHECK(checked->run.done);
+    CHECK(formed->run.done);
+    CHECK(formed->run.result.steps == 2);
+    CHECK(formed->pi == checked->pi);  // to the bit
+    CHECK(formed->log_pi == checked->log_pi);
+    CHECK(formed->e.value == checked->e.value);
+    // The public call refuses a warm start that is not a policy, or whose logs are not finite,
+    // and leaves it as it was.
+    for (int bad = 0; bad < 2; ++bad) {
+      auto s = std::make_unique<State>(*start);
+      if (bad == 0)
+        s->pi(1, 0) += Real(0.5);  // row 1 sums to 1.5
+      else
+        s->log_pi(2, 1) = std::numeric_limits<Real>::quiet_NaN();
+      const Mat<S, A> pi = s->pi, log_pi = s->log_pi;
+      CHECK(pbrl::oracle_step(kind, set, Real(0.5), m, 1, 2, Real(0), s->ws, s->e, s->scratch, s->log_pi, s->pi,
+                              s->value, s->run) == (bad == 0 ? Status::bad_policy : Status::not_finite));
+      CHECK(s->pi == pi);
+      CHECK(((s->log_pi.array() == log_pi.array()) || (s->log_pi.array().isNaN() && log_pi.array().isNaN())).all());
+      CHECK(s->run.result.steps == 0);
+    }
+  }
+}
+
 TEST_CASE("PMD converges linearly to the soft-value-iteration optimum") {
   // Entropy-regularized PMD with step eta is NPG with step eta' = (1-gamma) eta / (1 + eta tau),
   // so (Cen et al. 2021, Theorem 1) |Q* - Q^{t+1}|_inf <= C1 gamma (1 - eta' tau)^t with

@@ -438,6 +438,70 @@ TEST_CASE("Nikaido-Isoda gradients match finite differences (x in rewards and tr
   check_policy_gradient<S, A2>(y2, g2, [&](const M2& p) { return probe(x, pi1, p); });
 }
 
+TEST_CASE("Nikaido-Isoda on a reward-only problem: one x-product of mu1 - mu2, as the two products and finite differences") {
+  static_assert(pbrl::is_reward_only<Incentive>::value, "incentive design declares kRewardOnly = true");
+  static_assert(!pbrl::is_reward_only<Mixture>::value, "a problem without kRewardOnly takes the two products");
+  pbrl::Rng rng(76);
+  // joint_occupancy_difference against two joint occupancies.
+  {
+    const M1 p1a = random_policy<S, A1>(rng), p1b = random_policy<S, A1>(rng);
+    const M2 p2a = random_policy<S, A2>(rng), p2b = random_policy<S, A2>(rng);
+    pbrl::StateVector<Real, S> da, db;
+    for (int s = 0; s < S; ++s) {
+      da(s) = Real(3) * rng.uniform<Real>();
+      db(s) = Real(3) * rng.uniform<Real>();
+    }
+    Joint mua, mub, diff;
+    pbrl::joint_occupancy(da, p1a, p2a, mua);
+    pbrl::joint_occupancy(db, p1b, p2b, mub);
+    pbrl::joint_occupancy_difference(da, p1a, p2a, db, p1b, p2b, diff);
+    for (int i = 0; i < S * A1 * A2; ++i) CHECK_CLOSE(diff.data()[i], mua.data()[i] - mub.data()[i], kTight, Real(3));
+  }
+  const auto data = std::make_unique<GameData<S, A1, A2>>(77);
+  Incentive problem;
+  REQUIRE(problem.init(data->incentive(Real(0.8), Real(0.2))) == Status::ok);
+  NiProbe<Incentive> probe{problem};
+  Incentive::Params x;
+  for (int i = 0; i < Incentive::kParams; ++i) x(i) = Real(4) * rng.uniform<Real>() - Real(2);
+  const M1 y1 = random_logits<S, A1>(rng);
+  const M2 y2 = random_logits<S, A2>(rng);
+  M1 pi1;
+  M2 pi2;
+  pbrl::policy_from_parameters<Real, S, A1>(Parameterization::softmax, y1, pi1);
+  pbrl::policy_from_parameters<Real, S, A2>(Parameterization::softmax, y2, pi2);
+  Incentive::Params gx;
+  probe(x, pi1, pi2, &gx);
+  REQUIRE(gx.cwiseAbs().maxCoeff() > Real(0));
+  for (int k = 0; k < Incentive::kParams; ++k) {
+    const Real fd = central_difference([&](Real h) {
+      Incentive::Params xh = x;
+      xh(k) += h;
+      return probe(xh, pi1, pi2);
+    });
+    CHECK_CLOSE(gx(k), fd, kFdTol, gx.cwiseAbs().maxCoeff());
+  }
+  // The two products the other problems take, from the same evaluations.
+  Game g;
+  REQUIRE(problem.build(x, *probe.model, g) == Status::ok);
+  pbrl::Mdp<Real, S, A1> mdp1;
+  pbrl::Mdp<Real, S, A2> mdp2;
+  REQUIRE(pbrl::player1_mdp(g, pi2, *probe.m1, mdp1) == Status::ok);
+  const auto best1 = optimum(mdp1);
+  pbrl::Evaluation<Real, S, A1> e1;
+  REQUIRE(pbrl::evaluate(mdp1, best1.pi, *probe.ws, e1) == Status::ok);
+  REQUIRE(pbrl::player2_mdp(g, pi1, *probe.m2, mdp2) == Status::ok);
+  const auto best2 = optimum(mdp2);
+  pbrl::Evaluation<Real, S, A2> e2;
+  REQUIRE(pbrl::evaluate(mdp2, best2.pi, *probe.ws, e2) == Status::ok);
+  Joint mu;
+  Incentive::Params two = Incentive::Params::Zero();
+  pbrl::joint_occupancy(e1.occupancy, best1.pi, pi2, mu);
+  problem.vjp(*probe.model, mu, e1.value, Real(1), two);
+  pbrl::joint_occupancy(e2.occupancy, pi1, best2.pi, mu);
+  problem.vjp(*probe.model, mu, pbrl::StateVector<Real, S>(-e2.value), Real(-1), two);
+  for (int k = 0; k < Incentive::kParams; ++k) CHECK_CLOSE(gx(k), two(k), kTight, two.cwiseAbs().maxCoeff());
+}
+
 TEST_CASE("Nikaido-Isoda penalty is gradient dominated in pi (Lemma 'Gradient dominance of psi' (b))") {
   // max_{pi' in Pi} <grad_pi psi, pi - pi'> >= (1 - gamma) min_s rho(s) psi, direct coordinates,
   // the max over the simplex per state: <g(s), pi(s)> - min_a g(s, a).

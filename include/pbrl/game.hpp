@@ -77,6 +77,14 @@ struct has_game_sample_vjp<GameProblem, std::void_t<decltype(std::declval<const 
                                             std::declval<typename GameProblem::Scalar>(),
                                             std::declval<typename GameProblem::Params&>()))>> : std::true_type {};
 
+// Whether GameProblem declares kRewardOnly = true: its transitions do not depend on x, so
+// J^T(w, v) does not read v and is linear in w.
+template <class GameProblem, class = void>
+struct is_reward_only : std::false_type {};
+template <class GameProblem>
+struct is_reward_only<GameProblem, std::void_t<decltype(GameProblem::kRewardOnly)>>
+    : std::bool_constant<GameProblem::kRewardOnly> {};
+
 // One row over next states (a transition row being summed).
 template <typename Scalar, int S>
 using StateRow = Eigen::Matrix<Scalar, 1, S, Eigen::RowMajor>;
@@ -154,17 +162,17 @@ Status check_game(const MarkovGame<Scalar, S, A1, A2>& g) {
 
 }  // namespace detail
 
-// Player 1's MDP given pi2, written into `storage` (for C >= A1 actions); `mdp` views it (with
-// the game's rho). log_pi2: pi2's logs where the caller keeps them (finite; as evaluate()'s), so
-// h2 takes no logarithms, or nullptr. On error neither storage nor mdp changes.
+namespace detail {
+// player1_mdp() and player2_mdp() below for a policy the calling solver formed itself from its
+// checked parameters (its pi_y, with logs formed beside it): their O(S*A) checks of the other
+// player's policy and logs are left out; the game's settings are checked, and the numbers are
+// the public calls'.
 template <typename Scalar, int S, int A1, int A2, int C>
-Status player1_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A2>& pi2,
-                   InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A1>& mdp,
-                   const StateActionMatrix<Scalar, S, A2>* log_pi2 = nullptr) {
+Status player1_mdp_formed(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A2>& pi2,
+                          InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A1>& mdp,
+                          const StateActionMatrix<Scalar, S, A2>* log_pi2 = nullptr) {
   static_assert(C >= A1, "storage for at least player 1's actions");
-  if (Status st = detail::check_game(g); st != Status::ok) return st;
-  if (Status st = validate_policy(pi2); st != Status::ok) return st;
-  if (log_pi2 != nullptr && !all_finite(*log_pi2)) return Status::not_finite;
+  if (Status st = check_game(g); st != Status::ok) return st;
   const auto r = g.r();
   const auto P = g.P();
   Eigen::Map<Eigen::Matrix<Scalar, S * A1, S, Eigen::RowMajor>> P1(storage.transition);
@@ -184,16 +192,12 @@ Status player1_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatr
   return Status::ok;
 }
 
-// Player 2's MDP given pi1 (player 2 maximizes -V), written into `storage` (for C >= A2 actions).
-// log_pi1 as player1_mdp's log_pi2. On error neither storage nor mdp changes.
 template <typename Scalar, int S, int A1, int A2, int C>
-Status player2_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
-                   InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A2>& mdp,
-                   const StateActionMatrix<Scalar, S, A1>* log_pi1 = nullptr) {
+Status player2_mdp_formed(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+                          InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A2>& mdp,
+                          const StateActionMatrix<Scalar, S, A1>* log_pi1 = nullptr) {
   static_assert(C >= A2, "storage for at least player 2's actions");
-  if (Status st = detail::check_game(g); st != Status::ok) return st;
-  if (Status st = validate_policy(pi1); st != Status::ok) return st;
-  if (log_pi1 != nullptr && !all_finite(*log_pi1)) return Status::not_finite;
+  if (Status st = check_game(g); st != Status::ok) return st;
   const auto r = g.r();
   const auto P = g.P();
   Eigen::Map<Eigen::Matrix<Scalar, S * A2, S, Eigen::RowMajor>> P2(storage.transition);
@@ -212,6 +216,32 @@ Status player2_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatr
   mdp = Mdp<Scalar, S, A2>{storage.reward, storage.transition, g.initial, g.discount, g.regularizer2};
   return Status::ok;
 }
+}  // namespace detail
+
+// Player 1's MDP given pi2, written into `storage` (for C >= A1 actions); `mdp` views it (with
+// the game's rho). log_pi2: pi2's logs where the caller keeps them (finite; as evaluate()'s), so
+// h2 takes no logarithms, or nullptr. On error neither storage nor mdp changes.
+template <typename Scalar, int S, int A1, int A2, int C>
+Status player1_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A2>& pi2,
+                   InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A1>& mdp,
+                   const StateActionMatrix<Scalar, S, A2>* log_pi2 = nullptr) {
+  if (Status st = detail::check_game(g); st != Status::ok) return st;
+  if (Status st = validate_policy(pi2); st != Status::ok) return st;
+  if (log_pi2 != nullptr && !all_finite(*log_pi2)) return Status::not_finite;
+  return detail::player1_mdp_formed(g, pi2, storage, mdp, log_pi2);
+}
+
+// Player 2's MDP given pi1 (player 2 maximizes -V), written into `storage` (for C >= A2 actions).
+// log_pi1 as player1_mdp's log_pi2. On error neither storage nor mdp changes.
+template <typename Scalar, int S, int A1, int A2, int C>
+Status player2_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
+                   InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A2>& mdp,
+                   const StateActionMatrix<Scalar, S, A1>* log_pi1 = nullptr) {
+  if (Status st = detail::check_game(g); st != Status::ok) return st;
+  if (Status st = validate_policy(pi1); st != Status::ok) return st;
+  if (log_pi1 != nullptr && !all_finite(*log_pi1)) return Status::not_finite;
+  return detail::player2_mdp_formed(g, pi1, storage, mdp, log_pi1);
+}
 
 // pi(s, a1*A2 + a2) = pi1(a1|s) pi2(a2|s).
 template <typename Scalar, int S, int A1, int A2>
@@ -228,6 +258,20 @@ void joint_occupancy(const StateVector<Scalar, S>& d, const StateActionMatrix<Sc
                      const StateActionMatrix<Scalar, S, A2>& pi2, JointMatrix<Scalar, S, A1, A2>& mu) {
   for (int s = 0; s < S; ++s)
     for (int a1 = 0; a1 < A1; ++a1) mu.row(s).segment(a1 * A2, A2) = (d(s) * pi1(s, a1)) * pi2.row(s);
+}
+
+// mu = mu_a - mu_b of two joint occupancies (joint_occupancy) in one pass: the weights of a single
+// J^T product where J^T(w, v) is linear in w alone (is_reward_only).
+template <typename Scalar, int S, int A1, int A2>
+void joint_occupancy_difference(const StateVector<Scalar, S>& da, const StateActionMatrix<Scalar, S, A1>& pi1a,
+                                const StateActionMatrix<Scalar, S, A2>& pi2a, const StateVector<Scalar, S>& db,
+                                const StateActionMatrix<Scalar, S, A1>& pi1b,
+                                const StateActionMatrix<Scalar, S, A2>& pi2b, JointMatrix<Scalar, S, A1, A2>& mu) {
+  for (int s = 0; s < S; ++s)
+    for (int a1 = 0; a1 < A1; ++a1) {
+      const Scalar ua = da(s) * pi1a(s, a1), ub = db(s) * pi1b(s, a1);
+      for (int a2 = 0; a2 < A2; ++a2) mu(s, a1 * A2 + a2) = ua * pi2a(s, a2) - ub * pi2b(s, a2);
+    }
 }
 
 namespace detail {

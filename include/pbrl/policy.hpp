@@ -113,12 +113,20 @@ void normalize_policy_row(LogRow&& log_pi, Row&& pi) {
   using Scalar = typename std::decay_t<LogRow>::Scalar;
   static_assert(detail::contiguous<std::decay_t<LogRow>>() && detail::contiguous<std::decay_t<Row>>(),
                 "rows stored one entry after another (rows of a row-major matrix)");
-  log_pi.array() -= log_pi.maxCoeff();
-  log_pi.array() -= logarithm(softmax_of_shifted<std::decay_t<LogRow>::SizeAtCompileTime>(log_pi.data(), pi.data()));
+  const Scalar top = log_pi.maxCoeff(), bottom = log_pi.minCoeff();
+  log_pi.array() -= top;
+  const Scalar log_total = logarithm(softmax_of_shifted<std::decay_t<LogRow>::SizeAtCompileTime>(log_pi.data(), pi.data()));
+  log_pi.array() -= log_total;
   // Floor last, so pi never underflows to an exact 0 (log pi and its gradient stay finite);
   // raising an entry to log_floor (1e-292 in double, 1e-31 in float) does not move the sum.
-  log_pi = log_pi.cwiseMax(std::log(log_floor<Scalar>()));
-  pi = pi.cwiseMax(log_floor<Scalar>());
+  // (bottom - top) - log_total is the row's smallest log pi as just formed; one above
+  // log(floor) + 1 leaves both floors nothing to raise (that pi is e times the floor within a few
+  // eps), so they are skipped: the same numbers, two passes fewer for almost every row.
+  const Scalar log_floor_value = std::log(log_floor<Scalar>());
+  if (!((bottom - top) - log_total > log_floor_value + Scalar(1))) {
+    log_pi = log_pi.cwiseMax(log_floor_value);
+    pi = pi.cwiseMax(log_floor<Scalar>());
+  }
 }
 
 // pi = policy of parameters y: for softmax, softmax_of_shifted of each row less its max. log_pi

@@ -26,6 +26,32 @@ Eigen::Matrix<Scalar, 1, A> pmd_logits(const Mdp<Scalar, S, A>& m, Scalar eta,
 
 }  // namespace detail
 
+namespace detail {
+// pmd_step() below; CheckPolicy = false leaves out the O(S*A) checks of (log_pi, pi), for a warm
+// start the caller knows valid (a solver's pi-hat: detail::oracle_step, solver/oracle_steps.hpp).
+template <bool CheckPolicy, typename Scalar, int S, int A, EvaluationMethod M>
+Status pmd_step(const Mdp<Scalar, S, A>& m, Scalar eta, EvaluationWorkspace<Scalar, S, M>& ws,
+                Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& log_pi,
+                StateActionMatrix<Scalar, S, A>& pi) {
+  if (!std::isfinite(eta) || eta <= Scalar(0)) return Status::bad_step_size;
+  if constexpr (CheckPolicy) {
+    if (!pbrl::all_finite(log_pi)) return Status::not_finite;
+    if (Status st = pbrl::evaluate(m, pi, ws, eval, &log_pi); st != Status::ok) return st;  // h from log_pi
+  } else if (Status st = evaluate_formed_policy(m, pi, ws, eval, &log_pi); st != Status::ok) {
+    return st;
+  }
+  // Two passes over O(S*A) numbers, so that a step that overflows (a huge eta) writes nothing;
+  // finite logits always normalize to a finite policy row.
+  for (int s = 0; s < S; ++s)
+    if (!pmd_logits(m, eta, eval, log_pi, s).allFinite()) return Status::numerical_failure;
+  for (int s = 0; s < S; ++s) {
+    log_pi.row(s) = pmd_logits(m, eta, eval, log_pi, s);
+    normalize_policy_row(log_pi.row(s), pi.row(s));
+  }
+  return Status::ok;
+}
+}  // namespace detail
+
 // One PMD step from (log_pi, pi). eval is workspace: it receives the evaluation of the policy
 // before the step (on error its contents are unspecified). log_pi rows are normalized
 // log-probabilities and pi = exp(log_pi) on return, both formed by normalize_policy_row (so
@@ -34,18 +60,7 @@ template <typename Scalar, int S, int A, EvaluationMethod M>
 Status pmd_step(const Mdp<Scalar, S, A>& m, Scalar eta, EvaluationWorkspace<Scalar, S, M>& ws,
                 Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& log_pi,
                 StateActionMatrix<Scalar, S, A>& pi) {
-  if (!std::isfinite(eta) || eta <= Scalar(0)) return Status::bad_step_size;
-  if (!all_finite(log_pi)) return Status::not_finite;
-  if (Status st = evaluate(m, pi, ws, eval, &log_pi); st != Status::ok) return st;  // h from log_pi
-  // Two passes over O(S*A) numbers, so that a step that overflows (a huge eta) writes nothing;
-  // finite logits always normalize to a finite policy row.
-  for (int s = 0; s < S; ++s)
-    if (!detail::pmd_logits(m, eta, eval, log_pi, s).allFinite()) return Status::numerical_failure;
-  for (int s = 0; s < S; ++s) {
-    log_pi.row(s) = detail::pmd_logits(m, eta, eval, log_pi, s);
-    normalize_policy_row(log_pi.row(s), pi.row(s));
-  }
-  return Status::ok;
+  return detail::pmd_step<true>(m, eta, ws, eval, log_pi, pi);
 }
 
 }  // namespace pbrl

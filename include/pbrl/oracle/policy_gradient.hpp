@@ -37,6 +37,32 @@ Status policy_ascent_update(const PolicySet<Scalar>& set, Scalar eta, StateActio
   return Status::ok;
 }
 
+namespace detail {
+// policy_gradient_step() below; CheckPolicy = false leaves out the O(S*A) checks of (log_pi, pi),
+// for a warm start the caller knows valid (a solver's pi-hat: detail::oracle_step,
+// solver/oracle_steps.hpp).
+template <bool CheckPolicy, typename Scalar, int S, int A, EvaluationMethod M>
+Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>& set, Scalar eta,
+                            EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& eval,
+                            StateActionMatrix<Scalar, S, A>& grad, StateActionMatrix<Scalar, S, A>& log_pi,
+                            StateActionMatrix<Scalar, S, A>& pi) {
+  if (!std::isfinite(eta) || eta <= Scalar(0)) return Status::bad_step_size;
+  if (Status st = pbrl::validate<Scalar, A>(set); st != Status::ok) return st;
+  // h and dh/dpi from log_pi (the log of pi, kept beside it): no logs taken.
+  if constexpr (CheckPolicy) {
+    if (!pbrl::all_finite(log_pi)) return Status::not_finite;
+    if (Status st = pbrl::evaluate(m, pi, ws, eval, &log_pi); st != Status::ok) return st;
+  } else if (Status st = evaluate_formed_policy(m, pi, ws, eval, &log_pi); st != Status::ok) {
+    return st;
+  }
+  pbrl::policy_gradient(m, pi, eval, grad, &log_pi);
+  if (!pbrl::all_finite(grad)) return Status::numerical_failure;
+  if (set.parameterization == Parameterization::softmax)
+    pbrl::chain_policy_gradient<Scalar, S, A>(Parameterization::softmax, pi, grad, grad);
+  return pbrl::policy_ascent_update<Scalar, S, A>(set, eta, grad, log_pi, pi);
+}
+}  // namespace detail
+
 // One ascent step. eval and grad are workspace: eval receives the evaluation of the policy
 // before the step (on error the contents of both are unspecified). On error log_pi and pi are
 // unchanged: the new policy is formed in grad and copied only once it is finite.
@@ -46,16 +72,7 @@ Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>&
                             StateActionMatrix<Scalar, S, A>& grad,
                             StateActionMatrix<Scalar, S, A>& log_pi,
                             StateActionMatrix<Scalar, S, A>& pi) {
-  if (!std::isfinite(eta) || eta <= Scalar(0)) return Status::bad_step_size;
-  if (Status st = validate<Scalar, A>(set); st != Status::ok) return st;
-  if (!all_finite(log_pi)) return Status::not_finite;
-  // h and dh/dpi from log_pi (the log of pi, kept beside it): no logs taken.
-  if (Status st = evaluate(m, pi, ws, eval, &log_pi); st != Status::ok) return st;
-  policy_gradient(m, pi, eval, grad, &log_pi);
-  if (!all_finite(grad)) return Status::numerical_failure;
-  if (set.parameterization == Parameterization::softmax)
-    chain_policy_gradient<Scalar, S, A>(Parameterization::softmax, pi, grad, grad);
-  return policy_ascent_update<Scalar, S, A>(set, eta, grad, log_pi, pi);
+  return detail::policy_gradient_step<true>(m, set, eta, ws, eval, grad, log_pi, pi);
 }
 
 }  // namespace pbrl

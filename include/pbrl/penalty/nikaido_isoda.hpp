@@ -27,7 +27,8 @@ struct NikaidoIsodaScratch {
 // player2_mdp(game, pi1)}; game = M(x) and model as problem.build(x, model, game) wrote them.
 // The (pi-hat1, pi2) terms take value and occupancy straight from player 1's MDP, the
 // (pi1, pi-hat2) terms from player 2's, whose value is -V; the two policy gradients are one pass
-// over P (add_game_policy_gradient_pair).
+// over P (add_game_policy_gradient_pair), and where P_x does not depend on x (is_reward_only) the
+// two x-products are one, of the difference of the joint occupancies.
 template <class GameProblem, typename Scalar, int S, int A1, int A2>
 Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProblem::Model& model,
                              const MarkovGame<Scalar, S, A1, A2>& game, const PolicyY<Scalar, S, A1, false>& y1,
@@ -37,11 +38,17 @@ Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProb
                              typename GameProblem::Params& grad_x,
                              StateActionMatrix<Scalar, S, A1>& grad_pi1,
                              StateActionMatrix<Scalar, S, A2>& grad_pi2) {
-  joint_occupancy(hat1.eval.occupancy, hat1.pi, y2.pi, scratch.weights);
-  problem.vjp(model, scratch.weights, hat1.eval.value, scale, grad_x);
   scratch.value = -hat2.eval.value;
-  joint_occupancy(hat2.eval.occupancy, y1.pi, hat2.pi, scratch.weights);
-  problem.vjp(model, scratch.weights, scratch.value, -scale, grad_x);
+  if constexpr (is_reward_only<GameProblem>::value) {  // one product, with mu1 - mu2
+    joint_occupancy_difference(hat1.eval.occupancy, hat1.pi, y2.pi, hat2.eval.occupancy, y1.pi, hat2.pi,
+                               scratch.weights);
+    problem.vjp(model, scratch.weights, hat1.eval.value, scale, grad_x);
+  } else {
+    joint_occupancy(hat1.eval.occupancy, hat1.pi, y2.pi, scratch.weights);
+    problem.vjp(model, scratch.weights, hat1.eval.value, scale, grad_x);
+    joint_occupancy(hat2.eval.occupancy, y1.pi, hat2.pi, scratch.weights);
+    problem.vjp(model, scratch.weights, scratch.value, -scale, grad_x);
+  }
   add_game_policy_gradient_pair(game, hat1.pi, y2.pi, hat1.eval.value, hat1.eval.occupancy, scale, grad_pi2,
                                 hat1.log_pi, y2.log_pi, y1.pi, hat2.pi, scratch.value, hat2.eval.occupancy, -scale,
                                 grad_pi1, y1.log_pi, hat2.log_pi);

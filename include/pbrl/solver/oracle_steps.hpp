@@ -47,11 +47,11 @@ struct OracleRun {
   bool done = false;  // the oracle has finished (and its policy passed the final check)
 };
 
-// The next step of an oracle run: kind, set (the policy-gradient oracle's) and eta (PMD's or
-// policy gradient's step) as in the settings. PMD and policy gradient take one step; soft value
-// iteration runs all its sweeps as its one step. run.done once the run is over; then the policy
-// is checked (the oracles may return ok with a non-finite policy on overflow: never let one through).
-template <typename Scalar, int S, int A, EvaluationMethod M>
+namespace detail {
+// oracle_step() below. CheckWarmStart = false leaves out PMD's and policy gradient's O(S*A) checks
+// of the warm start (log_pi, pi): the solvers' pi-hat, which every run checks on its way out (the
+// end of this function), and init() and restore_checkpoint() check on the way in.
+template <bool CheckWarmStart, typename Scalar, int S, int A, EvaluationMethod M>
 Status oracle_step(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, const Mdp<Scalar, S, A>& mdp,
                    int min_steps, int max_steps, Scalar target, EvaluationWorkspace<Scalar, S, M>& ws,
                    Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& scratch,
@@ -66,13 +66,15 @@ Status oracle_step(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, co
   auto certified = [&] { return target > Scalar(0) && i + 1 >= min_steps && optimality_gap_bound(mdp, eval) <= target; };
   switch (kind) {
     case OracleKind::policy_mirror_descent:
-      if (Status st = pmd_step(mdp, eta, ws, eval, log_pi, pi); st != Status::ok) return st;
+      if (Status st = pmd_step<CheckWarmStart>(mdp, eta, ws, eval, log_pi, pi); st != Status::ok) return st;
       ++result.steps;
       result.converged = certified();
       run.done = result.converged || result.steps >= max_steps;
       break;
     case OracleKind::policy_gradient:
-      if (Status st = policy_gradient_step(mdp, set, eta, ws, eval, scratch, log_pi, pi); st != Status::ok) return st;
+      if (Status st = policy_gradient_step<CheckWarmStart>(mdp, set, eta, ws, eval, scratch, log_pi, pi);
+          st != Status::ok)
+        return st;
       ++result.steps;
       result.converged = certified();
       run.done = result.converged || result.steps >= max_steps;
@@ -91,8 +93,23 @@ Status oracle_step(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, co
     default:
       return Status::bad_setting;
   }
-  if (run.done && (!all_finite(log_pi) || validate_policy(pi) != Status::ok)) return Status::numerical_failure;
+  if (run.done && (!pbrl::all_finite(log_pi) || validate_policy(pi) != Status::ok)) return Status::numerical_failure;
   return Status::ok;
+}
+}  // namespace detail
+
+// The next step of an oracle run: kind, set (the policy-gradient oracle's) and eta (PMD's or
+// policy gradient's step) as in the settings. PMD and policy gradient take one step; soft value
+// iteration runs all its sweeps as its one step. run.done once the run is over; then the policy
+// is checked (the oracles may return ok with a non-finite policy on overflow: never let one through).
+template <typename Scalar, int S, int A, EvaluationMethod M>
+Status oracle_step(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, const Mdp<Scalar, S, A>& mdp,
+                   int min_steps, int max_steps, Scalar target, EvaluationWorkspace<Scalar, S, M>& ws,
+                   Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& scratch,
+                   StateActionMatrix<Scalar, S, A>& log_pi, StateActionMatrix<Scalar, S, A>& pi,
+                   StateVector<Scalar, S>& value, OracleRun& run) {
+  return detail::oracle_step<true>(kind, set, eta, mdp, min_steps, max_steps, target, ws, eval, scratch, log_pi, pi,
+                                   value, run);
 }
 
 // The whole oracle run, in place on (log_pi, pi, value).

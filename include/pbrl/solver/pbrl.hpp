@@ -257,9 +257,9 @@ class Pbrl {
         if (Status st = problem.build(x_, model_, p.mdp); st != Status::ok) return st;
         policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi_y_, logs_of_pi_y());
         // The oracle runs on copies (a failure leaves the warm start intact).
-        log_pi_next_ = log_pi_hat_;
-        pi_next_ = pi_hat_;
-        value_next_ = oracle_value_;
+        detail::copy_matrix(log_pi_next_, log_pi_hat_);
+        detail::copy_matrix(pi_next_, pi_hat_);
+        detail::copy_matrix(value_next_, oracle_value_);
         p.certified = report != nullptr || (!p.sampled && settings_.tolerance_mode());
         if constexpr (kSampled)
           if (p.sampled) sampled_.rng_next = rng_;
@@ -267,10 +267,12 @@ class Pbrl {
         return Status::ok;
       }
       case StepPart::oracle_step:
-        if (Status st = oracle_step(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, p.mdp,
-                                    schedule_.inner_steps_min(settings_), schedule_.inner_steps_max(settings_),
-                                    schedule_.oracle_target(settings_), ws_, eval_hat_, weights_, log_pi_next_,
-                                    pi_next_, value_next_, p.run);
+        // pi-hat was checked by init(), the last oracle run or restore_checkpoint().
+        if (Status st = detail::oracle_step<false>(settings_.oracle, settings_.oracle_policy, settings_.oracle_step,
+                                                   p.mdp, schedule_.inner_steps_min(settings_),
+                                                   schedule_.inner_steps_max(settings_),
+                                                   schedule_.oracle_target(settings_), ws_, eval_hat_, weights_,
+                                                   log_pi_next_, pi_next_, value_next_, p.run);
             st != Status::ok)
           return st;
         if (p.run.done) p.next = StepPart::evaluation;
@@ -371,11 +373,11 @@ class Pbrl {
     const OracleResult oracle = p.sampled ? OracleResult{schedule_.inner_steps_max(settings_), false} : p.run.result;
 
     const std::int64_t k = counts_.iteration;
-    x_ = x_next_;
-    y_ = y_next_;
-    log_pi_hat_ = log_pi_next_;
-    pi_hat_ = pi_next_;
-    oracle_value_ = value_next_;
+    detail::copy_matrix(x_, x_next_);
+    detail::copy_matrix(y_, y_next_);
+    detail::copy_matrix(log_pi_hat_, log_pi_next_);
+    detail::copy_matrix(pi_hat_, pi_next_);
+    detail::copy_matrix(oracle_value_, value_next_);
     if constexpr (kSampled)
       if (p.sampled) rng_ = sampled_.rng_next;
     if constexpr (Method == EvaluationMethod::sweeps) {

@@ -260,12 +260,12 @@ class PbrlZeroSum {
         policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi1_, logs_of_pi1());
         policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi2_, logs_of_pi2());
         // The oracles run on copies (a failure leaves the warm starts intact).
-        log_pi1_next_ = log_pi1_hat_;
-        pi1_next_ = pi1_hat_;
-        value1_next_ = value1_;
-        log_pi2_next_ = log_pi2_hat_;
-        pi2_next_ = pi2_hat_;
-        value2_next_ = value2_;
+        detail::copy_matrix(log_pi1_next_, log_pi1_hat_);
+        detail::copy_matrix(pi1_next_, pi1_hat_);
+        detail::copy_matrix(value1_next_, value1_);
+        detail::copy_matrix(log_pi2_next_, log_pi2_hat_);
+        detail::copy_matrix(pi2_next_, pi2_hat_);
+        detail::copy_matrix(value2_next_, value2_);
         // The certificate: exact mode always in tolerance mode; otherwise a diagnostic for the report
         // (sampled mode: exact, model-based, no environment steps, never part of the update).
         p.certified = settings_.tolerance_mode() || report != nullptr;
@@ -275,8 +275,9 @@ class PbrlZeroSum {
         return Status::ok;
       }
       case StepPart::lower_model:
-        if (Status st = p.player == 1 ? player1_mdp(p.game, pi2_, induced_, p.mdp1, logs_of_pi2())
-                                      : player2_mdp(p.game, pi1_, induced_, p.mdp2, logs_of_pi1());
+        // pi1_ and pi2_ (and their logs) are formed from the checked y1_, y2_ in begin.
+        if (Status st = p.player == 1 ? detail::player1_mdp_formed(p.game, pi2_, induced_, p.mdp1, logs_of_pi2())
+                                      : detail::player2_mdp_formed(p.game, pi1_, induced_, p.mdp2, logs_of_pi1());
             st != Status::ok)
           return st;
         p.next = p.sampled ? StepPart::evaluation : StepPart::oracle_step;
@@ -357,15 +358,15 @@ class PbrlZeroSum {
     if (Status st = counts_.room_for(p.steps); st != Status::ok) return st;
 
     const std::int64_t k = counts_.iteration;
-    x_ = x_next_;
-    y1_ = y1_next_;
-    y2_ = y2_next_;
-    log_pi1_hat_ = log_pi1_next_;
-    pi1_hat_ = pi1_next_;
-    value1_ = value1_next_;
-    log_pi2_hat_ = log_pi2_next_;
-    pi2_hat_ = pi2_next_;
-    value2_ = value2_next_;
+    detail::copy_matrix(x_, x_next_);
+    detail::copy_matrix(y1_, y1_next_);
+    detail::copy_matrix(y2_, y2_next_);
+    detail::copy_matrix(log_pi1_hat_, log_pi1_next_);
+    detail::copy_matrix(pi1_hat_, pi1_next_);
+    detail::copy_matrix(value1_, value1_next_);
+    detail::copy_matrix(log_pi2_hat_, log_pi2_next_);
+    detail::copy_matrix(pi2_hat_, pi2_next_);
+    detail::copy_matrix(value2_, value2_next_);
     if constexpr (kSampled)
       if (p.sampled) rng_ = sampled_.rng_next;
     if constexpr (Method == EvaluationMethod::sweeps) {
@@ -393,15 +394,16 @@ class PbrlZeroSum {
   }
 
   // One exact oracle step of one player on its induced MDP m; scratch is the oracle's (grad_y1_
-  // or grad_y2_, written only after the oracles). Each player has half the oracle target.
+  // or grad_y2_, written only after the oracles). Each player has half the oracle target. The
+  // warm start pi-hat was checked by init(), the last oracle run or restore_checkpoint().
   template <int A>
   Status oracle_step_of(const Mdp<Scalar, S, A>& m, Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& scratch,
                         StateActionMatrix<Scalar, S, A>& log_pi_next, StateActionMatrix<Scalar, S, A>& pi_next,
                         StateVector<Scalar, S>& value_next, OracleRun& run) {
-    return oracle_step(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, m,
-                       schedule_.inner_steps_min(settings_), schedule_.inner_steps_max(settings_),
-                       schedule_.oracle_target(settings_) / Scalar(2), ws_, eval, scratch, log_pi_next, pi_next,
-                       value_next, run);
+    return detail::oracle_step<false>(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, m,
+                                      schedule_.inner_steps_min(settings_), schedule_.inner_steps_max(settings_),
+                                      schedule_.oracle_target(settings_) / Scalar(2), ws_, eval, scratch,
+                                      log_pi_next, pi_next, value_next, run);
   }
 
   // Sampled mode's rollouts, at most max_rollouts of one batch: T sampled policy-gradient steps
