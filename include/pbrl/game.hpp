@@ -53,7 +53,8 @@
 //   void project_parameters(Params& x) const;           // Euclidean projection onto X
 //   const Box<Scalar>& box() const;     // optional: X when it is a box, as in problem.hpp
 //   static constexpr bool kRewardOnly;  // true when P_x does not depend on x (needed by the
-//                                       // meta-gradient baseline, optional otherwise)
+//                                       // meta-gradient baseline, optional otherwise; where true,
+//                                       // the Nikaido-Isoda penalty takes one J^T product)
 
 #include "pbrl/config.hpp"
 #include "pbrl/evaluation.hpp"
