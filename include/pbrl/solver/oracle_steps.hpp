@@ -50,7 +50,8 @@ struct OracleRun {
 namespace detail {
 // oracle_step() below. CheckWarmStart = false leaves out PMD's and policy gradient's O(S*A) checks
 // of the warm start (log_pi, pi): the solvers' pi-hat, which every run checks on its way out (the
-// end of this function), and init() and restore_checkpoint() check on the way in.
+// end of this function), and init() and restore_checkpoint() check on the way in; within a run,
+// the previous step's output, which those steps form valid (normalize_policy_row, the projection).
 template <bool CheckWarmStart, typename Scalar, int S, int A, EvaluationMethod M>
 Status oracle_step(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, const Mdp<Scalar, S, A>& mdp,
                    int min_steps, int max_steps, Scalar target, EvaluationWorkspace<Scalar, S, M>& ws,
