@@ -296,6 +296,8 @@ using YE = decltype(pbrl::PolicyY{std::declval<const Mat<S, A>&>(), std::declval
 using HatE = decltype(pbrl::PolicyHat{std::declval<const Mat<S, A>&>(), std::declval<const Evaluated&>()});
 using Y = decltype(pbrl::PolicyY{std::declval<const Mat<S, A>&>()});
 using Hat = decltype(pbrl::PolicyHat{std::declval<const Mat<S, A>&>()});
+// Reward shaping has no vjp_pair (problem.hpp): value_penalty calls its vjp() twice.
+static_assert(!pbrl::has_vjp_pair<pbrl::RewardShaping<Real, 4, 2>>::value, "no vjp_pair: two vjp() calls");
 static_assert(ValuePenaltyTakes<YE, HatE>::value, "value_penalty(y, hat) compiles");
 static_assert(!ValuePenaltyTakes<HatE, YE>::value, "value_penalty(hat, y) must not compile");
 static_assert(!ValuePenaltyTakes<const Mat<S, A>&, const Mat<S, A>&>::value, "bare matrices must not compile");

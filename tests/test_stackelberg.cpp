@@ -373,6 +373,55 @@ TEST_CASE("Stackelberg vjp gives grad_x V^pi(rho) and grad_x E_{rho,sigma} Q^pi 
   }
 }
 
+// vjp_pair(d1, pi1, v1, c1, d2, pi2, v2, c2) against vjp(d1 pi1, v1, c1) + vjp(d2 pi2, v2, c2): the
+// same sum, regrouped (one vector u per follower action against P's rows), so within rounding of
+// the terms' magnitude; and exactly zero where the two terms cancel term by term.
+template <int NS, int NL, int NF>
+void check_vjp_pair(std::uint32_t seed, Real value_scale) {
+  using G = pbrl::Stackelberg<Real, NS, NL, NF>;
+  auto inst = std::make_unique<Instance<NS, NL, NF>>(seed, Real(0.95), Real(0.1), Real(0.3));
+  const G& game = inst->problem;
+  pbrl::Rng rng(seed + 1);
+  typename G::Params x;
+  for (int k = 0; k < G::kParams; ++k) x(k) = Real(2) * (Real(2) * rng.uniform<Real>() - Real(1));
+  auto model = std::make_unique<typename G::Model>();
+  pbrl::Mdp<Real, NS, NF> m;
+  REQUIRE(game.build(x, *model, m) == Status::ok);
+  const Mat<NS, NF> pi1 = random_policy<NS, NF>(rng), pi2 = random_policy<NS, NF>(rng);
+  Vec<NS> d1, d2, v1, v2;
+  for (int s = 0; s < NS; ++s) {
+    d1(s) = Real(5) * rng.uniform<Real>();
+    d2(s) = Real(5) * rng.uniform<Real>();
+    v1(s) = value_scale * (Real(2) * rng.uniform<Real>() - Real(1));
+    v2(s) = value_scale * (Real(2) * rng.uniform<Real>() - Real(1));
+  }
+  const Real c1 = Real(3.5), c2 = Real(-3.5);
+  Mat<NS, NF> w1 = d1.asDiagonal() * pi1, w2 = d2.asDiagonal() * pi2;
+  typename G::Params two = G::Params::Constant(Real(0.25)), pair = two, g1 = G::Params::Zero(), g2 = g1;
+  game.vjp(*model, w1, v1, c1, two);
+  game.vjp(*model, w2, v2, c2, two);
+  game.vjp(*model, w1, v1, c1, g1);
+  game.vjp(*model, w2, v2, c2, g2);
+  game.vjp_pair(*model, d1, pi1, v1, c1, d2, pi2, v2, c2, pair);  // adds to grad, as vjp()
+  // Each entry is a sum of about NF*(NS + 1) terms of size up to |c| d (|r| + |v|).
+  const Real magnitude = std::abs(c1) * Real(5) * (Real(1) + value_scale);
+  const Real tol = Real(16) * std::numeric_limits<Real>::epsilon() * Real(NF * (NS + 1)) * magnitude;
+  CHECK((pair - two).cwiseAbs().maxCoeff() <= tol);
+  CHECK((g1 + g2).cwiseAbs().maxCoeff() > Real(10) * tol);  // the comparison is not of zeros
+  // Identical terms of opposite sign: u and the reward weight are exactly 0, so is the sum.
+  typename G::Params cancel = G::Params::Zero();
+  game.vjp_pair(*model, d1, pi1, v1, c1, d1, pi1, v1, -c1, cancel);
+  CHECK(cancel.cwiseAbs().maxCoeff() == Real(0));
+  // value_penalty takes the pair where the problem has one.
+  static_assert(pbrl::has_vjp_pair<G>::value, "Stackelberg offers vjp_pair");
+}
+
+TEST_CASE("Stackelberg vjp_pair is the sum of two vjp() calls, one pass over P") {
+  check_vjp_pair<S, AL, AF>(331, Real(1));
+  check_vjp_pair<S, AL, AF>(332, Real(1e6));  // large values: the tolerance scales with them
+  check_vjp_pair<37, 5, 5>(333, Real(10));    // rows longer than a vector register, with a tail
+}
+
 // Whether a problem's vjp() could be given an x (it takes the model build() made instead).
 template <class P, class = void>
 struct vjp_takes_x : std::false_type {};

@@ -30,6 +30,15 @@
 // project(box(), x)); the solvers clamp to it in the same pass as their step (parameter_step,
 // solver/projected_step.hpp). Every problem of the library has it.
 //
+// Optional: the value penalty's two products in one call,
+//   void vjp_pair(const Model& model, const StateVector& d1, const StateActionMatrix& pi1,
+//                 const StateVector& v1, Scalar scale1, const StateVector& d2,
+//                 const StateActionMatrix& pi2, const StateVector& v2, Scalar scale2,
+//                 Params& grad) const;   // grad += scale1 * J^T(mu1, v1) + scale2 * J^T(mu2, v2),
+//                                        // mu_i(s,a) = d_i(s) pi_i(a|s)
+// for a problem whose P_x depends on x and whose two products can share their passes over the
+// model (Stackelberg: one pass over P instead of two). Without it, value_penalty calls vjp() twice.
+//
 // grad_pi is the derivative with respect to the policy probabilities; the solver chains it to
 // the parameterization of y.
 //
@@ -84,6 +93,24 @@ struct has_sample_vjp<Problem, std::void_t<decltype(std::declval<const Problem&>
                                    std::declval<typename Problem::Scalar>(),
                                    std::declval<typename Problem::Scalar>(),
                                    std::declval<typename Problem::Params&>()))>> : std::true_type {};
+
+// Whether Problem offers vjp_pair (see above).
+template <class Problem, class = void>
+struct has_vjp_pair : std::false_type {};
+template <class Problem>
+struct has_vjp_pair<Problem, std::void_t<decltype(std::declval<const Problem&>().vjp_pair(
+                                 std::declval<const typename Problem::Model&>(),
+                                 std::declval<const StateVector<typename Problem::Scalar, Problem::kStates>&>(),
+                                 std::declval<const StateActionMatrix<typename Problem::Scalar, Problem::kStates,
+                                                                      Problem::kActions>&>(),
+                                 std::declval<const StateVector<typename Problem::Scalar, Problem::kStates>&>(),
+                                 std::declval<typename Problem::Scalar>(),
+                                 std::declval<const StateVector<typename Problem::Scalar, Problem::kStates>&>(),
+                                 std::declval<const StateActionMatrix<typename Problem::Scalar, Problem::kStates,
+                                                                      Problem::kActions>&>(),
+                                 std::declval<const StateVector<typename Problem::Scalar, Problem::kStates>&>(),
+                                 std::declval<typename Problem::Scalar>(),
+                                 std::declval<typename Problem::Params&>()))>> : std::true_type {};
 
 // Box X = [lower, upper]^d, the set the paper's projected update uses for x.
 template <typename Scalar>

@@ -4,10 +4,12 @@
 //   p(x, y)    = V^{pi-hat}(rho) - V^{pi_y}(rho)
 //   grad_pi p  = -dV^{pi_y}(rho)/dpi
 //   grad_x p   = J^T(mu^{pi-hat}, V^{pi-hat}) - J^T(mu^{pi_y}, V^{pi_y})
+// (one vjp_pair() where the problem has it, else two vjp() calls; problem.hpp)
 // Exact when pi-hat is the optimum; then p >= 0 and p = 0 iff pi_y is optimal.
 
 #include "pbrl/evaluation.hpp"
 #include "pbrl/penalty/policies.hpp"
+#include "pbrl/problem.hpp"
 
 namespace pbrl {
 
@@ -19,10 +21,15 @@ Scalar value_penalty(const Problem& problem, const typename Problem::Model& mode
                      const PolicyY<Scalar, S, A, true>& y, const PolicyHat<Scalar, S, A, true>& hat, Scalar scale,
                      StateActionMatrix<Scalar, S, A>& weights, typename Problem::Params& grad_x,
                      StateActionMatrix<Scalar, S, A>& grad_pi) {
-  state_action_occupancy(hat.eval, hat.pi, weights);
-  problem.vjp(model, weights, hat.eval.value, scale, grad_x);
-  state_action_occupancy(y.eval, y.pi, weights);
-  problem.vjp(model, weights, y.eval.value, -scale, grad_x);
+  if constexpr (has_vjp_pair<Problem>::value) {
+    problem.vjp_pair(model, hat.eval.occupancy, hat.pi, hat.eval.value, scale, y.eval.occupancy, y.pi, y.eval.value,
+                     -scale, grad_x);
+  } else {
+    state_action_occupancy(hat.eval, hat.pi, weights);
+    problem.vjp(model, weights, hat.eval.value, scale, grad_x);
+    state_action_occupancy(y.eval, y.pi, weights);
+    problem.vjp(model, weights, y.eval.value, -scale, grad_x);
+  }
   policy_gradient(mdp, y.pi, y.eval, weights, y.log_pi);
   grad_pi -= scale * weights;
   return hat.eval.value_rho - y.eval.value_rho;

@@ -188,6 +188,42 @@ class Stackelberg {
     }
   }
 
+  // grad += scale1 * J^T(mu1, v1) + scale2 * J^T(mu2, v2), mu_i(s,a_f) = d_i(s) pi_i(a_f|s) (the
+  // value penalty's two products; problem.hpp). Both G's are sums over the same rows of P, so
+  // per state and follower action one vector u = gamma (c1 v1 + c2 v2), c_i = scale_i mu_i(s,a_f),
+  // meets the A_l rows once:
+  //   G(b) = sum_{a_f} (c1 + c2) r_f(s,b,a_f) + <P(.|s,b,a_f), u>,
+  // 2*A_f*S + A_l*A_f*S multiply-adds a state where two vjp() calls take 2*A_l*A_f*S.
+  void vjp_pair(const Model& model, const StateVector<Scalar, S>& d1, const Matrix& pi1,
+                const StateVector<Scalar, S>& v1, Scalar scale1, const StateVector<Scalar, S>& d2, const Matrix& pi2,
+                const StateVector<Scalar, S>& v2, Scalar scale2, Params& grad) const {
+    const Scalar gamma = data_.discount;
+#ifdef EIGEN_VECTORIZE
+    StateVector<Scalar, S> u;
+#endif
+    for (int s = 0; s < S; ++s) {
+      Scalar g[AL] = {};
+      for (int af = 0; af < AF; ++af) {
+        const Scalar c1 = scale1 * (d1(s) * pi1(s, af)), c2 = scale2 * (d2(s) * pi2(s, af));
+        const Scalar w1 = gamma * c1, w2 = gamma * c2, c = c1 + c2;
+        const Scalar* rows = data_.transition + joint(s, 0, af) * S;  // row a_l at rows + a_l*AF*S
+        for (int al = 0; al < AL; ++al) g[al] += c * data_.follower_reward[joint(s, al, af)];
+#ifdef EIGEN_VECTORIZE  // u whole, then SIMD dot products with it
+        u = w1 * v1 + w2 * v2;
+        for (int al = 0; al < AL; ++al) g[al] += detail::row_dot(rows + al * AF * S, u);
+#else  // one entry of u at a time, met by the A_l rows at once: G and the two weights stay in registers
+        for (int k = 0; k < S; ++k) {
+          const Scalar uk = w1 * v1(k) + w2 * v2(k);
+          for (int al = 0; al < AL; ++al) g[al] += rows[al * AF * S + k] * uk;
+        }
+#endif
+      }
+      const Vector<Scalar, AL> p = leader_row(model, s);
+      const Eigen::Map<const Vector<Scalar, AL>> G(g);
+      grad.template segment<AL>(s * AL) += p.cwiseProduct((G.array() - p.dot(G)).matrix());
+    }
+  }
+
   // Per-sample hook of sampled mode (problem.hpp): with r_x, P_x linear in pi_x(.|s),
   //   grad_x r_x(s,a)(s,b)          = pi_x(b|s) (r_f(s,b,a) - r_x(s,a)),
   //   grad_x log P_x(s'|s,a)(s,b)   = pi_x(b|s) (P(s'|s,b,a) - P_x(s'|s,a)) / P_x(s'|s,a),
