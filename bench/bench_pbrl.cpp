@@ -8,6 +8,7 @@
 //   BM_Build      one model build, Stackelberg::build() (M(x) of a game with A_l = A_f = 5);
 //   BM_Vjp        one vector-Jacobian product of that game, Stackelberg::vjp() (S in {10, 100},
 //                 double: the Stackelberg step's sizes);
+//   BM_VjpPair    the value penalty's two products in one call, Stackelberg::vjp_pair();
 // for S in {10, 50, 100}, A = 5, float and double, direct (LU) and sweep evaluation.
 // Every object is allocated once, outside the timed loop; the timed loop calls the library only.
 //
@@ -20,11 +21,11 @@
 //   BM_BuildFloor     one pass over the game's transition tensor: a plain loop reading every entry
 //                     once and writing the pi_x-weighted rows; the floor of BM_Build.
 //   BM_VjpFloor       one pass of dot products over the same tensor: every row P(.|s,a_l,a_f)
-//                     dotted with one value vector (Eigen's dot); the floor of BM_Vjp.
+//                     dotted with one value vector (Eigen's dot); the floor of BM_Vjp and
+//                     BM_VjpPair (each reads the tensor once).
 // A last table puts BM_StackelbergStep against the kernels it cannot do without: T + 2
-// evaluations (BM_Evaluate, direct), one build (BM_Build) and three contractions of the tensor
-// with a value vector (BM_Vjp: the value penalty's two vjps and f's leader gradient), from the
-// same run.
+// evaluations (BM_Evaluate, direct), one build (BM_Build), the value penalty's two products
+// (BM_VjpPair) and f's leader gradient (BM_Vjp), from the same run.
 //
 // Clocks: "CPU" is the CPU time of the benchmark thread (Google Benchmark's default,
 // CLOCK_THREAD_CPUTIME_ID), "wall" (Google Benchmark's "Time") the elapsed real time. On a shared
@@ -490,6 +491,39 @@ void BM_Vjp(benchmark::State& state) {
   common_counters(state, S, sizeof(typename Game::Params));
 }
 
+// The value penalty's two products, vjp_pair(d1, pi1, v1, 1, d2, pi2, v2, -1): one pass over the
+// tensor (d, pi and v as an evaluation would give them: positive, rows summing to one).
+template <typename Scalar, int S>
+void BM_VjpPair(benchmark::State& state) {
+  using Game = typename GameInstance<Scalar, S>::Game;
+  auto inst = make_game<Scalar, S>(state);
+  if (!inst) return;
+  pbrl::StateActionMatrix<Scalar, S, kAF> pi1, pi2;
+  pbrl::StateVector<Scalar, S> d1, d2, v1, v2;
+  pbrl::Rng rng(kSeed);
+  for (int s = 0; s < S; ++s) {
+    d1(s) = rng.uniform<Scalar>();
+    d2(s) = rng.uniform<Scalar>();
+    v1(s) = rng.uniform<Scalar>();
+    v2(s) = rng.uniform<Scalar>();
+    pbrl::random_distribution(rng, pi1.row(s).data(), kAF);
+    pbrl::random_distribution(rng, pi2.row(s).data(), kAF);
+  }
+  auto model = std::make_unique<typename Game::Model>();
+  typename Game::MdpType mdp;
+  if (const pbrl::Status st = inst->game.build(inst->x, *model, mdp); st != pbrl::Status::ok) {
+    state.SkipWithError(pbrl::to_string(st));
+    return;
+  }
+  typename Game::Params grad = Game::Params::Zero();
+  for (auto _ : state) {
+    inst->game.vjp_pair(*model, d1, pi1, v1, Scalar(1), d2, pi2, v2, Scalar(-1), grad);
+    benchmark::DoNotOptimize(grad.data());
+    benchmark::ClobberMemory();
+  }
+  common_counters(state, S, sizeof(typename Game::Params));
+}
+
 // The floor of a vjp: every row of the transition tensor dotted with one vector (Eigen's dot,
 // vectorized as the library's kernels are), nothing else.
 template <typename Scalar, int S>
@@ -632,7 +666,7 @@ class Reporter : public benchmark::ConsoleReporter {
   }
 
   // "BM_Kernel<float, 100, ...>/T:10" -> its floor at the same scalar and S: BM_BuildFloor for
-  // builds, BM_VjpFloor for vjps, BM_EvaluateFloor for the rest; floors have none.
+  // builds, BM_VjpFloor for vjps and vjp pairs, BM_EvaluateFloor for the rest; floors have none.
   static std::string floor_of(const std::string& name) {
     const std::size_t open = name.find('<');
     if (open == std::string::npos) return "";
@@ -643,14 +677,15 @@ class Reporter : public benchmark::ConsoleReporter {
     if (end == std::string::npos) return "";
     const std::string args = name.substr(open + 1, end - open - 1);  // "float, 100"
     if (family == "BM_Build" || family == "BM_Vjp") return family + "Floor<" + args + ">";
+    if (family == "BM_VjpPair") return "BM_VjpFloor<" + args + ">";
     return "BM_EvaluateFloor<" + args + ">";
   }
 
   // An exact PBRL-value step on the Stackelberg game cannot take less than its T + 2 evaluations
   // (the oracle's T on M(x_k), pi_y's and pi-hat's; f's reuses pi_y's factors), one build of
-  // M(x_k) and three contractions of the game's tensor with a value vector (the value penalty's
-  // two vjps, V^{pi-hat} and V^{pi_y}, and f's leader gradient, V_l): this run's
-  // BM_Evaluate<Scalar, S, Direct>, BM_Build<Scalar, S> and BM_Vjp<Scalar, S>. The ratio shows
+  // M(x_k), the value penalty's two products (V^{pi-hat} and V^{pi_y}, one vjp_pair) and f's
+  // leader gradient (V_l, a vjp's work): this run's BM_Evaluate<Scalar, S, Direct>,
+  // BM_Build<Scalar, S>, BM_VjpPair<Scalar, S> and BM_Vjp<Scalar, S>. The ratio shows
   // what the rest (the PMD updates, f's own evaluation on the chain, the projection) adds.
   void step_against_its_kernels(std::ostream& out) const {
     char line[256];
@@ -664,11 +699,13 @@ class Reporter : public benchmark::ConsoleReporter {
       const auto eval = rows_.find("BM_Evaluate<" + args + ", Direct>");
       const auto build = rows_.find("BM_Build<" + args + ">");
       const auto vjp = rows_.find("BM_Vjp<" + args + ">");
-      if (eval == rows_.end() || build == rows_.end() || vjp == rows_.end()) continue;
-      const double bound = (t + 2) * eval->second.cpu_us + build->second.cpu_us + 3 * vjp->second.cpu_us;
+      const auto pair = rows_.find("BM_VjpPair<" + args + ">");
+      if (eval == rows_.end() || build == rows_.end() || vjp == rows_.end() || pair == rows_.end()) continue;
+      const double bound =
+          (t + 2) * eval->second.cpu_us + build->second.cpu_us + pair->second.cpu_us + vjp->second.cpu_us;
       if (!header) {
         out << "\nStackelberg step against its required kernels (CPU us; bound = (T + 2) x BM_Evaluate<.., Direct> "
-               "+ BM_Build + 3 x BM_Vjp, from this run)\n";
+               "+ BM_Build + BM_VjpPair + BM_Vjp, from this run)\n";
         std::snprintf(line, sizeof line, "%-46s %10s %10s %9s\n", "benchmark", "cpu_us", "bound_us", "cpu/bound");
         out << line;
         header = true;
@@ -750,8 +787,10 @@ PBRL_BENCH_BUILD(double, 100);
 
 BENCHMARK_TEMPLATE(BM_VjpFloor, double, 10);
 BENCHMARK_TEMPLATE(BM_Vjp, double, 10);
+BENCHMARK_TEMPLATE(BM_VjpPair, double, 10);
 BENCHMARK_TEMPLATE(BM_VjpFloor, double, 100);
 BENCHMARK_TEMPLATE(BM_Vjp, double, 100);
+BENCHMARK_TEMPLATE(BM_VjpPair, double, 100);
 
 BENCHMARK_TEMPLATE(BM_StackelbergStep, double, 10)->ArgName("T")->Arg(1)->Arg(10);
 BENCHMARK_TEMPLATE(BM_StackelbergStep, double, 100)->ArgName("T")->Arg(1)->Arg(10);
