@@ -464,6 +464,26 @@ void BM_BuildFloor(benchmark::State& state) {
   common_counters(state, S, sizeof(typename Game::Model));
 }
 
+// Times products(model, grad), J^T products of the game, on the model build(x) made once
+// (BM_Vjp, BM_VjpPair).
+template <typename Scalar, int S, class Products>
+void time_x_products(benchmark::State& state, const GameInstance<Scalar, S>& inst, Products&& products) {
+  using Game = typename GameInstance<Scalar, S>::Game;
+  auto model = std::make_unique<typename Game::Model>();
+  typename Game::MdpType mdp;
+  if (const pbrl::Status st = inst.game.build(inst.x, *model, mdp); st != pbrl::Status::ok) {
+    state.SkipWithError(pbrl::to_string(st));
+    return;
+  }
+  typename Game::Params grad = Game::Params::Zero();
+  for (auto _ : state) {
+    products(*model, grad);
+    benchmark::DoNotOptimize(grad.data());
+    benchmark::ClobberMemory();
+  }
+  common_counters(state, S, sizeof(typename Game::Params));
+}
+
 template <typename Scalar, int S>
 void BM_Vjp(benchmark::State& state) {
   using Game = typename GameInstance<Scalar, S>::Game;
@@ -476,19 +496,9 @@ void BM_Vjp(benchmark::State& state) {
     v(s) = rng.uniform<Scalar>();
     for (int a = 0; a < kAF; ++a) w(s, a) = rng.uniform<Scalar>() / Scalar(S);
   }
-  auto model = std::make_unique<typename Game::Model>();
-  typename Game::MdpType mdp;
-  if (const pbrl::Status st = inst->game.build(inst->x, *model, mdp); st != pbrl::Status::ok) {
-    state.SkipWithError(pbrl::to_string(st));
-    return;
-  }
-  typename Game::Params grad = Game::Params::Zero();
-  for (auto _ : state) {
-    inst->game.vjp(*model, w, v, Scalar(1), grad);
-    benchmark::DoNotOptimize(grad.data());
-    benchmark::ClobberMemory();
-  }
-  common_counters(state, S, sizeof(typename Game::Params));
+  time_x_products(state, *inst, [&](const typename Game::Model& model, typename Game::Params& grad) {
+    inst->game.vjp(model, w, v, Scalar(1), grad);
+  });
 }
 
 // The value penalty's two products, vjp_pair(d1, pi1, v1, 1, d2, pi2, v2, -1): one pass over the
@@ -509,19 +519,9 @@ void BM_VjpPair(benchmark::State& state) {
     pbrl::random_distribution(rng, pi1.row(s).data(), kAF);
     pbrl::random_distribution(rng, pi2.row(s).data(), kAF);
   }
-  auto model = std::make_unique<typename Game::Model>();
-  typename Game::MdpType mdp;
-  if (const pbrl::Status st = inst->game.build(inst->x, *model, mdp); st != pbrl::Status::ok) {
-    state.SkipWithError(pbrl::to_string(st));
-    return;
-  }
-  typename Game::Params grad = Game::Params::Zero();
-  for (auto _ : state) {
-    inst->game.vjp_pair(*model, d1, pi1, v1, Scalar(1), d2, pi2, v2, Scalar(-1), grad);
-    benchmark::DoNotOptimize(grad.data());
-    benchmark::ClobberMemory();
-  }
-  common_counters(state, S, sizeof(typename Game::Params));
+  time_x_products(state, *inst, [&](const typename Game::Model& model, typename Game::Params& grad) {
+    inst->game.vjp_pair(model, d1, pi1, v1, Scalar(1), d2, pi2, v2, Scalar(-1), grad);
+  });
 }
 
 // The floor of a vjp: every row of the transition tensor dotted with one vector (Eigen's dot,
