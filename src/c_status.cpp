@@ -1,8 +1,10 @@
-// pbrl_status (include/pbrl/c/pbrl_status.h) is pbrl::Status with C names, and pbrl_step_part
-// (pbrl_c.h) pbrl::StepPart: the same values, checked here, so the C interfaces pass them on by a cast.
+// pbrl_status (include/pbrl/c/pbrl_status.h) is pbrl::Status with C names, pbrl_step_part
+// (pbrl_c.h) pbrl::StepPart and pbrl_solve_outcome pbrl::SolveOutcome: the same values, checked
+// here, so the C interfaces pass them on by a cast.
 #include "pbrl/c/pbrl_c.h"
 #include "pbrl/c/pbrl_status.h"
 
+#include "pbrl/solver/solve_outcome.hpp"
 #include "pbrl/solver/step_slices.hpp"
 #include "pbrl/status.hpp"
 
@@ -63,6 +65,23 @@ static_assert(mirrored(StepPart::begin) && mirrored(StepPart::lower_model) && mi
                   mirrored(StepPart::penalty) && mirrored(StepPart::projection),
               "pbrl_c.h and step_slices.hpp disagree");
 
+// Likewise for solve()'s outcomes.
+constexpr bool mirrored(SolveOutcome o) {
+  const int v = static_cast<int>(o);
+  switch (o) {
+    case SolveOutcome::converged: return v == PBRL_SOLVE_CONVERGED;
+    case SolveOutcome::step_cap: return v == PBRL_SOLVE_STEP_CAP;
+    case SolveOutcome::penalty_cap: return v == PBRL_SOLVE_PENALTY_CAP;
+    case SolveOutcome::oracle_cap: return v == PBRL_SOLVE_ORACLE_CAP;
+    case SolveOutcome::stalled: return v == PBRL_SOLVE_STALLED;
+  }
+  return true;
+}
+static_assert(mirrored(SolveOutcome::converged) && mirrored(SolveOutcome::step_cap) &&
+                  mirrored(SolveOutcome::penalty_cap) && mirrored(SolveOutcome::oracle_cap) &&
+                  mirrored(SolveOutcome::stalled),
+              "pbrl_c.h and solve_outcome.hpp disagree");
+
 }  // namespace
 }  // namespace pbrl
 
@@ -77,4 +96,11 @@ extern "C" const char* pbrl_step_part_string(int part) {
   if (part < static_cast<int>(pbrl::StepPart::begin) || part > static_cast<int>(pbrl::StepPart::projection))
     return "unknown";
   return pbrl::enum_name(static_cast<pbrl::StepPart>(part));
+}
+
+extern "C" const char* pbrl_solve_outcome_string(int outcome) {
+  if (outcome < static_cast<int>(pbrl::SolveOutcome::converged) ||
+      outcome > static_cast<int>(pbrl::SolveOutcome::stalled))
+    return "unknown";
+  return pbrl::enum_name(static_cast<pbrl::SolveOutcome>(outcome));
 }

@@ -27,9 +27,10 @@ Bytes bytes(std::size_t n, unsigned char fill = 0xFF) {
 // Offsets of the documented layout (checkpoint.hpp) that the tests patch.
 constexpr std::size_t kVersionAt = 12, kReservedAt = 17, kCrcAt = 36, kPayloadAt = 40;
 constexpr std::size_t kIterationAt = kPayloadAt, kStepsAt = kPayloadAt + 8, kRngAt = kPayloadAt + 16,
-                      kScheduleAt = kPayloadAt + 32;  // lambda, two counts, two gaps
+                      kScheduleAt = kPayloadAt + 32;  // lambda, two counts, two gaps, the verdict's two counts
 constexpr std::size_t kGrowthsAt = kScheduleAt + sizeof(Real) + 8;
-constexpr std::size_t kFirstParameterAt = kScheduleAt + 16 + 3 * sizeof(Real);  // x(0): after the schedule
+constexpr std::size_t kStationaryAt = kScheduleAt + 16 + 3 * sizeof(Real), kConvergedAt = kStationaryAt + 8;
+constexpr std::size_t kFirstParameterAt = kConvergedAt + 8;  // x(0): after the schedule
 
 // Recomputes the CRC of a patched image of n bytes: [0, 36) then [40, n).
 void reseal(unsigned char* image, std::size_t n) {
@@ -239,9 +240,9 @@ TEST_CASE("Rng::set_state continues a stream; refuses null and all zeros") {
 TEST_CASE("checkpoint sizes: header 40 + payload + commit 8; warm starts only with sweeps") {
   using Direct = PbrlSolver<pbrl::EvaluationMethod::direct>;
   using Sweeps = PbrlSolver<pbrl::EvaluationMethod::sweeps>;
-  // The counts, the Rng, the penalty schedule (lambda, two counts, the measured gap and the gap at
-  // the start of the growth rule's window).
-  constexpr std::size_t counts_and_rng = 8 + 8 + 16 + 8 + 8 + 3 * sizeof(Real);
+  // The counts, the Rng, the penalty schedule (lambda, the growth rule's two counts, the measured
+  // gap and the gap at the start of its window, the verdict's two counts).
+  constexpr std::size_t counts_and_rng = 8 + 8 + 16 + 4 * 8 + 3 * sizeof(Real);
   // x, y, log pi-hat, pi-hat, the soft value iteration's V.
   constexpr std::size_t direct_scalars = K + 3 * S * A + S;
   static_assert(pbrl::checkpoint_size<Direct>() == 48 + counts_and_rng + direct_scalars * sizeof(Real), "Pbrl");
@@ -753,6 +754,11 @@ TEST_CASE("restore refuses an intact image of a state no step could leave, solve
     CHECK(restore([](unsigned char* p) { put_count(p + kIterationAt, 4); }) == Status::checkpoint_corrupt);
     // More growths of lambda than steps.
     CHECK(restore([](unsigned char* p) { put_count(p + kGrowthsAt, 4); }) == Status::checkpoint_corrupt);
+    // The verdict's counts: more stationary steps than steps, a certified run longer than the
+    // stationary one (or any outside exact tolerance mode), a negative count.
+    CHECK(restore([](unsigned char* p) { put_count(p + kStationaryAt, 4); }) == Status::checkpoint_corrupt);
+    CHECK(restore([](unsigned char* p) { put_count(p + kConvergedAt, 1); }) == Status::checkpoint_corrupt);
+    CHECK(restore([](unsigned char* p) { put_count(p + kStationaryAt, ~std::uint64_t(0)); }) == Status::checkpoint_corrupt);
     // A lambda the schedule cannot reach: fixed mode keeps penalty_start, tolerance mode stays
     // in [penalty_start, penalty_max].
     CHECK(restore([&](unsigned char* p) { put_scalar(p + kScheduleAt, s.penalty_max * Real(2)); }) ==

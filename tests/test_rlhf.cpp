@@ -7,8 +7,17 @@
 #include "pbrl/baselines/drlhf.hpp"
 #include "pbrl/problems/rlhf.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <limits>
+
+// Sets the RLHF counts near their saturation (the classes' friend; only tests define it).
+struct pbrl::detail::RlhfCountsAccess {
+  template <class Buffer>
+  static void set_pushed(Buffer& b, std::int64_t n) { b.pushed_ = n; }
+  template <class Sampler>
+  static void set_steps(Sampler& s, std::int64_t n) { s.steps_ = n; }
+};
 
 namespace test_rlhf {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
@@ -118,6 +127,46 @@ TEST_CASE("preference buffer: capacity, overwrite order, count, validation") {
   CHECK(buffer->push(good, good, Label(1)) == Status::ok);
   CHECK(buffer->push(good, good, Label(0.3)) == Status::ok);
   CHECK(buffer->size() == 3);
+}
+
+TEST_CASE("RLHF counts are 64-bit and never overflow: a count with no room is refused, nothing changes") {
+  constexpr int S = 4, A = 3, L = 3;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  static_assert(sizeof(decltype(std::declval<pbrl::PreferenceBuffer<S, A, L, 2>&>().pushed())) == 8, "64-bit");
+  static_assert(sizeof(decltype(std::declval<pbrl::SegmentSampler<Real, S, A>&>().steps())) == 8, "64-bit");
+  RandomModel<S, A> env(5);
+  pbrl::SegmentSampler<Real, S, A> sampler;
+  REQUIRE(sampler.init(env.transition, env.initial, 3u, 2) == Status::ok);
+  auto buffer = std::make_unique<pbrl::PreferenceBuffer<S, A, L, 2>>();
+  const Mat<S, A> pi = Mat<S, A>::Constant(Real(1) / A);
+  pbrl::Segment<S, A, L> d;
+  // Room for exactly one segment (burn-in 2 + length 3 steps): it is drawn, the next is refused.
+  pbrl::detail::RlhfCountsAccess::set_steps(sampler, kMax - 5);
+  REQUIRE(sampler.sample(pi, L, d) == Status::ok);
+  CHECK(sampler.steps() == kMax);
+  const pbrl::Segment<S, A, L> kept = d;
+  const pbrl::Rng rng = sampler.rng();
+  CHECK(sampler.sample(pi, 1, d) == Status::count_overflow);
+  CHECK(sampler.steps() == kMax);
+  CHECK(same_rng(sampler.rng(), rng));
+  CHECK(same_segment(d, kept));
+  // One segment's room but not two: collect_pair refuses and leaves the count, the Rng and the buffer.
+  pbrl::detail::RlhfCountsAccess::set_steps(sampler, kMax - 7);
+  pbrl::ReturnLabeler<Real, S, A> labeler{env.reward};
+  CHECK(sampler.collect_pair(pi, L, labeler.labeler<L>(), *buffer) == Status::count_overflow);
+  CHECK(sampler.steps() == kMax - 7);
+  CHECK(same_rng(sampler.rng(), rng));
+  CHECK(buffer->size() == 0);
+
+  // The buffer's count: room for one more push, then count_overflow with the buffer unchanged.
+  pbrl::detail::RlhfCountsAccess::set_pushed(*buffer, kMax - 1);
+  REQUIRE(buffer->push(kept, kept, Label(0.25)) == Status::ok);
+  CHECK(buffer->pushed() == kMax);
+  CHECK(buffer->size() == 1);
+  CHECK(buffer->push(kept, kept, Label(0.75)) == Status::count_overflow);
+  CHECK(buffer->pushed() == kMax);
+  CHECK(buffer->size() == 1);
+  CHECK(buffer->newest().label == Label(0.25));
 }
 
 TEST_CASE("segment sampling is deterministic and follows rho, pi and P") {

@@ -147,7 +147,7 @@ TEST_CASE("the growth rule: lambda grows after a window above epsilon only if th
   pbrl::PenaltySchedule<Real> schedule;
   std::int64_t k = 0;
   auto feed = [&](Real gap, int steps, Real factor) {
-    for (int i = 0; i < steps; ++i, ++k, gap *= factor) schedule.observe(s, k, gap);
+    for (int i = 0; i < steps; ++i, ++k, gap *= factor) schedule.observe(s, k, gap, Real(1), false);
   };
   schedule.reset(s);
   feed(Real(1), 40, Real(0.95));  // falls 5% a step, far above epsilon: ten windows, no growth
@@ -395,6 +395,218 @@ TEST_CASE("a checkpoint taken mid-schedule continues bit for bit") {
   CHECK(same_bits(solver.y(), y));
   CHECK(same_bits(solver.oracle_policy(), pi_hat));
   CHECK(solver.penalty_constant(solver.iteration()) == lambda);
+}
+
+TEST_CASE("the verdict: converged once the certified gap and |G| met their tolerances over the window") {
+  static Game game;
+  static Solver solver, stepped;
+  auto settings = paper_settings();
+  settings.step_x = settings.step_y = Real(0.5);
+  settings.gap_tolerance = Real(0.01);
+  settings.penalty_patience = 10;
+  settings.inner_steps_max = 50;
+  settings.stationarity_tolerance = Real(0.05);
+  settings.convergence_window = 5;
+  constexpr std::int64_t kCap = 2000;  // measured in double: converged after 143 steps
+
+  // The definition, step by step: the first step after which the window's every step met both.
+  REQUIRE(stepped.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  Solver::Report r;
+  std::int64_t run = 0, expected = -1;
+  for (std::int64_t k = 0; k < kCap && expected < 0; ++k) {
+    REQUIRE(stepped.step(&r) == Status::ok);
+    run = r.tolerance_met && r.projected_gradient_norm <= settings.stationarity_tolerance ? run + 1 : 0;
+    CHECK(r.converged == (run >= settings.convergence_window));
+    CHECK(stepped.converged() == r.converged);
+    if (r.converged) expected = k + 1;
+  }
+  REQUIRE(expected > settings.convergence_window);  // not at once: the verdict waits for the tolerances
+
+  // solve() stops there, with or without a report, and says why.
+  pbrl::SolveResult result;
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  REQUIRE(solver.solve(kCap, result) == Status::ok);
+  CHECK(result.outcome == pbrl::SolveOutcome::converged);
+  CHECK(result.steps == expected);
+  CHECK(solver.iteration() == expected);
+  CHECK(same_bits(solver.x(), stepped.x()));
+  CHECK(same_bits(solver.y(), stepped.y()));
+  Solver::Report last;
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  REQUIRE(solver.solve(kCap, result, &last) == Status::ok);
+  CHECK(result.steps == expected);
+  CHECK(last.converged);
+  CHECK(last.iteration == expected - 1);
+  CHECK(last.tolerance_met);
+  CHECK(last.projected_gradient_norm <= settings.stationarity_tolerance);
+  // The certificate is sound: the exact gap of the iterate the report describes is within it
+  // (the solver holds the step after it, |G| * alpha away; step once more without moving).
+  static Solver probe;
+  probe = solver;
+  const Real exact = exact_gap(game.problem, probe);
+  CHECK(exact <= settings.gap_tolerance + Real(1e-3));
+
+  // A converged solver: solve() takes no step; step() keeps working and the verdict follows it.
+  REQUIRE(solver.solve(kCap, result) == Status::ok);
+  CHECK(result.outcome == pbrl::SolveOutcome::converged);
+  CHECK(result.steps == 0);
+  REQUIRE(solver.step(&r) == Status::ok);
+  CHECK(solver.iteration() == expected + 1);
+
+  // Refusals change nothing.
+  const Problem::Params x = solver.x();
+  CHECK(solver.solve(-1, result) == Status::bad_setting);
+  CHECK(solver.iteration() == expected + 1);
+  CHECK(same_bits(solver.x(), x));
+  static Solver fresh;
+  CHECK(fresh.solve(10, result) == Status::not_initialized);
+}
+
+TEST_CASE("solve(): every outcome, each where its definition says, at most max_steps steps") {
+  static Game game;
+  static Solver solver;
+  pbrl::SolveResult result;
+  auto solve = [&](const pbrl::PbrlSettings<Real>& settings, std::int64_t max_steps) {
+    REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+    REQUIRE(solver.solve(max_steps, result) == Status::ok);
+    CHECK(result.steps <= max_steps);
+    CHECK(solver.iteration() == result.steps);
+  };
+  // step_cap: fixed mode, never stationary (|G| > 0 at the start).
+  auto fixed = paper_settings();
+  fixed.stationarity_tolerance = Real(0);
+  solve(fixed, 3);
+  CHECK(result.outcome == pbrl::SolveOutcome::step_cap);
+  CHECK(result.steps == 3);
+  solve(fixed, 0);
+  CHECK(result.outcome == pbrl::SolveOutcome::step_cap);
+  CHECK(result.steps == 0);
+
+  // stalled: fixed mode, stationary over the window, and only once the ramp is over.
+  fixed.stationarity_tolerance = Real(1e30);
+  fixed.convergence_window = 4;
+  solve(fixed, 100);
+  CHECK(result.outcome == pbrl::SolveOutcome::stalled);
+  CHECK(result.steps == 4);
+  fixed.penalty_final = Real(4);
+  fixed.penalty_ramp = 9;
+  solve(fixed, 100);
+  CHECK(result.outcome == pbrl::SolveOutcome::stalled);
+  CHECK(result.steps == 9);
+
+  // penalty_cap: lambda at penalty_max from the start, stationary, epsilon out of reach.
+  auto capped = paper_settings();
+  capped.gap_tolerance = std::numeric_limits<Real>::min();
+  capped.penalty_max = capped.penalty_start;
+  capped.inner_steps_max = 3;
+  capped.stationarity_tolerance = Real(1e30);
+  capped.convergence_window = 3;
+  solve(capped, 100);
+  CHECK(result.outcome == pbrl::SolveOutcome::penalty_cap);
+  CHECK(result.steps == 3);
+  // ... not while lambda may still grow: then the oracle's cap is what the step cap ends on.
+  capped.penalty_max = Real(1e6);
+  solve(capped, 7);
+  CHECK(result.outcome == pbrl::SolveOutcome::oracle_cap);
+  CHECK(result.steps == 7);
+
+  // oracle_cap: at the step cap, the last step's oracle ran to inner_steps_max without its target.
+  auto oracle = paper_settings();
+  oracle.gap_tolerance = std::numeric_limits<Real>::min();
+  oracle.inner_steps_max = 2;
+  oracle.stationarity_tolerance = Real(0);
+  solve(oracle, 5);
+  CHECK(result.outcome == pbrl::SolveOutcome::oracle_cap);
+  CHECK(result.steps == 5);
+  // With a reachable target the same cap is a plain step cap.
+  oracle.gap_tolerance = Real(1e6);
+  oracle.inner_steps = 1;
+  oracle.inner_steps_max = 100;
+  solve(oracle, 5);
+  CHECK(result.outcome == pbrl::SolveOutcome::step_cap);
+
+  // Sampled tolerance mode has no certificate: never converged; stationary over the window is stalled.
+  auto sampled = paper_settings();
+  sampled.gradient = GradientMode::sampled;
+  sampled.oracle = OracleKind::policy_gradient;
+  sampled.oracle_policy.parameterization = Parameterization::softmax;
+  sampled.sampling.batch = 2;
+  sampled.gap_tolerance = Real(1e6);
+  sampled.stationarity_tolerance = Real(1e30);
+  sampled.convergence_window = 2;
+  solve(sampled, 10);
+  CHECK(result.outcome == pbrl::SolveOutcome::stalled);
+  CHECK(result.steps == 2);
+  CHECK_FALSE(solver.converged());
+}
+
+TEST_CASE("a checkpoint taken mid-solve continues bit for bit, outcome and step count included") {
+  static Game game;
+  static Solver solver;
+  auto settings = paper_settings();
+  settings.step_x = settings.step_y = Real(0.5);
+  settings.gap_tolerance = Real(0.01);
+  settings.penalty_patience = 10;
+  settings.inner_steps_max = 50;
+  settings.stationarity_tolerance = Real(0.05);
+  settings.convergence_window = 5;
+  pbrl::SolveResult whole, first, rest;
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  REQUIRE(solver.solve(2000, whole) == Status::ok);
+  REQUIRE(whole.outcome == pbrl::SolveOutcome::converged);
+  const Problem::Params x = solver.x();
+  const FollowerMatrix y = solver.y();
+
+  // Stop two steps before the verdict (inside its window), save, restore into a fresh init().
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  REQUIRE(solver.solve(whole.steps - 2, first) == Status::ok);
+  CHECK(first.outcome == pbrl::SolveOutcome::step_cap);
+  std::vector<unsigned char> image(pbrl::checkpoint_size<Solver>());
+  REQUIRE(pbrl::save_checkpoint(solver, image.data(), image.size()) == Status::ok);
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  REQUIRE(pbrl::restore_checkpoint(solver, image.data(), image.size()) == Status::ok);
+  REQUIRE(solver.solve(2000, rest) == Status::ok);
+  CHECK(rest.outcome == pbrl::SolveOutcome::converged);
+  CHECK(first.steps + rest.steps == whole.steps);
+  CHECK(same_bits(solver.x(), x));
+  CHECK(same_bits(solver.y(), y));
+}
+
+TEST_CASE("sampled mode: a step whose objective F = f + lambda p would overflow is refused, nothing changed") {
+  static Game game;
+  static Solver solver;
+  auto settings = paper_settings();
+  settings.gradient = GradientMode::sampled;
+  settings.oracle = OracleKind::policy_gradient;
+  settings.oracle_policy.parameterization = Parameterization::softmax;
+  settings.sampling.batch = 2;
+  // lambda at the top of its domain: every gradient step is clamped to the box, so x and |G| stay
+  // finite while lambda * p_hat does not.
+  settings.penalty_start = settings.penalty_final = std::numeric_limits<Real>::max();
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  int refused = 0;
+  for (int k = 0; k < 40; ++k) {
+    const Problem::Params x = solver.x();
+    const FollowerMatrix y = solver.y();
+    const pbrl::Rng rng = solver.rng();
+    const std::int64_t iteration = solver.iteration();
+    Solver::Report r;
+    const Status st = solver.step(&r);
+    if (st == Status::ok) {  // every value of a report returned with ok is finite
+      CHECK(std::isfinite(r.objective));
+      CHECK(std::isfinite(r.penalty));
+      CHECK(std::isfinite(r.projected_gradient_norm));
+      CHECK(std::isfinite(r.gap_estimate));
+      continue;
+    }
+    CHECK(st == Status::numerical_failure);
+    ++refused;
+    CHECK(solver.iteration() == iteration);
+    CHECK(same_bits(solver.x(), x));
+    CHECK(same_bits(solver.y(), y));
+    CHECK(std::memcmp(solver.rng().state(), rng.state(), sizeof(std::uint32_t) * 4) == 0);
+  }
+  CHECK(refused > 0);  // |p_hat| > 1 in some steps: lambda * p_hat overflows there
 }
 
 TEST_CASE("counts never overflow: a count with no room is refused, step() says count_overflow") {

@@ -77,7 +77,7 @@ namespace pbrl {
 // counts as no bytes.
 std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t crc = 0u);
 
-constexpr std::uint16_t kCheckpointVersion = 3;  // 2: the penalty schedule's state; 3: its window
+constexpr std::uint16_t kCheckpointVersion = 4;  // 2: the penalty schedule's state; 3: its window; 4: the verdict
 constexpr std::size_t kCheckpointHeaderSize = 40;
 constexpr std::size_t kCheckpointCommitSize = 8;
 

@@ -60,6 +60,7 @@ std::vector<Field> report_fields(bool zero_sum) {
   }
   f.push_back({"bool", "tolerance_met", "tolerance mode and gap_bound <= the tolerance"});
   f.push_back({"bool", "inner_converged", "the oracle stopped on its target"});
+  f.push_back({"bool", "converged", "the verdict: tolerances met over the window (solve's converged)"});
   return f;
 }
 
@@ -134,6 +135,12 @@ std::string c_header(const Manifest& m) {
   out += "/* `iterations` steps (>= 0, else PBRL_BAD_SETTING); at an error the steps before it stay done.\n";
   out += " * The report is the last step's, written if all succeeded. */\n";
   out += "pbrl_status " + p + "run(" + ws + "* ws, int64_t iterations, " + report + "* report);\n";
+  out += "/* Steps until converged or another outcome (pbrl_solve_outcome), at most max_steps (>= 0, else\n";
+  out += " * PBRL_BAD_SETTING); returns PBRL_OK with the outcome and the steps in *result. At an error the\n";
+  out += " * steps before it stay done. The report is the last step's, written when a step ran. A converged\n";
+  out += " * workspace takes no step: stop calling it, and call it again once something changed. */\n";
+  out += "pbrl_status " + p + "solve(" + ws + "* ws, int64_t max_steps, pbrl_solve_result* result, " + report +
+         "* report);\n";
   out += "/* Steps done since init (or restored with a checkpoint). */\n";
   out += "pbrl_status " + p + "iteration(const " + ws + "* ws, int64_t* iteration);\n";
   out += "/* Copies x: " + N + "PARAMS entries. */\n";
@@ -188,6 +195,8 @@ std::string c_api_source(const Manifest& m) {
   fn("step_slice(" + ws + "* ws, int32_t max_rollouts, pbrl_slice* slice, " + report + "* report)",
      "step_slice(ws, max_rollouts, slice, report)");
   fn("run(" + ws + "* ws, int64_t iterations, " + report + "* report)", "run(ws, iterations, report)");
+  fn("solve(" + ws + "* ws, int64_t max_steps, pbrl_solve_result* result, " + report + "* report)",
+     "solve(ws, max_steps, result, report)");
   fn("iteration(const " + ws + "* ws, int64_t* iteration)", "iteration(ws, iteration)");
   fn("get_x(const " + ws + "* ws, " + scalar + "* x, size_t length)", "get_x(ws, x, length)");
   fn("get_policies(const " + ws + "* ws, " + scalar + "* policies, size_t length)",

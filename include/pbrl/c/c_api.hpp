@@ -12,6 +12,7 @@
 #include "pbrl/c/pbrl_c.h"
 #include "pbrl/checkpoint.hpp"
 #include "pbrl/policy.hpp"
+#include "pbrl/solver/solve_outcome.hpp"
 #include "pbrl/solver/step_slices.hpp"
 #include "pbrl/status.hpp"
 
@@ -152,6 +153,21 @@ class Api {
     return to_c(st);
   }
 
+  // As Solver::solve: steps done before an error stay done; the result is written when it returns
+  // ok, the report (the last step's) when a step ran.
+  static pbrl_status solve(CWorkspace* ws, std::int64_t max_steps, pbrl_solve_result* result, CReport* report) {
+    if (result == nullptr) return PBRL_NULL_POINTER;
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    typename Solver::Report r;
+    SolveResult out;
+    const Status st = body(*ws).solver.solve(max_steps, out, report != nullptr ? &r : nullptr);
+    if (st != Status::ok) return to_c(st);
+    result->outcome = static_cast<pbrl_solve_outcome>(out.outcome);
+    result->steps = out.steps;
+    if (report != nullptr && out.steps > 0) *report = convert(r);
+    return PBRL_OK;
+  }
+
   static pbrl_status iteration(const CWorkspace* ws, std::int64_t* out) {
     if (out == nullptr) return PBRL_NULL_POINTER;
     if (pbrl_status st = check(ws); st != PBRL_OK) return st;
@@ -289,6 +305,7 @@ class Api {
     }
     out.tolerance_met = r.tolerance_met;
     out.inner_converged = r.inner_converged;
+    out.converged = r.converged;
     return out;
   }
 };

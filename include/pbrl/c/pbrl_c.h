@@ -52,6 +52,25 @@ typedef struct pbrl_slice {
  * which is why it takes an int: the enum's own range holds only its eight values). */
 const char* pbrl_step_part_string(int part);
 
+/* How a pbrl_<name>_solve call ended, returned with PBRL_OK (pbrl::SolveOutcome,
+ * include/pbrl/solver/solve_outcome.hpp). */
+typedef enum pbrl_solve_outcome {
+  PBRL_SOLVE_CONVERGED = 0,   /* gap_bound <= gap_tolerance and |G| <= stationarity_tolerance over the window */
+  PBRL_SOLVE_STEP_CAP = 1,    /* max_steps steps and none of the others */
+  PBRL_SOLVE_PENALTY_CAP = 2, /* lambda at penalty_max, stationary, the tolerance not met */
+  PBRL_SOLVE_ORACLE_CAP = 3,  /* max_steps steps, the last step's oracle at inner_steps_max short of its target */
+  PBRL_SOLVE_STALLED = 4      /* stationary with no tolerance to certify (fixed mode, sampled mode) */
+} pbrl_solve_outcome;
+
+/* What one pbrl_<name>_solve call did. */
+typedef struct pbrl_solve_result {
+  pbrl_solve_outcome outcome;
+  int64_t steps; /* steps it committed */
+} pbrl_solve_result;
+
+/* The outcome's name ("converged", "step_cap", ...); never null ("unknown" for other values). */
+const char* pbrl_solve_outcome_string(int outcome);
+
 #ifdef __cplusplus
 }
 #endif

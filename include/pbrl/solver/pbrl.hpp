@@ -47,6 +47,7 @@
 #include "pbrl/solver/penalty_schedule.hpp"
 #include "pbrl/solver/projected_step.hpp"
 #include "pbrl/solver/settings.hpp"
+#include "pbrl/solver/solver_core.hpp"
 #include "pbrl/solver/step_slices.hpp"
 
 #include <cstdint>
@@ -67,18 +68,13 @@ struct PbrlSettings : PenaltySolverSettings<Scalar> {
   }
 };
 
-// The schedule's part (lambda, inner steps, whether the oracle met its target, the oracle's gap, the
-// certified gap bound, whether the tolerance holds) is ScheduleReport's (solver/penalty_schedule.hpp);
-// evaluations stopped at max_sweeps are EvaluationOutcome's (evaluation.hpp).
+// The shared fields (solver/solver_core.hpp) describe (x_k, y_k): f(x_k, y_k), p(x_k, y_k) with
+// pi-hat_k, F, |G_lambda(x_k, y_k)|; the schedule's part (lambda, inner steps, the oracle's gap,
+// the certified gap bound, whether the tolerance holds, the verdict) is ScheduleReport's
+// (solver/penalty_schedule.hpp); evaluations stopped at max_sweeps are EvaluationOutcome's.
 template <typename Scalar>
-struct PbrlReport : ScheduleReport<Scalar>, EvaluationOutcome {
-  std::int64_t iteration = 0;          // k of the iterate (x_k, y_k) the numbers describe
-  Scalar upper_objective = Scalar(0);  // f(x_k, y_k)
-  Scalar penalty = Scalar(0);          // p(x_k, y_k) with pi-hat_k
-  Scalar objective = Scalar(0);        // F = f + lambda*p
-  Scalar projected_gradient_norm = Scalar(0);  // |G_lambda(x_k, y_k)| with the steps used
-  Scalar lower_gap = Scalar(0);        // V^{pi-hat_k}(rho) - V^{pi_y_k}(rho) on M(x_k)
-  std::int64_t environment_steps = 0;  // environment steps taken since init(), this step's included
+struct PbrlReport : PenaltySolverReport<Scalar> {
+  Scalar lower_gap = Scalar(0);  // V^{pi-hat_k}(rho) - V^{pi_y_k}(rho) on M(x_k)
 };
 
 template <typename Scalar>
@@ -90,17 +86,22 @@ Status validate(const PbrlSettings<Scalar>& s, int actions) {
 
 template <class Problem, EvaluationMethod Method = EvaluationMethod::direct,
           GradientSources Sources = GradientSources::exact_and_sampled>
-class Pbrl {
+class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, PbrlSettings<typename Problem::Scalar>,
+                                      PbrlReport<typename Problem::Scalar>, Method, Sources> {
+  using Core = PenaltySolverCore<Pbrl, Problem, PbrlSettings<typename Problem::Scalar>,
+                                 PbrlReport<typename Problem::Scalar>, Method, Sources>;
+  friend Core;
+
  public:
-  static constexpr bool kSampled = Sources == GradientSources::exact_and_sampled;
-  using Scalar = typename Problem::Scalar;
-  static constexpr int S = Problem::kStates;
+  using Core::kSampled;
+  using typename Core::Scalar;
+  using Core::S;
   static constexpr int A = Problem::kActions;
-  using Params = typename Problem::Params;
+  using typename Core::Params;
   using Matrix = StateActionMatrix<Scalar, S, A>;
-  using Settings = PbrlSettings<Scalar>;
-  using Report = PbrlReport<Scalar>;
-  using Workspace = EvaluationWorkspace<Scalar, S, Method>;
+  using typename Core::Settings;
+  using typename Core::Report;
+  using typename Core::Workspace;
 
   // Validates everything; on error the solver keeps its previous state.
   Status init(const Problem& problem, const Settings& settings, const Params& x0, const Matrix& y0) {
@@ -110,9 +111,7 @@ class Pbrl {
     if (Status st = validate_parameters<Scalar, S, A>(settings.policy, y0); st != Status::ok) return st;
     if (settings.gradient == GradientMode::sampled && (!kSampled || !has_sample_vjp<Problem>::value))
       return Status::bad_setting;
-    problem_ = &problem;
-    settings_ = settings;
-    x_ = x0;
+    this->start(problem, settings, x0);
     y_ = y0;
     initial_oracle_policy<Scalar, S, A>(settings.policy, settings.oracle, settings.oracle_policy, y_, pi_hat_,
                                         log_pi_hat_);
@@ -121,27 +120,12 @@ class Pbrl {
     eval_y_ = eval_hat_ = eval_upper_ = Evaluation<Scalar, S, A>{};
     start_warm_kept_.setZero();
     warm_y_ = warm_hat_ = warm_upper_ = EvaluationWarmStart<Scalar, kWarm>{};
-    counts_ = StepCounts{};
-    schedule_.reset(settings);
-    rng_.reseed(settings.seed);
     abandon_step();
     return Status::ok;
   }
 
-  // One outer iteration: a fresh step, all its slices (a step in progress is abandoned first).
-  // On error x, y, the oracle's warm start, the schedule, the counts (and in sampled mode the Rng)
-  // are unchanged; count_overflow when a count has no room for another step.
-  Status step(Report* report = nullptr) { return step_by_slices(*this, report); }
-
-  // The next slice of the step in progress, or the first slice of a new step
-  // (solver/step_slices.hpp). max_rollouts >= 1 (else bad_setting, nothing changed): the most
-  // rollouts of a sampled batch one slice runs. report: filled by the slice that completes the
-  // step; whether the step computes its diagnostics (the certificate; in sampled mode the exact
-  // evaluations of pi_y and pi-hat) is decided by its first slice, as step(report) decides it. On
-  // error the step in progress is abandoned and the last completed step is intact.
-  Status step_slice(int max_rollouts, SliceResult& out, Report* report = nullptr) {
-    return run_slice(*this, part_, problem_ != nullptr, max_rollouts, out, report);
-  }
+  // step(), step_slice(), run(), solve() and the accessors of x, the counts, the settings, the
+  // schedule, the workspace and the Rng are the core's (solver/solver_core.hpp).
 
   // Drops the step in progress, if any: the next slice begins a new step from the last completed
   // one (sweeps mode: with its evaluations' warm starts).
@@ -154,48 +138,16 @@ class Pbrl {
       warm_upper_.put_back(eval_upper_);
     }
   }
-  bool step_in_progress() const { return part_.slice > 0; }
 
-  // `iterations` steps (the caller's bound); stops at the first error. `last` gets the last report.
-  Status run(std::int64_t iterations, Report* last = nullptr) { return run_steps(*this, iterations, last); }
-
-  // lambda_k (tolerance mode: lambda of the next step, whatever k).
-  Scalar penalty_constant(std::int64_t k) const { return schedule_.lambda(settings_, k); }
-
-  const Params& x() const { return x_; }
   const Matrix& y() const { return y_; }
   const Matrix& oracle_policy() const { return pi_hat_; }  // pi-hat, the oracle's warm start
-  std::int64_t iteration() const { return counts_.iteration; }
-  const Settings& settings() const { return settings_; }
-  const PenaltySchedule<Scalar>& schedule() const { return schedule_; }
   // pi_y of the current y.
   void policy(Matrix& pi) const { policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi); }
-  // Workspace of the policy evaluations (sweep settings live here in sweep mode).
-  Workspace& evaluation_workspace() { return ws_; }
-  // Sampled mode: environment steps taken since init(), and the random stream (init() reseeds
-  // it from settings.seed; save_checkpoint and restore_checkpoint carry both).
-  std::int64_t environment_steps() const { return counts_.environment_steps; }
-  Rng& rng() { return rng_; }
-  const Rng& rng() const { return rng_; }
-  bool initialized() const { return problem_ != nullptr; }
 
-  // Checkpoints (checkpoint.hpp): the type tag; the state, i.e. every field that carries over
-  // from one step() to the next, in image order (not the problem, not the per-step scratch);
-  // the settings an image must have been saved under, the workspace's sweep settings included.
+  // Checkpoints (checkpoint.hpp): the type tag; the state and settings are the core's hooks
+  // (visit_state, visit_settings) over state_fields below.
   static constexpr CheckpointTag checkpoint_tag() {
     return {CheckpointSolver::pbrl, sizeof(Scalar), Method, S, A, 0, Problem::kParams};
-  }
-  template <class Visitor>
-  void visit_state(Visitor& v) {  // writes the state (restore): a step in progress is void
-    state_fields(*this, v);
-    abandon_step();
-  }
-  template <class Visitor>
-  decltype(auto) visit_state(Visitor& v) const { return state_fields(*this, v); }
-  template <class Visitor>
-  void visit_settings(Visitor& v) const {
-    settings_.visit(v);
-    v(ws_, domain::any(), "workspace");  // its sweep settings (EvaluationMethod::sweeps)
   }
   // restore_checkpoint's last check, on copies decoded from the image's payload (whose numbers
   // are known finite): a state this solver could have written at iteration `sequence`. x in the
@@ -216,22 +168,24 @@ class Pbrl {
              warm_start<Method>(self.warm_upper_));
   }
 
-  // The step in progress: the part its next slice runs and step()'s locals.
+  using Core::counts_;
+  using Core::grad_x_;
+  using Core::problem_;
+  using Core::rng_;
+  using Core::schedule_;
+  using Core::settings_;
+  using Core::ws_;
+  using Core::x_;
+  using Core::x_next_;
+
+  // The step in progress: the part its next slice runs and step()'s locals beside the shared ones
+  // (StepProgress). Exact mode: certified computes the certificate (tolerance mode, or the first
+  // slice had a report); sampled mode: the report's exact diagnostics (the first slice had a report).
   enum class Batch : unsigned char { oracle, penalty };  // sampled mode's batches, in order
-  struct StepInProgress {
-    StepPart next = StepPart::begin;  // begin: no step in progress
-    std::int64_t slice = 0;           // slices run of this step
-    int evaluations = 0;              // evaluations done: pi_y, pi-hat (sweeps, Bellman: the start occupancy)
-    Batch batch = Batch::oracle;      // sampled mode: the batch the next rollouts belong to
-    int batch_step = 0;               // sampled oracle: policy-gradient steps taken of T
-    bool batch_started = false;       // the current batch has been checked and its sums cleared
-    bool sampled = false;
-    // Exact mode: compute the certificate (tolerance mode, or the first slice had a report);
-    // sampled mode: the report's exact diagnostics (the first slice had a report).
-    bool certified = false;
-    std::int64_t sweeps_hit = 0;  // max_sweeps_hit_total(ws_) when the step began
-    std::int64_t steps = 0;       // environment steps of this step
-    Scalar lambda = Scalar(0), f = Scalar(0), p = Scalar(0), lower_gap = Scalar(0), oracle_gap = Scalar(0);
+  struct StepInProgress : StepProgress<Scalar> {
+    int evaluations = 0;          // evaluations done: pi_y, pi-hat (sweeps, Bellman: the start occupancy)
+    Batch batch = Batch::oracle;  // sampled mode: the batch the next rollouts belong to
+    Scalar p = Scalar(0), lower_gap = Scalar(0), oracle_gap = Scalar(0);
     OracleRun run{};
     Mdp<Scalar, S, A> mdp{};  // M(x_k), a view of model_
   };
@@ -249,11 +203,8 @@ class Pbrl {
     const Problem& problem = *problem_;
     switch (p.next) {
       case StepPart::begin: {
-        if (Status st = counts_.room_for_step(); st != Status::ok) return st;
-        p.sweeps_hit = max_sweeps_hit_total(ws_);
+        if (Status st = this->begin_step(p); st != Status::ok) return st;
         forget_factorization(ws_);  // factors of the last step's M(x) are no chain of this one's
-        p.sampled = kSampled && settings_.gradient == GradientMode::sampled;
-        p.lambda = schedule_.lambda(settings_, counts_.iteration);
         if (Status st = problem.build(x_, model_, p.mdp); st != Status::ok) return st;
         policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi_y_, logs_of_pi_y());
         // The oracle runs on copies (a failure leaves the warm start intact).
@@ -357,52 +308,37 @@ class Pbrl {
     return occupancy_from_start(part_.mdp, pi_y_, pi_next_, ws_, start_warm_, start_occupancy_, factors_current);
   }
 
-  // The projected step, the checks, the commit and the report.
+  // The projected step, then the core's checks, commit and report (commit_step).
   Status project_and_commit(Report* report) {
     const StepInProgress& p = part_;
-    const Problem& problem = *problem_;
-    const Scalar alpha_x = schedule_.step(settings_, settings_.step_x);
+    StepNumbers<Scalar> n;
+    n.alpha_x = schedule_.step(settings_, settings_.step_x);
     const Scalar alpha_y = schedule_.step(settings_, settings_.step_y);
-    const Scalar g2 = parameter_step(problem, x_, alpha_x, grad_x_, x_next_) +
-                      policy_step<Scalar, S, A>(settings_.policy, y_, alpha_y, grad_y_, y_next_);
-    if (!std::isfinite(g2) || !std::isfinite(p.f) || !std::isfinite(p.p) || (p.sampled && !std::isfinite(p.lower_gap)) ||
-        !std::isfinite(p.oracle_gap))
-      return Status::numerical_failure;
-    if (Status st = counts_.room_for(p.steps); st != Status::ok) return st;
-    // No certificate from samples: the sampled oracle has no target to meet (converged false).
-    const OracleResult oracle = p.sampled ? OracleResult{schedule_.inner_steps_max(settings_), false} : p.run.result;
-
-    const std::int64_t k = counts_.iteration;
-    detail::copy_matrix(x_, x_next_);
-    detail::copy_matrix(y_, y_next_);
-    detail::copy_matrix(log_pi_hat_, log_pi_next_);
-    detail::copy_matrix(pi_hat_, pi_next_);
-    detail::copy_matrix(oracle_value_, value_next_);
-    if constexpr (kSampled)
-      if (p.sampled) rng_ = sampled_.rng_next;
-    if constexpr (Method == EvaluationMethod::sweeps) {
-      start_warm_kept_ = start_warm_;
-      warm_y_.keep(eval_y_);
-      warm_hat_.keep(eval_hat_);
-      warm_upper_.keep(eval_upper_);
-    }
-    counts_.commit(p.steps);
+    n.squared_gradient_norm = parameter_step(*problem_, x_, n.alpha_x, grad_x_, x_next_) +
+                              policy_step<Scalar, S, A>(settings_.policy, y_, alpha_y, grad_y_, y_next_);
+    n.penalty = p.p;
+    n.oracle_gap = p.oracle_gap;
+    n.gap_bound = p.lower_gap + p.oracle_gap;
     // Exact mode: the certified bound lower_gap + oracle_gap; sampled mode: the sampled p.
-    const Scalar estimate = schedule_.observe(settings_, k, p.sampled ? p.p : p.lower_gap + p.oracle_gap);
-    if (report != nullptr) {
-      Report& r = *report;
-      static_cast<ScheduleReport<Scalar>&>(r) = schedule_.describe(settings_, p.lambda, alpha_x, oracle, p.oracle_gap,
-                                                                   p.lower_gap + p.oracle_gap, estimate);
-      r.max_sweeps_hit = max_sweeps_hit_total(ws_) - p.sweeps_hit;
-      r.iteration = k;
-      r.upper_objective = p.f;
-      r.penalty = p.p;
-      r.objective = p.f + p.lambda * p.p;
-      r.projected_gradient_norm = std::sqrt(g2);
-      r.lower_gap = p.lower_gap;
-      r.environment_steps = counts_.environment_steps;
-    }
-    return Status::ok;
+    n.measured_gap = p.sampled ? p.p : n.gap_bound;
+    // No certificate from samples: the sampled oracle has no target to meet (converged false).
+    n.oracle = p.sampled ? OracleResult{schedule_.inner_steps_max(settings_), false} : p.run.result;
+    const Status st = this->commit_step(p, n, report, [&] {
+      detail::copy_matrix(y_, y_next_);
+      detail::copy_matrix(log_pi_hat_, log_pi_next_);
+      detail::copy_matrix(pi_hat_, pi_next_);
+      detail::copy_matrix(oracle_value_, value_next_);
+      if constexpr (kSampled)
+        if (p.sampled) rng_ = sampled_.rng_next;
+      if constexpr (Method == EvaluationMethod::sweeps) {
+        start_warm_kept_ = start_warm_;
+        warm_y_.keep(eval_y_);
+        warm_hat_.keep(eval_hat_);
+        warm_upper_.keep(eval_upper_);
+      }
+    });
+    if (st == Status::ok && report != nullptr) report->lower_gap = p.lower_gap;
+    return st;
   }
 
   // Sampled mode's rollouts, at most max_rollouts of one batch: the T sampled policy-gradient
@@ -477,17 +413,11 @@ class Pbrl {
     }
   }
 
-  const Problem* problem_ = nullptr;
-  Settings settings_{};
-  StepCounts counts_{};
-  PenaltySchedule<Scalar> schedule_{};
-  // Iterates and the oracle's warm start.
-  Params x_ = Params::Zero();
+  // Iterates and the oracle's warm start (x is the core's).
   Matrix y_ = Matrix::Zero();
   Matrix log_pi_hat_ = Matrix::Zero(), pi_hat_ = Matrix::Zero();
   StateVector<Scalar, S> oracle_value_ = StateVector<Scalar, S>::Zero();
   // Scratch of one step.
-  Params x_next_ = Params::Zero(), grad_x_ = Params::Zero();
   Matrix y_next_ = Matrix::Zero(), log_pi_next_ = Matrix::Zero(), pi_next_ = Matrix::Zero();
   Matrix pi_y_ = Matrix::Zero(), log_pi_y_ = Matrix::Zero(), grad_pi_ = Matrix::Zero(), grad_y_ = Matrix::Zero();
   Matrix weights_ = Matrix::Zero(), start_occupancy_ = Matrix::Zero();
@@ -499,10 +429,7 @@ class Pbrl {
   static constexpr int kWarm = Method == EvaluationMethod::sweeps ? S : 0;
   StateVector<Scalar, kWarm> start_warm_kept_ = StateVector<Scalar, kWarm>::Zero();
   EvaluationWarmStart<Scalar, kWarm> warm_y_{}, warm_hat_{}, warm_upper_{};
-  Workspace ws_{};
-  // Sampled mode: the random stream (state; kept by exact-only types too, so their images are
-  // the same) and the scratch (none in an exact-only type).
-  Rng rng_{1u};
+  // Sampled mode's scratch (none in an exact-only type); the random stream is the core's.
   struct SampledState {
     Rng rng_next{1u};
     Trajectory<Scalar, kMaxHorizon> trajectory{};

@@ -38,6 +38,7 @@
 #include "pbrl/solver/penalty_schedule.hpp"
 #include "pbrl/solver/projected_step.hpp"
 #include "pbrl/solver/settings.hpp"
+#include "pbrl/solver/solver_core.hpp"
 #include "pbrl/solver/step_slices.hpp"
 
 namespace pbrl {
@@ -56,19 +57,14 @@ struct PbrlZeroSumSettings : PenaltySolverSettings<Scalar> {
   }
 };
 
-// The schedule's part is ScheduleReport's (solver/penalty_schedule.hpp): there oracle_gap sums both
-// players' certified gaps and gap_bound = psi + oracle_gap bounds the exact NE gap of pi_k;
-// evaluations stopped at max_sweeps are EvaluationOutcome's (evaluation.hpp).
+// The shared fields (solver/solver_core.hpp) describe (x_k, pi_k): f(x_k, pi_k), psi(x_k, pi_k)
+// with pi-hat_k (the NE gap estimate), F = f + lambda*psi, |G| with separate step sizes for x and
+// pi; the schedule's part is ScheduleReport's (solver/penalty_schedule.hpp): there oracle_gap sums
+// both players' certified gaps and gap_bound = psi + oracle_gap bounds the exact NE gap of pi_k.
 template <typename Scalar>
-struct PbrlZeroSumReport : ScheduleReport<Scalar>, EvaluationOutcome {
-  std::int64_t iteration = 0;          // k of the iterate (x_k, pi_k) the numbers describe
-  Scalar upper_objective = Scalar(0);  // f(x_k, pi_k)
-  Scalar penalty = Scalar(0);          // psi(x_k, pi_k) with pi-hat_k: the NE gap estimate
-  Scalar objective = Scalar(0);        // F = f + lambda*psi
-  Scalar projected_gradient_norm = Scalar(0);  // |G|, separate step sizes for x and pi
-  Scalar best_response_value1 = Scalar(0);     // V^{pihat1_k, pi2_k}(rho) (sampled mode: exact diagnostic)
-  Scalar best_response_value2 = Scalar(0);     // V^{pi1_k, pihat2_k}(rho)
-  std::int64_t environment_steps = 0;  // environment steps taken since init(), this step's included
+struct PbrlZeroSumReport : PenaltySolverReport<Scalar> {
+  Scalar best_response_value1 = Scalar(0);  // V^{pihat1_k, pi2_k}(rho) (sampled mode: exact diagnostic)
+  Scalar best_response_value2 = Scalar(0);  // V^{pi1_k, pihat2_k}(rho)
 };
 
 template <typename Scalar>
@@ -79,20 +75,27 @@ Status validate(const PbrlZeroSumSettings<Scalar>& s) {
 
 template <class GameProblem, EvaluationMethod Method = EvaluationMethod::direct,
           GradientSources Sources = GradientSources::exact_and_sampled>
-class PbrlZeroSum {
+class PbrlZeroSum
+    : public PenaltySolverCore<PbrlZeroSum<GameProblem, Method, Sources>, GameProblem,
+                               PbrlZeroSumSettings<typename GameProblem::Scalar>,
+                               PbrlZeroSumReport<typename GameProblem::Scalar>, Method, Sources> {
+  using Core = PenaltySolverCore<PbrlZeroSum, GameProblem, PbrlZeroSumSettings<typename GameProblem::Scalar>,
+                                 PbrlZeroSumReport<typename GameProblem::Scalar>, Method, Sources>;
+  friend Core;
+
  public:
-  static constexpr bool kSampled = Sources == GradientSources::exact_and_sampled;
-  using Scalar = typename GameProblem::Scalar;
-  static constexpr int S = GameProblem::kStates;
+  using Core::kSampled;
+  using typename Core::Scalar;
+  using Core::S;
   static constexpr int A1 = GameProblem::kActions1;
   static constexpr int A2 = GameProblem::kActions2;
-  using Params = typename GameProblem::Params;
+  using typename Core::Params;
   using Matrix1 = StateActionMatrix<Scalar, S, A1>;
   using Matrix2 = StateActionMatrix<Scalar, S, A2>;
   using GameType = MarkovGame<Scalar, S, A1, A2>;
-  using Settings = PbrlZeroSumSettings<Scalar>;
-  using Report = PbrlZeroSumReport<Scalar>;
-  using Workspace = EvaluationWorkspace<Scalar, S, Method>;
+  using typename Core::Settings;
+  using typename Core::Report;
+  using typename Core::Workspace;
 
   // Validates everything; on error the solver keeps its previous state.
   Status init(const GameProblem& problem, const Settings& settings, const Params& x0, const Matrix1& y1,
@@ -107,9 +110,7 @@ class PbrlZeroSum {
     if (Status st = validate_parameters<Scalar, S, A2>(settings.policy, y2); st != Status::ok) return st;
     if (settings.gradient == GradientMode::sampled && (!kSampled || !has_game_sample_vjp<GameProblem>::value))
       return Status::bad_setting;
-    problem_ = &problem;
-    settings_ = settings;
-    x_ = x0;
+    this->start(problem, settings, x0);
     y1_ = y1;
     y2_ = y2;
     initial_oracle_policy<Scalar, S, A1>(settings.policy, settings.oracle, settings.oracle_policy, y1_,
@@ -122,27 +123,12 @@ class PbrlZeroSum {
     eval2_ = Evaluation<Scalar, S, A2>{};
     eval_upper_ = Evaluation<Scalar, S, A1 * A2>{};
     warm1_ = warm2_ = warm_upper_ = EvaluationWarmStart<Scalar, kWarm>{};
-    counts_ = StepCounts{};
-    schedule_.reset(settings);
-    rng_.reseed(settings.seed);
     abandon_step();
     return Status::ok;
   }
 
-  // One outer iteration: a fresh step, all its slices (a step in progress is abandoned first).
-  // On error x, y1, y2, the oracles' warm starts, the schedule, the counts (and in sampled mode
-  // the Rng) are unchanged; count_overflow when a count has no room left.
-  Status step(Report* report = nullptr) { return step_by_slices(*this, report); }
-
-  // The next slice of the step in progress, or the first slice of a new step
-  // (solver/step_slices.hpp). max_rollouts >= 1 (else bad_setting, nothing changed): the most
-  // rollouts of a sampled batch one slice runs. report: filled by the slice that completes the
-  // step; whether the step computes its diagnostics (the certificate; in sampled mode the exact
-  // evaluations of pi-hat) is decided by its first slice, as step(report) decides it. On error
-  // the step in progress is abandoned and the last completed step is intact.
-  Status step_slice(int max_rollouts, SliceResult& out, Report* report = nullptr) {
-    return run_slice(*this, part_, problem_ != nullptr, max_rollouts, out, report);
-  }
+  // step(), step_slice(), run(), solve() and the accessors of x, the counts, the settings, the
+  // schedule, the workspace and the Rng are the core's (solver/solver_core.hpp).
 
   // Drops the step in progress, if any: the next slice begins a new step from the last completed
   // one (sweeps mode: with its evaluations' warm starts).
@@ -154,47 +140,18 @@ class PbrlZeroSum {
       warm_upper_.put_back(eval_upper_);
     }
   }
-  bool step_in_progress() const { return part_.slice > 0; }
 
-  // `iterations` steps (the caller's bound); stops at the first error. `last` gets the last report.
-  Status run(std::int64_t iterations, Report* last = nullptr) { return run_steps(*this, iterations, last); }
-
-  // lambda_k (tolerance mode: lambda of the next step, whatever k).
-  Scalar penalty_constant(std::int64_t k) const { return schedule_.lambda(settings_, k); }
-
-  const Params& x() const { return x_; }
   const Matrix1& y1() const { return y1_; }
   const Matrix2& y2() const { return y2_; }
   const Matrix1& oracle_policy1() const { return pi1_hat_; }  // pi-hat1, the oracle's warm start
   const Matrix2& oracle_policy2() const { return pi2_hat_; }
-  std::int64_t iteration() const { return counts_.iteration; }
-  const Settings& settings() const { return settings_; }
-  const PenaltySchedule<Scalar>& schedule() const { return schedule_; }
   void policy1(Matrix1& pi) const { policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi); }
   void policy2(Matrix2& pi) const { policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi); }
-  Workspace& evaluation_workspace() { return ws_; }
-  // Sampled mode: environment steps taken since init(), and the random stream.
-  std::int64_t environment_steps() const { return counts_.environment_steps; }
-  const Rng& rng() const { return rng_; }
-  bool initialized() const { return problem_ != nullptr; }
 
-  // Checkpoints (checkpoint.hpp): the type tag; the state, i.e. every field that carries over
-  // from one step() to the next, in image order (not the problem, not the per-step scratch);
-  // the settings an image must have been saved under, the workspace's sweep settings included.
+  // Checkpoints (checkpoint.hpp): the type tag; the state and settings are the core's hooks
+  // (visit_state, visit_settings) over state_fields below.
   static constexpr CheckpointTag checkpoint_tag() {
     return {CheckpointSolver::pbrl_zero_sum, sizeof(Scalar), Method, S, A1, A2, GameProblem::kParams};
-  }
-  template <class Visitor>
-  void visit_state(Visitor& v) {  // writes the state (restore): a step in progress is void
-    state_fields(*this, v);
-    abandon_step();
-  }
-  template <class Visitor>
-  decltype(auto) visit_state(Visitor& v) const { return state_fields(*this, v); }
-  template <class Visitor>
-  void visit_settings(Visitor& v) const {
-    settings_.visit(v);
-    v(ws_, domain::any(), "workspace");  // its sweep settings (EvaluationMethod::sweeps)
   }
   // restore_checkpoint's last check, on copies decoded from the image's payload (whose numbers
   // are known finite): a state this solver could have written at iteration `sequence`. x in the
@@ -216,20 +173,24 @@ class PbrlZeroSum {
              warm_start<Method>(self.warm1_), warm_start<Method>(self.warm2_), warm_start<Method>(self.warm_upper_));
   }
 
-  // The step in progress: the part its next slice runs and step()'s locals.
+  using Core::counts_;
+  using Core::grad_x_;
+  using Core::problem_;
+  using Core::rng_;
+  using Core::schedule_;
+  using Core::settings_;
+  using Core::ws_;
+  using Core::x_;
+  using Core::x_next_;
+
+  // The step in progress: the part its next slice runs and step()'s locals beside the shared ones
+  // (StepProgress; certified: compute the certificate, in tolerance mode or when the first slice
+  // had a report).
   enum class Batch : unsigned char { oracle1, oracle2, penalty };  // sampled mode's batches, in order
-  struct StepInProgress {
-    StepPart next = StepPart::begin;  // begin: no step in progress
-    std::int64_t slice = 0;           // slices run of this step
-    int player = 1;                   // whose induced model, oracle or evaluation is next
-    Batch batch = Batch::oracle1;     // sampled mode: the batch the next rollouts belong to
-    int batch_step = 0;               // sampled oracle: policy-gradient steps taken of T
-    bool batch_started = false;       // the current batch has been checked and its sums cleared
-    bool sampled = false;
-    bool certified = false;  // compute the certificate (tolerance mode, or the first slice had a report)
-    std::int64_t sweeps_hit = 0;  // max_sweeps_hit_total(ws_) when the step began
-    std::int64_t steps = 0;       // environment steps of this step
-    Scalar lambda = Scalar(0), f = Scalar(0), psi = Scalar(0), gap1 = Scalar(0), gap2 = Scalar(0);
+  struct StepInProgress : StepProgress<Scalar> {
+    int player = 1;                // whose induced model, oracle or evaluation is next
+    Batch batch = Batch::oracle1;  // sampled mode: the batch the next rollouts belong to
+    Scalar psi = Scalar(0), gap1 = Scalar(0), gap2 = Scalar(0);
     OracleRun run1{}, run2{};
     GameType game{};
     Mdp<Scalar, S, A1> mdp1{};
@@ -251,12 +212,8 @@ class PbrlZeroSum {
     const GameProblem& problem = *problem_;
     switch (p.next) {
       case StepPart::begin: {
-        if (Status st = counts_.room_for_step(); st != Status::ok) return st;
-        if (Status st = detail::check_workspace(ws_); st != Status::ok) return st;
-        p.sweeps_hit = max_sweeps_hit_total(ws_);
-        p.lambda = schedule_.lambda(settings_, counts_.iteration);
+        if (Status st = this->begin_step(p); st != Status::ok) return st;
         if (Status st = problem.build(x_, model_, p.game); st != Status::ok) return st;
-        p.sampled = kSampled && settings_.gradient == GradientMode::sampled;
         policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi1_, logs_of_pi1());
         policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi2_, logs_of_pi2());
         // The oracles run on copies (a failure leaves the warm starts intact).
@@ -335,62 +292,48 @@ class PbrlZeroSum {
     return Status::bad_setting;  // unreachable: every part is handled
   }
 
-  // 3. The projected step on Z = X x Y1 x Y2, the checks, the commit and the report.
+  // 3. The projected step on Z = X x Y1 x Y2, then the core's checks, commit and report (commit_step).
   Status project_and_commit(Report* report) {
     const StepInProgress& p = part_;
-    const GameProblem& problem = *problem_;
-    OracleResult oracle;
+    StepNumbers<Scalar> n;
     if (p.sampled) {
-      oracle.steps = schedule_.inner_steps_max(settings_);  // no certificate from samples: converged false
+      n.oracle.steps = schedule_.inner_steps_max(settings_);  // no certificate from samples: converged false
     } else {
-      oracle.steps = p.run1.result.steps > p.run2.result.steps ? p.run1.result.steps : p.run2.result.steps;
-      oracle.converged = p.run1.result.converged && p.run2.result.converged;
+      n.oracle.steps = p.run1.result.steps > p.run2.result.steps ? p.run1.result.steps : p.run2.result.steps;
+      n.oracle.converged = p.run1.result.converged && p.run2.result.converged;
     }
-    const Scalar oracle_gap = p.certified ? p.gap1 + p.gap2 : Scalar(0);
-    const Scalar psi_exact = eval1_.value_rho + eval2_.value_rho;  // with pi-hat, from the model
-    const Scalar alpha_x = schedule_.step(settings_, settings_.step_x);
+    n.oracle_gap = p.certified ? p.gap1 + p.gap2 : Scalar(0);
+    n.gap_bound = eval1_.value_rho + eval2_.value_rho + n.oracle_gap;  // psi with pi-hat, from the model
+    n.alpha_x = schedule_.step(settings_, settings_.step_x);
     const Scalar alpha_pi = schedule_.step(settings_, settings_.step_pi);
-    const Scalar g2 = parameter_step(problem, x_, alpha_x, grad_x_, x_next_) +
-                      policy_step<Scalar, S, A1>(settings_.policy, y1_, alpha_pi, grad_y1_, y1_next_) +
-                      policy_step<Scalar, S, A2>(settings_.policy, y2_, alpha_pi, grad_y2_, y2_next_);
-    if (!std::isfinite(g2) || !std::isfinite(p.f) || !std::isfinite(p.psi) || !std::isfinite(oracle_gap))
-      return Status::numerical_failure;
-    if (Status st = counts_.room_for(p.steps); st != Status::ok) return st;
-
-    const std::int64_t k = counts_.iteration;
-    detail::copy_matrix(x_, x_next_);
-    detail::copy_matrix(y1_, y1_next_);
-    detail::copy_matrix(y2_, y2_next_);
-    detail::copy_matrix(log_pi1_hat_, log_pi1_next_);
-    detail::copy_matrix(pi1_hat_, pi1_next_);
-    detail::copy_matrix(value1_, value1_next_);
-    detail::copy_matrix(log_pi2_hat_, log_pi2_next_);
-    detail::copy_matrix(pi2_hat_, pi2_next_);
-    detail::copy_matrix(value2_, value2_next_);
-    if constexpr (kSampled)
-      if (p.sampled) rng_ = sampled_.rng_next;
-    if constexpr (Method == EvaluationMethod::sweeps) {
-      warm1_.keep(eval1_);
-      warm2_.keep(eval2_);
-      warm_upper_.keep(eval_upper_);
-    }
-    counts_.commit(p.steps);
+    n.squared_gradient_norm = parameter_step(*problem_, x_, n.alpha_x, grad_x_, x_next_) +
+                              policy_step<Scalar, S, A1>(settings_.policy, y1_, alpha_pi, grad_y1_, y1_next_) +
+                              policy_step<Scalar, S, A2>(settings_.policy, y2_, alpha_pi, grad_y2_, y2_next_);
+    n.penalty = p.psi;
     // Exact mode: the certified bound psi + oracle gaps; sampled mode: the sampled psi.
-    const Scalar estimate = schedule_.observe(settings_, k, p.sampled ? p.psi : p.psi + oracle_gap);
-    if (report != nullptr) {
-      static_cast<ScheduleReport<Scalar>&>(*report) =
-          schedule_.describe(settings_, p.lambda, alpha_x, oracle, oracle_gap, psi_exact + oracle_gap, estimate);
-      report->max_sweeps_hit = max_sweeps_hit_total(ws_) - p.sweeps_hit;
-      report->iteration = k;
-      report->upper_objective = p.f;
-      report->penalty = p.psi;
-      report->objective = p.f + p.lambda * p.psi;
-      report->projected_gradient_norm = std::sqrt(g2);
+    n.measured_gap = p.sampled ? p.psi : p.psi + n.oracle_gap;
+    const Status st = this->commit_step(p, n, report, [&] {
+      detail::copy_matrix(y1_, y1_next_);
+      detail::copy_matrix(y2_, y2_next_);
+      detail::copy_matrix(log_pi1_hat_, log_pi1_next_);
+      detail::copy_matrix(pi1_hat_, pi1_next_);
+      detail::copy_matrix(value1_, value1_next_);
+      detail::copy_matrix(log_pi2_hat_, log_pi2_next_);
+      detail::copy_matrix(pi2_hat_, pi2_next_);
+      detail::copy_matrix(value2_, value2_next_);
+      if constexpr (kSampled)
+        if (p.sampled) rng_ = sampled_.rng_next;
+      if constexpr (Method == EvaluationMethod::sweeps) {
+        warm1_.keep(eval1_);
+        warm2_.keep(eval2_);
+        warm_upper_.keep(eval_upper_);
+      }
+    });
+    if (st == Status::ok && report != nullptr) {
       report->best_response_value1 = eval1_.value_rho;
       report->best_response_value2 = -eval2_.value_rho;
-      report->environment_steps = counts_.environment_steps;
     }
-    return Status::ok;
+    return st;
   }
 
   // One exact oracle step of one player on its induced MDP m; scratch is the oracle's (grad_y1_
@@ -492,17 +435,11 @@ class PbrlZeroSum {
     }
   }
 
-  const GameProblem* problem_ = nullptr;
-  Settings settings_{};
-  StepCounts counts_{};
-  PenaltySchedule<Scalar> schedule_{};
-  // Iterates and the oracles' warm starts.
-  Params x_ = Params::Zero();
+  // Iterates and the oracles' warm starts (x is the core's).
   Matrix1 y1_ = Matrix1::Zero(), log_pi1_hat_ = Matrix1::Zero(), pi1_hat_ = Matrix1::Zero();
   Matrix2 y2_ = Matrix2::Zero(), log_pi2_hat_ = Matrix2::Zero(), pi2_hat_ = Matrix2::Zero();
   StateVector<Scalar, S> value1_ = StateVector<Scalar, S>::Zero(), value2_ = StateVector<Scalar, S>::Zero();
   // Scratch of one step.
-  Params x_next_ = Params::Zero(), grad_x_ = Params::Zero();
   Matrix1 y1_next_ = Matrix1::Zero(), log_pi1_next_ = Matrix1::Zero(), pi1_next_ = Matrix1::Zero();
   Matrix1 pi1_ = Matrix1::Zero(), log_pi1_ = Matrix1::Zero(), grad_pi1_ = Matrix1::Zero(), grad_y1_ = Matrix1::Zero();
   Matrix2 y2_next_ = Matrix2::Zero(), log_pi2_next_ = Matrix2::Zero(), pi2_next_ = Matrix2::Zero();
@@ -518,10 +455,7 @@ class PbrlZeroSum {
   // Sweeps mode: the evaluations' warm starts of the last completed step (checkpoint.hpp).
   static constexpr int kWarm = Method == EvaluationMethod::sweeps ? S : 0;
   EvaluationWarmStart<Scalar, kWarm> warm1_{}, warm2_{}, warm_upper_{};
-  Workspace ws_{};
-  // Sampled mode: the random stream (state; kept by exact-only types too, so their images are the
-  // same) and the scratch (none in an exact-only type).
-  Rng rng_{};
+  // Sampled mode's scratch (none in an exact-only type); the random stream is the core's.
   struct SampledState {
     Rng rng_next{};
     GameTrajectory<Scalar, kMaxHorizon> trajectory{};

@@ -31,6 +31,13 @@
 //     inner_steps_max (the paper's oracle complexity O(log lambda) for PMD). Guaranteed: the caps,
 //     the work bound, determinism per seed; the tolerance itself only as well as the estimate.
 // Worst case of one step(): inner_steps_max oracle steps (per player in PbrlZeroSum).
+//
+// The verdict, in every mode: after each step the schedule counts the consecutive steps whose
+// stationarity measure |G| (the report's projected_gradient_norm) was at most
+// stationarity_tolerance, and of those the steps whose certified gap bound was at most
+// gap_tolerance (exact tolerance mode only: sampled mode has no certificate, fixed mode no
+// tolerance). converged once the second count reaches convergence_window; stationary once the
+// first does. Both depend only on what every step computes, never on whether a report was asked.
 
 #include "pbrl/checkpoint.hpp"
 #include "pbrl/solver/oracle_steps.hpp"  // OracleResult
@@ -52,6 +59,7 @@ struct ScheduleReport {
   bool tolerance_met = false;           // tolerance mode and gap_bound <= gap_tolerance
   bool inner_converged = false;         // exact tolerance mode: the oracle (zero-sum: both) stopped on its
                                         // target; false: it ran to inner_steps_max, or no target (fixed, sampled)
+  bool converged = false;               // the verdict after this step (PenaltySchedule::converged)
 };
 
 template <typename Scalar>
@@ -65,6 +73,8 @@ class PenaltySchedule {
     growths_ = 0;
     estimate_ = Scalar(0);
     window_start_ = Scalar(0);
+    stationary_ = 0;
+    converged_ = 0;
   }
 
   // lambda_k.
@@ -100,8 +110,12 @@ class PenaltySchedule {
   }
 
   // After a successful step k with measured gap `gap` (exact: the certified bound; sampled: the
-  // sampled penalty). Returns the gap the rule compared with epsilon.
-  Scalar observe(const Settings& s, std::int64_t k, Scalar gap) {
+  // sampled penalty), its stationarity measure |G| and whether its certified gap bound met the
+  // tolerance (exact tolerance mode). Returns the gap the rule compared with epsilon.
+  Scalar observe(const Settings& s, std::int64_t k, Scalar gap, Scalar gradient_norm, bool tolerance_met) {
+    const bool stationary = gradient_norm <= s.stationarity_tolerance;
+    stationary_ = stationary ? stationary_ + 1 : 0;  // at most k + 1: no overflow before the step count's
+    converged_ = stationary && tolerance_met ? converged_ + 1 : 0;
     if (!s.tolerance_mode()) return gap;
     if (s.gradient == GradientMode::sampled && k > 0)
       estimate_ += (gap - estimate_) / Scalar(s.penalty_patience);
@@ -124,18 +138,27 @@ class PenaltySchedule {
   }
 
   std::int64_t growths() const { return growths_; }
+  // The verdict: the last convergence_window steps were stationary and met the certified tolerance.
+  bool converged(const Settings& s) const { return converged_ >= s.convergence_window; }
+  // The last convergence_window steps were stationary (|G| <= stationarity_tolerance).
+  bool stationary(const Settings& s) const { return stationary_ >= s.convergence_window; }
 
   // Whether this state (a checkpoint's) is one reset() and observe() can leave after `iteration`
   // steps under s: in fixed mode reset()'s; in tolerance mode lambda in [penalty_start,
   // penalty_max], fewer steps above epsilon than penalty_patience, at most one growth per step
   // (so that no count can overflow before the iteration count does). Else checkpoint_corrupt.
+  // The verdict's counts: at most the steps taken, the certified run within the stationary run,
+  // no certified run outside exact tolerance mode.
   Status validate_state(const Settings& s, std::int64_t iteration) const {
     const bool counts = above_ >= 0 && growths_ >= 0 && above_ <= iteration && growths_ <= iteration;
-    const bool valid = s.tolerance_mode()
-                           ? counts && lambda_ >= s.penalty_start && lambda_ <= s.penalty_max &&
-                                 above_ < s.penalty_patience
-                           : lambda_ == s.penalty_start && above_ == 0 && growths_ == 0 &&
-                                 estimate_ == Scalar(0) && window_start_ == Scalar(0);
+    const bool certifies = s.tolerance_mode() && s.gradient == GradientMode::exact;
+    const bool verdict = stationary_ >= 0 && stationary_ <= iteration && converged_ >= 0 &&
+                         converged_ <= stationary_ && (certifies || converged_ == 0);
+    const bool valid = verdict && (s.tolerance_mode()
+                                       ? counts && lambda_ >= s.penalty_start && lambda_ <= s.penalty_max &&
+                                             above_ < s.penalty_patience
+                                       : lambda_ == s.penalty_start && above_ == 0 && growths_ == 0 &&
+                                             estimate_ == Scalar(0) && window_start_ == Scalar(0));
     return valid ? Status::ok : Status::checkpoint_corrupt;
   }
 
@@ -152,13 +175,14 @@ class PenaltySchedule {
     r.gap_bound = gap_bound;
     r.gap_estimate = estimate;
     r.tolerance_met = s.tolerance_mode() && gap_bound <= s.gap_tolerance;
+    r.converged = converged(s);
     return r;
   }
 
   // The state a checkpoint carries (CheckpointField below), in image order.
   template <class Self, class Visitor>
   static void visit_state(Self& self, Visitor&& v) {
-    v(self.lambda_, self.above_, self.growths_, self.estimate_, self.window_start_);
+    v(self.lambda_, self.above_, self.growths_, self.estimate_, self.window_start_, self.stationary_, self.converged_);
   }
 
  private:
@@ -167,6 +191,8 @@ class PenaltySchedule {
   std::int64_t growths_ = 0;         // growths of lambda since init()
   Scalar estimate_ = Scalar(0);      // the measured gap after the last step (sampled: averaged)
   Scalar window_start_ = Scalar(0);  // the measured gap at the first step of the current window
+  std::int64_t stationary_ = 0;      // consecutive steps with |G| <= stationarity_tolerance
+  std::int64_t converged_ = 0;       // ... of which the last ones met the certified tolerance
 };
 
 namespace detail {
@@ -176,16 +202,19 @@ template <typename Scalar>
 struct CheckpointField<PenaltySchedule<Scalar>> {
   using Real = CheckpointField<Scalar>;
   using Count = CheckpointField<std::int64_t>;
-  static constexpr std::size_t size = 3 * Real::size + 2 * Count::size;
+  static constexpr std::size_t size = 3 * Real::size + 4 * Count::size;
   static void write(unsigned char*& p, const PenaltySchedule<Scalar>& s) {
     PenaltySchedule<Scalar>::visit_state(s, [&](const Scalar& lambda, const std::int64_t& above,
                                                  const std::int64_t& growths, const Scalar& estimate,
-                                                 const Scalar& window_start) {
+                                                 const Scalar& window_start, const std::int64_t& stationary,
+                                                 const std::int64_t& converged) {
       Real::write(p, lambda);
       Count::write(p, above);
       Count::write(p, growths);
       Real::write(p, estimate);
       Real::write(p, window_start);
+      Count::write(p, stationary);
+      Count::write(p, converged);
     });
   }
   static Status check(const unsigned char*& p) {
@@ -194,16 +223,21 @@ struct CheckpointField<PenaltySchedule<Scalar>> {
     if (st == Status::ok) st = Count::check(p);
     if (st == Status::ok) st = Real::check(p);
     if (st == Status::ok) st = Real::check(p);
+    if (st == Status::ok) st = Count::check(p);
+    if (st == Status::ok) st = Count::check(p);
     return st;
   }
   static void read(const unsigned char*& p, PenaltySchedule<Scalar>& s) {
     PenaltySchedule<Scalar>::visit_state(s, [&](Scalar& lambda, std::int64_t& above, std::int64_t& growths,
-                                                 Scalar& estimate, Scalar& window_start) {
+                                                 Scalar& estimate, Scalar& window_start, std::int64_t& stationary,
+                                                 std::int64_t& converged) {
       Real::read(p, lambda);
       Count::read(p, above);
       Count::read(p, growths);
       Real::read(p, estimate);
       Real::read(p, window_start);
+      Count::read(p, stationary);
+      Count::read(p, converged);
     });
   }
 };

@@ -192,6 +192,10 @@ struct PenaltySolverSettings : GradientSettings {
                                              // of 1, 0.1, 0.01 on the paper's three experiments (README)
   int inner_steps_max = 100;           // tolerance mode: T_max >= inner_steps
   Scalar oracle_gap_fraction = Scalar(0.1);  // tolerance mode: the oracle's target, in (0, 1]
+  // The verdict (solver/penalty_schedule.hpp): converged once gap_bound <= gap_tolerance and
+  // |G| <= stationarity_tolerance in each of the last convergence_window steps.
+  Scalar stationarity_tolerance = Scalar(1e-2);  // on the projected-gradient mapping's norm |G| (>= 0)
+  int convergence_window = 10;                   // consecutive steps (>= 1)
 
   bool tolerance_mode() const { return gap_tolerance > Scalar(0); }
 
@@ -222,6 +226,8 @@ struct PenaltySolverSettings : GradientSettings {
     v(penalty_smoothness, when(tolerance, non_negative()), "penalty_smoothness");
     v(inner_steps_max, when(tolerance, range(1, kMaxInnerSteps)), "inner_steps_max");
     v(oracle_gap_fraction, when(tolerance, unit_above_zero()), "oracle_gap_fraction");
+    v(stationarity_tolerance, non_negative(), "stationarity_tolerance");
+    v(convergence_window, range(1, std::numeric_limits<int>::max()), "convergence_window");
   }
 };
 

@@ -51,6 +51,10 @@ static void refuses_uninitialized(Workspace* w) {
   REFUSED(PBRL_NOT_INITIALIZED, w, FN(step)(w, &report));
   REFUSED(PBRL_NOT_INITIALIZED, w, FN(step)(w, NULL));
   REFUSED(PBRL_NOT_INITIALIZED, w, FN(run)(w, 3, &report));
+  {
+    pbrl_solve_result result;
+    REFUSED(PBRL_NOT_INITIALIZED, w, FN(solve)(w, 3, &result, &report));
+  }
   REFUSED(PBRL_NOT_INITIALIZED, w, FN(iteration)(w, &k));
   REFUSED(PBRL_NOT_INITIALIZED, w, FN(get_x)(w, x, kParams));
   REFUSED(PBRL_NOT_INITIALIZED, w, FN(get_policies)(w, pi, kPolicies));
@@ -86,6 +90,14 @@ static void refuses_bad_arguments(Workspace* w) {
   CHECK(FN(step)(NULL, &report) == PBRL_NULL_POINTER);
   CHECK(FN(run)(NULL, 1, &report) == PBRL_NULL_POINTER);
   REFUSED(PBRL_BAD_SETTING, w, FN(run)(w, -1, &report));
+  {
+    pbrl_solve_result result;
+    result.steps = -3;
+    CHECK(FN(solve)(NULL, 1, &result, &report) == PBRL_NULL_POINTER);
+    REFUSED(PBRL_NULL_POINTER, w, FN(solve)(w, 1, NULL, &report));
+    REFUSED(PBRL_BAD_SETTING, w, FN(solve)(w, -1, &result, &report));
+    CHECK(result.steps == -3);
+  }
   CHECK(FN(iteration)(NULL, &k) == PBRL_NULL_POINTER);
   REFUSED(PBRL_NULL_POINTER, w, FN(iteration)(w, NULL));
 
@@ -205,6 +217,20 @@ int main(void) {
   CHECK(FN(run)(&ws, 0, &report) == PBRL_OK && report.iteration == -7); /* no step, no report */
   CHECK(FN(run)(&ws, 8, &report) == PBRL_OK && report.iteration == 9);
   CHECK(FN(iteration)(&ws, &k) == PBRL_OK && k == 10);
+  /* solve: at most max_steps steps, an outcome with PBRL_OK, the last step's report. */
+  {
+    pbrl_solve_result result;
+    CHECK(FN(solve)(&ws2, 0, &result, NULL) == PBRL_NOT_INITIALIZED);
+    CHECK(FN(init)(&ws2) == PBRL_OK);
+    CHECK(FN(solve)(&ws2, 3, &result, &report) == PBRL_OK);
+    CHECK(result.steps >= 0 && result.steps <= 3);
+    CHECK(result.outcome == PBRL_SOLVE_CONVERGED || result.steps == 3);
+    CHECK(strcmp(pbrl_solve_outcome_string(result.outcome), "unknown") != 0);
+    CHECK(FN(iteration)(&ws2, &k) == PBRL_OK && k == result.steps);
+    if (result.steps > 0) CHECK(report.iteration == result.steps - 1 && report.converged == (result.outcome == PBRL_SOLVE_CONVERGED));
+    CHECK(strcmp(pbrl_solve_outcome_string(PBRL_SOLVE_PENALTY_CAP), "penalty_cap") == 0);
+    CHECK(strcmp(pbrl_solve_outcome_string(-1), "unknown") == 0 && strcmp(pbrl_solve_outcome_string(5), "unknown") == 0);
+  }
   CHECK(FN(get_x)(&ws, x, kParams) == PBRL_OK);
   row = 0.0;
   for (i = 0; i < kParams; ++i) row += fabs((double)x[i]);

@@ -62,6 +62,7 @@ bool same_bits(const T& a, const T& b) {
     static constexpr auto init = pbrl_##name##_init;                                    \
     static constexpr auto step = pbrl_##name##_step;                                    \
     static constexpr auto run = pbrl_##name##_run;                                      \
+    static constexpr auto solve = pbrl_##name##_solve;                                  \
     static constexpr auto get_x = pbrl_##name##_get_x;                                  \
     static constexpr auto get_policies = pbrl_##name##_get_policies;                    \
     static constexpr auto save = pbrl_##name##_save_checkpoint;                         \
@@ -104,6 +105,16 @@ void runs_like_the_cpp_api() {
   REQUIRE(solver.run(5, &r) == pbrl::Status::ok);
   REQUIRE(M::run(&ws, 5, &c) == PBRL_OK);
   CHECK(c.iteration == 16);
+  CHECK(same_bits(c.objective, r.objective));
+  // solve: the same outcome, steps and last report.
+  pbrl::SolveResult solved;
+  pbrl_solve_result c_solved;
+  REQUIRE(solver.solve(4, solved, &r) == pbrl::Status::ok);
+  REQUIRE(M::solve(&ws, 4, &c_solved, &c) == PBRL_OK);
+  CHECK(int(c_solved.outcome) == int(solved.outcome));
+  CHECK(c_solved.steps == solved.steps);
+  CHECK(c.iteration == r.iteration);
+  CHECK(c.converged == r.converged);
   CHECK(same_bits(c.objective, r.objective));
 
   Scalar x[kParams], pi_c[M::kPolicies], pi_cpp[M::kPolicies];

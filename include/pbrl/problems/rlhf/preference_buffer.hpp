@@ -6,7 +6,14 @@
 #include "pbrl/problems/rlhf/segment.hpp"
 #include "pbrl/status.hpp"
 
+#include <cstdint>
+#include <limits>
+
 namespace pbrl {
+
+namespace detail {
+struct RlhfCountsAccess;  // tests only: sets a count near its saturation
+}  // namespace detail
 
 // Labels are stored as float on every platform (a probability needs no more), so a buffer filled
 // on the host and one filled on a device hold the same bits.
@@ -37,11 +44,12 @@ class PreferenceBuffer {
   };
 
   // Validates both segments and the label, then overwrites the oldest pair once full.
-  // On error the buffer is unchanged.
+  // On error the buffer is unchanged; count_overflow when pushed() has no room for one more.
   Status push(const SegmentType& d0, const SegmentType& d1, Label label) {
     if (Status st = validate(d0); st != Status::ok) return st;
     if (Status st = validate(d1); st != Status::ok) return st;
     if (Status st = validate_label(label); st != Status::ok) return st;
+    if (pushed_ == std::numeric_limits<std::int64_t>::max()) return Status::count_overflow;
     Pair& slot = pairs_[next_];
     slot.first = d0;
     slot.second = d1;
@@ -56,7 +64,7 @@ class PreferenceBuffer {
   bool empty() const { return size_ == 0; }
   bool full() const { return size_ == Capacity; }
   static constexpr int capacity() { return Capacity; }
-  long pushed() const { return pushed_; }  // pairs pushed since construction or clear()
+  std::int64_t pushed() const { return pushed_; }  // pairs pushed since construction or clear()
 
   // i-th oldest pair held; requires 0 <= i < size().
   const Pair& operator[](int i) const {
@@ -72,10 +80,11 @@ class PreferenceBuffer {
   }
 
  private:
+  friend struct detail::RlhfCountsAccess;
   Pair pairs_[Capacity];
   int next_ = 0;  // slot of the next push
   int size_ = 0;
-  long pushed_ = 0;
+  std::int64_t pushed_ = 0;
 };
 
 }  // namespace pbrl

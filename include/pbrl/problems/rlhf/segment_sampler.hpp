@@ -45,13 +45,15 @@ class SegmentSampler {
   }
 
   // One segment of `length` pairs (T = length - 1) from pi (rows distributions).
-  // On error the segment, the Rng and the step count are unchanged.
+  // On error the segment, the Rng and the step count are unchanged; count_overflow when steps()
+  // has no room for this segment's.
   template <int MaxLen>
   Status sample(const Matrix& pi, int length, Segment<S, A, MaxLen>& out) {
     if (transition_ == nullptr) return Status::not_initialized;
     if (length < 1 || length > MaxLen) return Status::bad_setting;
     if (Status st = validate_policy(pi); st != Status::ok) return st;
     if (burn_in_ > std::numeric_limits<int>::max() - length) return Status::bad_setting;  // steps fit an int
+    if (steps_ > std::numeric_limits<std::int64_t>::max() - (burn_in_ + length)) return Status::count_overflow;
     // From here nothing can fail. Burn-in steps are walked, not recorded.
     using Index = typename Segment<S, A, MaxLen>::Index;
     out.length = length;
@@ -75,7 +77,7 @@ class SegmentSampler {
                       PreferenceBuffer<S, A, MaxLen, Capacity>& buffer) {
     if (labeler.function == nullptr) return Status::null_pointer;
     const Rng saved_rng = rng_;
-    const long saved_steps = steps_;
+    const std::int64_t saved_steps = steps_;
     Segment<S, A, MaxLen> d0, d1;
     Status st = sample(pi, length, d0);
     if (st == Status::ok) st = sample(pi, length, d1);
@@ -87,15 +89,16 @@ class SegmentSampler {
     return st;
   }
 
-  long steps() const { return steps_; }
+  std::int64_t steps() const { return steps_; }  // environment steps walked since init()
   int burn_in() const { return burn_in_; }
   Rng& rng() { return rng_; }
 
  private:
+  friend struct detail::RlhfCountsAccess;
   const Scalar* transition_ = nullptr;
   const Scalar* initial_ = nullptr;
   int burn_in_ = 0;
-  long steps_ = 0;
+  std::int64_t steps_ = 0;
   Rng rng_{1u};
 };
 
