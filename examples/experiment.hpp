@@ -245,9 +245,9 @@ struct Hyperparameters {
            "                            lower-level gap is below EPS (solver/settings.hpp)\n"
            "  --lambda-max L            tolerance mode: cap of lambda (default 1000)\n"
            "  --inner-steps-max T       tolerance mode: cap of the oracle steps per iteration (default 100)\n"
-           "  --lambda-patience K       tolerance mode: steps in a row above EPS that make a window (default 20)\n"
+           "  --lambda-patience K       tolerance mode: steps in a row above EPS that make a window (default 10)\n"
            "  --lambda-stall F          tolerance mode: lambda grows after a window in which the gap fell by\n"
-           "                            less than the factor F, in [0, 1] (default 0.99; 0: after every window)\n"
+           "                            less than the factor F, in [0, 1] (default 0.8; 0: after every window)\n"
            "  --smoothness L            tolerance mode: L_p in the step scaling alpha / (1 + alpha lambda L_p)\n"
            "                            (default 0.01)\n";
   }

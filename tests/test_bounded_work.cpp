@@ -118,17 +118,26 @@ TEST_CASE("PBRL: calls into the problem per step are the documented constants") 
           std::int64_t steps = 0;
           for (int k = 0; k < 6; ++k) {
             typename pbrl::Pbrl<Problem>::Report r;
-            const std::int64_t growths = solver->schedule().growths();
+            const std::int64_t growths = solver->schedule().net_growths();
             REQUIRE(solver->step(&r) == Status::ok);
             // A report adds two exact evaluations in sampled mode, never a call into the problem.
             check_calls(inst->problem, expected);
             CHECK(r.inner_steps >= T);
             CHECK(r.inner_steps <= (tolerance ? 2 * T : T));
-            // Sampled: T grows with lambda, T * (1 + growths), up to the cap.
+            // Sampled: T grows with lambda, T * (1 + growths not taken back), up to the cap.
             if (tolerance && mode == GradientMode::sampled) CHECK(r.inner_steps == std::min<std::int64_t>(T * (1 + growths), 2 * T));
             steps += (r.inner_steps + 2) * B * H;
           }
           if (mode == GradientMode::sampled) CHECK(solver->environment_steps() == steps);
+          // solve(): at most its cap of steps, each the same calls.
+          pbrl::SolveResult result;
+          REQUIRE(solver->solve(3, result) == Status::ok);
+          CHECK(result.steps <= 3);
+          CHECK(inst->problem.builds == result.steps * expected.builds);
+          CHECK(inst->problem.vjps == result.steps * expected.vjps);
+          CHECK(inst->problem.sample_vjps == result.steps * expected.sample_vjps);
+          CHECK(inst->problem.uppers == result.steps * expected.uppers);
+          inst->problem.reset();
         }
   }
 }

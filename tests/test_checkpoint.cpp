@@ -27,10 +27,11 @@ Bytes bytes(std::size_t n, unsigned char fill = 0xFF) {
 // Offsets of the documented layout (checkpoint.hpp) that the tests patch.
 constexpr std::size_t kVersionAt = 12, kReservedAt = 17, kCrcAt = 36, kPayloadAt = 40;
 constexpr std::size_t kIterationAt = kPayloadAt, kStepsAt = kPayloadAt + 8, kRngAt = kPayloadAt + 16,
-                      kScheduleAt = kPayloadAt + 32;  // lambda, two counts, two gaps, the verdict's two counts
+                      kScheduleAt = kPayloadAt + 32;  // the penalty schedule: 7 scalars and 6 counts
 constexpr std::size_t kGrowthsAt = kScheduleAt + sizeof(Real) + 8;
 constexpr std::size_t kStationaryAt = kScheduleAt + 16 + 3 * sizeof(Real), kConvergedAt = kStationaryAt + 8;
-constexpr std::size_t kFirstParameterAt = kConvergedAt + 8;  // x(0): after the schedule
+constexpr std::size_t kNetGrowthsAt = kScheduleAt + 40 + 7 * sizeof(Real);  // the schedule's last field
+constexpr std::size_t kFirstParameterAt = kScheduleAt + 6 * 8 + 7 * sizeof(Real);  // x(0): after the schedule
 
 // Recomputes the CRC of a patched image of n bytes: [0, 36) then [40, n).
 void reseal(unsigned char* image, std::size_t n) {
@@ -240,9 +241,9 @@ TEST_CASE("Rng::set_state continues a stream; refuses null and all zeros") {
 TEST_CASE("checkpoint sizes: header 40 + payload + commit 8; warm starts only with sweeps") {
   using Direct = PbrlSolver<pbrl::EvaluationMethod::direct>;
   using Sweeps = PbrlSolver<pbrl::EvaluationMethod::sweeps>;
-  // The counts, the Rng, the penalty schedule (lambda, the growth rule's two counts, the measured
-  // gap and the gap at the start of its window, the verdict's two counts).
-  constexpr std::size_t counts_and_rng = 8 + 8 + 16 + 4 * 8 + 3 * sizeof(Real);
+  // The counts, the Rng, the penalty schedule (penalty_schedule.hpp's visit_state: 7 scalars,
+  // 6 counts).
+  constexpr std::size_t counts_and_rng = 8 + 8 + 16 + 6 * 8 + 7 * sizeof(Real);
   // x, y, log pi-hat, pi-hat, the soft value iteration's V.
   constexpr std::size_t direct_scalars = K + 3 * S * A + S;
   static_assert(pbrl::checkpoint_size<Direct>() == 48 + counts_and_rng + direct_scalars * sizeof(Real), "Pbrl");
@@ -842,10 +843,12 @@ TEST_CASE("a restored growth count as large as the iteration count: the sampled 
   const std::uint64_t huge = std::uint64_t(1) << 62;
   put_count(patched.get() + kIterationAt, huge);
   put_count(patched.get() + kGrowthsAt, huge);
+  put_count(patched.get() + kNetGrowthsAt, huge);  // none taken back
   put_sequence(patched.get(), n, huge);
   reseal(patched.get(), n);
   REQUIRE(pbrl::restore_checkpoint(*solver, patched.get(), n) == Status::ok);
   CHECK(solver->schedule().growths() == std::int64_t(huge));
+  CHECK(solver->schedule().net_growths() == std::int64_t(huge));
   pbrl::PbrlReport<Real> report;
   REQUIRE(solver->step(&report) == Status::ok);
   CHECK(report.inner_steps == s.inner_steps_max);

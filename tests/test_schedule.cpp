@@ -7,6 +7,10 @@
 #include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/problems/stackelberg.hpp"
 
+#include "../bench/random_instances.hpp"  // the instances bench/tolerance.cpp measures
+
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -143,7 +147,8 @@ TEST_CASE("the growth rule: lambda grows after a window above epsilon only if th
   s.gap_tolerance = Real(0.01);
   s.penalty_start = Real(2);
   s.penalty_patience = 4;
-  REQUIRE(s.penalty_stall == Real(0.99));  // the documented default
+  REQUIRE(s.penalty_stall == Real(0.8));  // the documented default
+  s.penalty_stall = Real(0.99);
   pbrl::PenaltySchedule<Real> schedule;
   std::int64_t k = 0;
   auto feed = [&](Real gap, int steps, Real factor) {
@@ -153,20 +158,27 @@ TEST_CASE("the growth rule: lambda grows after a window above epsilon only if th
   feed(Real(1), 40, Real(0.95));  // falls 5% a step, far above epsilon: ten windows, no growth
   CHECK(schedule.growths() == 0);
   CHECK(schedule.lambda(s, k) == Real(2));
-  feed(Real(0.5), 8, Real(1));  // flat: two windows, two growths
+  const Real flat = std::pow(Real(0.95), Real(39));  // where it ended, 0.135
+  feed(flat, 8, Real(1));  // flat: two windows, two growths
   CHECK(schedule.growths() == 2);
   CHECK(schedule.lambda(s, k) == Real(8));
-  feed(Real(0.5), 4, Real(1.01));  // rising: grows
+  feed(flat, 4, Real(1.01));  // rising, within twice the best: grows
   CHECK(schedule.growths() == 3);
   feed(Real(0.001), 12, Real(1));  // below epsilon: never grows
   CHECK(schedule.growths() == 3);
   // A window only counts steps above epsilon in a row: a step below starts it again.
-  feed(Real(0.5), 3, Real(1));
+  feed(Real(0.0015), 3, Real(1));
   feed(Real(0.001), 1, Real(1));
-  feed(Real(0.5), 3, Real(1));
+  feed(Real(0.011), 3, Real(1));
   CHECK(schedule.growths() == 3);
-  feed(Real(0.5), 1, Real(1));
+  feed(Real(0.011), 1, Real(1));
   CHECK(schedule.growths() == 4);
+  // The default factor grows lambda on a gap that still falls, by less than 20 % a window.
+  s.penalty_stall = Real(0.8);
+  schedule.reset(s);
+  k = 0;
+  feed(Real(1), 8, Real(0.95));  // 0.95^4 = 0.81 a window
+  CHECK(schedule.growths() == 2);
   // penalty_stall = 0: every window above epsilon grows lambda, falling or not.
   s.penalty_stall = Real(0);
   schedule.reset(s);
@@ -295,12 +307,15 @@ TEST_CASE("tolerance mode in sampled mode: T grows with lambda up to its cap, wo
   settings.penalty_patience = 1;
   settings.penalty_max = Real(64);
   settings.inner_steps_max = 3;
+  // No back-off here (the reference is epsilon = min, so the factor must be the largest finite):
+  // lambda runs to its cap.
+  settings.penalty_backoff = std::numeric_limits<Real>::max();
   REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
   Solver::Report r;
   std::int64_t steps = 0;
   std::vector<Real> lambdas;
   for (int k = 0; k < 12; ++k) {
-    const std::int64_t growths = solver.schedule().growths();
+    const std::int64_t growths = solver.schedule().net_growths();
     REQUIRE(solver.step(&r) == Status::ok);
     const std::int64_t expected_inner = std::min<std::int64_t>(settings.inner_steps * (growths + 1), 3);
     CHECK(r.inner_steps == expected_inner);
@@ -607,6 +622,122 @@ TEST_CASE("sampled mode: a step whose objective F = f + lambda p would overflow 
     CHECK(std::memcmp(solver.rng().state(), rng.state(), sizeof(std::uint32_t) * 4) == 0);
   }
   CHECK(refused > 0);  // |p_hat| > 1 in some steps: lambda * p_hat overflows there
+}
+
+TEST_CASE("tolerance mode: a growth after which the gap gets worse is taken back (a runaway the generator found)") {
+  // bench/tolerance.cpp's incentive-design run 32 under the user tuning (T 1, eta 0.7, step_x 0.3,
+  // step_pi 0.2, penalty_start 5): S = 3, 2 x 2 actions, gamma 0.9. A schedule that grows lambda on
+  // a rising gap met epsilon there, then lost it: lambda ran to 320 and the gap ended at 0.67, 50
+  // times the smallest it had reached (docs/tolerance.md).
+  constexpr int GS = 3, A1 = 2, A2 = 2;
+  using Instance = bench::IncentiveInstance<GS, A1, A2>;
+  using Design = pbrl::IncentiveDesign<Real, GS, A1, A2>;
+  using ZeroSum = pbrl::PbrlZeroSum<Design>;
+  static const Instance instance(bench::instance_spec(1u, 32, 4));
+  REQUIRE(instance.discount == 0.9);
+  // The instance's arrays in this tree's scalar.
+  static Real reward[Instance::kJoint], transition[Instance::kJoint * GS], designer_reward[Instance::kJoint],
+      designer_transition[Instance::kJoint * GS], initial[GS];
+  for (int i = 0; i < Instance::kJoint; ++i) {
+    reward[i] = Real(instance.reward[i]);
+    designer_reward[i] = Real(instance.designer_reward[i]);
+  }
+  for (int i = 0; i < Instance::kJoint * GS; ++i) {
+    transition[i] = Real(instance.transition[i]);
+    designer_transition[i] = Real(instance.designer_transition[i]);
+  }
+  for (int s = 0; s < GS; ++s) initial[s] = Real(instance.initial[s]);
+  Design::Data d;
+  d.reward = reward;
+  d.transition = transition;
+  d.initial = initial;
+  d.discount = Real(instance.discount);
+  d.regularizer1 = {pbrl::RegularizerKind::entropy, Real(instance.tau), nullptr};
+  d.regularizer2 = {pbrl::RegularizerKind::entropy, Real(instance.tau), nullptr};
+  d.designer_reward = designer_reward;
+  d.designer_transition = designer_transition;
+  d.designer_cost = nullptr;
+  d.incentive_scale = Real(0.2);
+  d.incentive = {Real(-10), Real(10)};
+  static Design problem;
+  // Row sums drawn in double and rounded to float stay within the validation's tolerance.
+  REQUIRE(problem.init(d) == Status::ok);
+
+  pbrl::PbrlZeroSumSettings<Real> s;
+  s.gap_tolerance = Real(0.01);
+  s.inner_steps = 1;
+  s.oracle_step = Real(0.7);
+  s.step_x = Real(0.3);
+  s.step_pi = Real(0.2);
+  s.penalty_start = Real(5);
+  static ZeroSum solver;
+  REQUIRE(solver.init(problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(), ZeroSum::Matrix2::Zero()) ==
+          Status::ok);
+  ZeroSum::Report r;
+  Real smallest = std::numeric_limits<Real>::infinity();
+  bool met = false;
+  for (int k = 0; k < 2000; ++k) {
+    REQUIRE(solver.step(&r) == Status::ok);
+    smallest = std::min(smallest, r.gap_bound);
+    met = met || r.tolerance_met;
+    CHECK(r.penalty_growths == solver.schedule().growths());
+    CHECK(r.penalty_backoffs == solver.schedule().backoffs());
+  }
+  CAPTURE(r.gap_bound);
+  CAPTURE(smallest);
+  CAPTURE(r.penalty_constant);
+  CAPTURE(r.penalty_backoffs);
+  CHECK(met);
+  CHECK(r.gap_bound <= std::max(s.gap_tolerance, Real(2) * smallest));  // it does not run away
+  CHECK(r.penalty_constant < s.penalty_max);
+}
+
+TEST_CASE("the back-off: a window that ends above penalty_backoff times the best gap halves the steps, takes lambda back") {
+  pbrl::PenaltySolverSettings<Real> s;
+  s.gap_tolerance = Real(0.01);
+  s.penalty_start = Real(2);
+  s.penalty_patience = 4;
+  s.penalty_stall = Real(0.99);
+  REQUIRE(s.penalty_backoff == Real(2));  // the documented default
+  pbrl::PenaltySchedule<Real> schedule;
+  std::int64_t k = 0;
+  auto feed = [&](Real gap, int steps) {
+    for (int i = 0; i < steps; ++i, ++k) schedule.observe(s, k, gap, Real(1), false);
+  };
+  schedule.reset(s);
+  const Real alpha = Real(0.1);
+  const Real step0 = schedule.step(s, alpha);
+  feed(Real(0.5), 4);  // flat: grows
+  REQUIRE(schedule.growths() == 1);
+  REQUIRE(schedule.lambda(s, k) == Real(4));
+  feed(Real(0.9), 4);  // worse, but within twice the best (0.5): a stall, grows again
+  CHECK(schedule.growths() == 2);
+  CHECK(schedule.backoffs() == 0);
+  feed(Real(1.2), 4);  // above twice the best: backs off instead of growing
+  CHECK(schedule.growths() == 2);
+  CHECK(schedule.backoffs() == 1);
+  CHECK(schedule.lambda(s, k) == Real(4));  // the last growth taken back
+  CHECK(schedule.step_scale() == Real(0.5));
+  CHECK(schedule.step(s, alpha) < step0 / Real(2) * Real(1.001));
+  // The best starts again from the back-off's gap: the same gap is now a stall, and lambda grows.
+  feed(Real(1.2), 4);
+  CHECK(schedule.growths() == 3);
+  CHECK(schedule.backoffs() == 1);
+  // A second back-off right after a growth takes that growth back; the halvings stop at 30.
+  feed(Real(3), 4);
+  CHECK(schedule.backoffs() == 2);
+  CHECK(schedule.lambda(s, k) == Real(4));
+  for (int i = 0; i < 40; ++i) feed(Real(10) * std::pow(Real(3), Real(i)), 4);  // each window 3x the last
+  CHECK(schedule.backoffs() == 42);
+  CHECK(schedule.step_scale() == std::ldexp(Real(1), -30));
+  CHECK(schedule.lambda(s, k) >= s.penalty_start);
+  // Below epsilon nothing moves.
+  const std::int64_t backoffs = schedule.backoffs();
+  feed(Real(0.001), 12);
+  CHECK(schedule.backoffs() == backoffs);
+  // The setting is validated: a factor of at most 1 is refused in tolerance mode.
+  s.penalty_backoff = Real(1);
+  CHECK(pbrl::validate(s) == Status::bad_setting);
 }
 
 TEST_CASE("counts never overflow: a count with no room is refused, step() says count_overflow") {

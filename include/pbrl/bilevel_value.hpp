@@ -89,15 +89,16 @@ Scalar soft_sweep_tolerance(const Mdp<Scalar, S, A>& m, Scalar tolerance) {
 
 namespace detail {
 
-// pi's exact evaluation on m into eval (direct method), then the certified bound on its optimality
-// gap (oracle/optimality_gap.hpp): max_s V*(s) - V^pi(s) <= max_s (T V^pi - V^pi)(s) / (1 - gamma),
-// T the soft Bellman optimality operator. On error bound is unchanged.
+// pi's evaluation on m into eval (direct method), then the certified bound on its optimality gap,
+// the evaluation's rounding included (oracle/optimality_gap.hpp, policy_gap_bound): max_s V*(s) -
+// V^pi(s) <= max_s (T v - v)(s) / (1 - gamma) + |v - V^pi|, T the soft Bellman optimality
+// operator, v the computed values. On error bound is unchanged.
 template <typename Scalar, int S, int A>
 Status evaluate_and_bound(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
                           EvaluationWorkspace<Scalar, S, EvaluationMethod::direct>& ws, Evaluation<Scalar, S, A>& eval,
                           Scalar& bound) {
   if (Status st = evaluate(m, pi, ws, eval); st != Status::ok) return st;
-  const Scalar b = optimality_gap_bound(m, eval);
+  const Scalar b = policy_gap_bound(m, pi, eval);
   if (!std::isfinite(b)) return Status::numerical_failure;
   bound = b;
   return Status::ok;

@@ -42,6 +42,8 @@ std::vector<Field> report_fields(bool zero_sum) {
       {"int64_t", "inner_steps", "oracle steps taken (a game: per player, the larger)"},
       {"int64_t", "environment_steps", "environment steps since init, this step's included"},
       {"int64_t", "max_sweeps_hit", "evaluations stopped at max_sweeps (0 with LU)"},
+      {"int64_t", "penalty_growths", "tolerance mode: growths of lambda since init"},
+      {"int64_t", "penalty_backoffs", "tolerance mode: back-offs since init (each halves the steps)"},
       {"scalar", "upper_objective", "f at the iterate"},
       {"scalar", "penalty", zero_sum ? "psi, the Nikaido-Isoda NE gap estimate" : "p, the penalty"},
       {"scalar", "objective", "f + lambda * penalty"},

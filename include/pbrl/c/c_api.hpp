@@ -288,6 +288,8 @@ class Api {
     out.inner_steps = r.inner_steps;
     out.environment_steps = r.environment_steps;
     out.max_sweeps_hit = r.max_sweeps_hit;
+    out.penalty_growths = r.penalty_growths;
+    out.penalty_backoffs = r.penalty_backoffs;
     out.upper_objective = r.upper_objective;
     out.penalty = r.penalty;
     out.objective = r.objective;

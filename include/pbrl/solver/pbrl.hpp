@@ -185,7 +185,7 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
   struct StepInProgress : StepProgress<Scalar> {
     int evaluations = 0;          // evaluations done: pi_y, pi-hat (sweeps, Bellman: the start occupancy)
     Batch batch = Batch::oracle;  // sampled mode: the batch the next rollouts belong to
-    Scalar p = Scalar(0), lower_gap = Scalar(0), oracle_gap = Scalar(0);
+    Scalar p = Scalar(0), lower_gap = Scalar(0), oracle_gap = Scalar(0), gap_bound = Scalar(0);
     OracleRun run{};
     Mdp<Scalar, S, A> mdp{};  // M(x_k), a view of model_
   };
@@ -287,9 +287,13 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
         if (Status st = detail::evaluate_formed_policy(p.mdp, pi_next_, ws_, eval_hat_, &log_pi_next_, with_q);
             st != Status::ok)
           return st;
-        // The certified gap of y_k: pi-hat's own gap plus how far pi_y trails pi-hat.
+        // The certified gap of y_k: pi-hat's own gap plus how far pi_y trails pi-hat, with the
+        // rounding of both evaluations (oracle/optimality_gap.hpp).
         p.lower_gap = eval_hat_.value_rho - eval_y_.value_rho;
-        if (p.certified) p.oracle_gap = optimality_gap_bound(p.mdp, eval_hat_);
+        if (p.certified) {
+          p.oracle_gap = optimality_gap_bound(p.mdp, eval_hat_);
+          p.gap_bound = lower_level_gap_bound(p.mdp, p.oracle_gap, eval_hat_, pi_y_, eval_y_, logs_of_pi_y());
+        }
         if (bellman && direct)
           if (Status st = start_occupancy(true); st != Status::ok) return st;
         p.next = p.sampled ? StepPart::upper : bellman && !direct ? StepPart::evaluation : StepPart::penalty;
@@ -318,8 +322,8 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
                               policy_step<Scalar, S, A>(settings_.policy, y_, alpha_y, grad_y_, y_next_);
     n.penalty = p.p;
     n.oracle_gap = p.oracle_gap;
-    n.gap_bound = p.lower_gap + p.oracle_gap;
-    // Exact mode: the certified bound lower_gap + oracle_gap; sampled mode: the sampled p.
+    n.gap_bound = p.gap_bound;
+    // Exact mode: the certified bound; sampled mode: the sampled p.
     n.measured_gap = p.sampled ? p.p : n.gap_bound;
     // No certificate from samples: the sampled oracle has no target to meet (converged false).
     n.oracle = p.sampled ? OracleResult{schedule_.inner_steps_max(settings_), false} : p.run.result;

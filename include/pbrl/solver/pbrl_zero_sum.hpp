@@ -303,7 +303,9 @@ class PbrlZeroSum
       n.oracle.converged = p.run1.result.converged && p.run2.result.converged;
     }
     n.oracle_gap = p.certified ? p.gap1 + p.gap2 : Scalar(0);
-    n.gap_bound = eval1_.value_rho + eval2_.value_rho + n.oracle_gap;  // psi with pi-hat, from the model
+    // psi with pi-hat, from the model, plus both players' certified gaps, rounded up.
+    n.gap_bound = nikaido_isoda_gap_bound(eval1_.value_rho, eval2_.value_rho, p.certified ? p.gap1 : Scalar(0),
+                                          p.certified ? p.gap2 : Scalar(0));
     n.alpha_x = schedule_.step(settings_, settings_.step_x);
     const Scalar alpha_pi = schedule_.step(settings_, settings_.step_pi);
     n.squared_gradient_norm = parameter_step(*problem_, x_, n.alpha_x, grad_x_, x_next_) +
@@ -311,7 +313,7 @@ class PbrlZeroSum
                               policy_step<Scalar, S, A2>(settings_.policy, y2_, alpha_pi, grad_y2_, y2_next_);
     n.penalty = p.psi;
     // Exact mode: the certified bound psi + oracle gaps; sampled mode: the sampled psi.
-    n.measured_gap = p.sampled ? p.psi : p.psi + n.oracle_gap;
+    n.measured_gap = p.sampled ? p.psi : n.gap_bound;
     const Status st = this->commit_step(p, n, report, [&] {
       detail::copy_matrix(y1_, y1_next_);
       detail::copy_matrix(y2_, y2_next_);

@@ -10,16 +10,20 @@
 // <= delta; NI: lambda >= 1/delta), so lambda of order 1/epsilon reaches the tolerance, and the
 // convergence theorem needs alpha <= 1/(L_f + lambda L_p). The rule:
 //   - after every successful step the measured gap g_k is compared with epsilon. A run of
-//     penalty_patience consecutive steps above it closes a window; if the gap fell by less than
-//     the factor penalty_stall over the window (g_end > penalty_stall * g_start), lambda <-
-//     min(penalty_growth * lambda, penalty_max) (at most
-//     ceil(log(penalty_max/penalty_start)/log(penalty_growth)) growths); lambda never decreases.
-//     Why the stall test: the lemmas bound the gap at a stationary point of f + lambda p, which
-//     the iterates reach when the gap stops falling; while it still falls, a larger lambda would
-//     only shrink the steps (below) and slow the upper level. penalty_stall = 0 grows lambda
-//     after every window above epsilon;
-//   - the steps follow lambda: alpha_k = alpha / (1 + alpha * lambda_k * penalty_smoothness), so
-//     lambda_k * alpha_k < 1/penalty_smoothness at every lambda;
+//     penalty_patience consecutive steps above it closes a window; lambda <- min(penalty_growth *
+//     lambda, penalty_max) if, over the window, the gap fell by less than the factor
+//     penalty_stall (g_end > penalty_stall * g_start). Why the stall test: the lemmas bound the
+//     gap at a stationary point of f + lambda p, which the iterates reach when the gap stops
+//     falling; while it still falls, a larger lambda would only shrink the steps and pull y away
+//     from f. penalty_stall = 0 grows lambda after every window above epsilon;
+//   - the steps follow lambda: alpha_k = scale * alpha / (1 + alpha * lambda_k *
+//     penalty_smoothness), so lambda_k * alpha_k < scale / penalty_smoothness at every lambda;
+//   - the back-off: when a window ends above penalty_backoff times the smallest gap since init()
+//     or the last back-off (or times epsilon, if larger), the steps are too long for this lambda
+//     (the iterates overshoot): instead of growing lambda the schedule halves `scale` (at most 30
+//     times) and, if lambda's last change was a growth, takes it back. So a growth after which
+//     the gap gets worse is answered within a window, and lambda cannot run to its cap on a
+//     rising gap;
 //   - exact mode: the oracle takes at least inner_steps and at most inner_steps_max steps, and
 //     stops once its certified gap (oracle/optimality_gap.hpp) is below oracle_gap_fraction *
 //     epsilon; g_k is the certified bound on the iterate's lower-level gap (the report's
@@ -60,6 +64,8 @@ struct ScheduleReport {
   bool inner_converged = false;         // exact tolerance mode: the oracle (zero-sum: both) stopped on its
                                         // target; false: it ran to inner_steps_max, or no target (fixed, sampled)
   bool converged = false;               // the verdict after this step (PenaltySchedule::converged)
+  std::int64_t penalty_growths = 0;     // tolerance mode: growths of lambda since init(), this step's included
+  std::int64_t penalty_backoffs = 0;    // tolerance mode: back-offs since init() (each halves the steps)
 };
 
 template <typename Scalar>
@@ -75,6 +81,12 @@ class PenaltySchedule {
     window_start_ = Scalar(0);
     stationary_ = 0;
     converged_ = 0;
+    scale_ = Scalar(1);
+    previous_lambda_ = Scalar(0);
+    best_ = Scalar(0);
+    window_min_ = Scalar(0);
+    backoffs_ = 0;
+    level_ = 0;
   }
 
   // lambda_k.
@@ -85,10 +97,10 @@ class PenaltySchedule {
     return s.penalty_start + t * (s.penalty_final - s.penalty_start);
   }
 
-  // The step size alpha at the current lambda.
+  // The step size alpha at the current lambda and scale.
   Scalar step(const Settings& s, Scalar alpha) const {
     if (!s.tolerance_mode()) return alpha;
-    return alpha / (Scalar(1) + alpha * lambda_ * s.penalty_smoothness);
+    return scale_ * alpha / (Scalar(1) + alpha * lambda_ * s.penalty_smoothness);
   }
 
   // Oracle steps: at least min, at most max; stop early once the oracle's certified gap is at most
@@ -97,11 +109,11 @@ class PenaltySchedule {
   int inner_steps_max(const Settings& s) const {
     if (!s.tolerance_mode()) return s.inner_steps;
     if (s.gradient == GradientMode::exact) return s.inner_steps_max;
-    // inner_steps * (growths + 1), capped; the product is formed only below the cap (a restored
-    // growth count may be as large as the iteration count, and the product would overflow).
+    // inner_steps * (level + 1), capped, with level the growths not taken back; the product is
+    // formed only below the cap (a restored count may be as large as the iteration count).
     if (s.inner_steps == 0) return 0;
-    if (growths_ >= s.inner_steps_max / s.inner_steps) return s.inner_steps_max;
-    const std::int64_t t = std::int64_t(s.inner_steps) * (growths_ + 1);
+    if (level_ >= s.inner_steps_max / s.inner_steps) return s.inner_steps_max;
+    const std::int64_t t = std::int64_t(s.inner_steps) * (level_ + 1);
     return t < s.inner_steps_max ? int(t) : s.inner_steps_max;
   }
   Scalar oracle_target(const Settings& s) const {
@@ -121,16 +133,25 @@ class PenaltySchedule {
       estimate_ += (gap - estimate_) / Scalar(s.penalty_patience);
     else
       estimate_ = gap;
+    if (k == 0 || estimate_ < best_) best_ = estimate_;
     if (!(estimate_ > s.gap_tolerance)) {
       above_ = 0;
       return estimate_;
     }
+    if (above_ == 0 || estimate_ < window_min_) window_min_ = estimate_;
     if (above_ == 0) window_start_ = estimate_;
     if (++above_ >= s.penalty_patience) {
-      if (estimate_ > s.penalty_stall * window_start_ && lambda_ < s.penalty_max) {
+      // The back-off: the window ends above penalty_backoff times the best gap since init() or
+      // the last back-off (or epsilon, if larger): the steps overshoot at this lambda.
+      const Scalar reference = best_ > s.gap_tolerance ? best_ : s.gap_tolerance;
+      if (estimate_ > s.penalty_backoff * reference) {
+        back_off();
+      } else if (estimate_ > s.penalty_stall * window_start_ && lambda_ < s.penalty_max) {
         const Scalar grown = lambda_ * s.penalty_growth;
+        previous_lambda_ = lambda_;
         lambda_ = grown < s.penalty_max ? grown : s.penalty_max;
         ++growths_;
+        ++level_;
       }
       above_ = 0;
     }
@@ -138,6 +159,9 @@ class PenaltySchedule {
   }
 
   std::int64_t growths() const { return growths_; }
+  std::int64_t backoffs() const { return backoffs_; }
+  std::int64_t net_growths() const { return level_; }  // growths not taken back by a back-off
+  Scalar step_scale() const { return scale_; }  // tolerance mode: the back-offs' factor on the steps
   // The verdict: the last convergence_window steps were stationary and met the certified tolerance.
   bool converged(const Settings& s) const { return converged_ >= s.convergence_window; }
   // The last convergence_window steps were stationary (|G| <= stationarity_tolerance).
@@ -150,7 +174,11 @@ class PenaltySchedule {
   // The verdict's counts: at most the steps taken, the certified run within the stationary run,
   // no certified run outside exact tolerance mode.
   Status validate_state(const Settings& s, std::int64_t iteration) const {
-    const bool counts = above_ >= 0 && growths_ >= 0 && above_ <= iteration && growths_ <= iteration;
+    const bool counts = above_ >= 0 && growths_ >= 0 && above_ <= iteration && growths_ <= iteration &&
+                        backoffs_ >= 0 && backoffs_ <= iteration &&
+                        level_ >= 0 && level_ <= growths_ && scale_ > Scalar(0) && scale_ <= Scalar(1) &&
+                        (previous_lambda_ == Scalar(0) ||
+                         (previous_lambda_ >= s.penalty_start && previous_lambda_ < lambda_));
     const bool certifies = s.tolerance_mode() && s.gradient == GradientMode::exact;
     const bool verdict = stationary_ >= 0 && stationary_ <= iteration && converged_ >= 0 &&
                          converged_ <= stationary_ && (certifies || converged_ == 0);
@@ -158,7 +186,10 @@ class PenaltySchedule {
                                        ? counts && lambda_ >= s.penalty_start && lambda_ <= s.penalty_max &&
                                              above_ < s.penalty_patience
                                        : lambda_ == s.penalty_start && above_ == 0 && growths_ == 0 &&
-                                             estimate_ == Scalar(0) && window_start_ == Scalar(0));
+                                             estimate_ == Scalar(0) && window_start_ == Scalar(0) &&
+                                             scale_ == Scalar(1) && previous_lambda_ == Scalar(0) &&
+                                             best_ == Scalar(0) && window_min_ == Scalar(0) &&
+                                             backoffs_ == 0 && level_ == 0);
     return valid ? Status::ok : Status::checkpoint_corrupt;
   }
 
@@ -176,16 +207,33 @@ class PenaltySchedule {
     r.gap_estimate = estimate;
     r.tolerance_met = s.tolerance_mode() && gap_bound <= s.gap_tolerance;
     r.converged = converged(s);
+    r.penalty_growths = growths_;
+    r.penalty_backoffs = backoffs_;
     return r;
   }
 
   // The state a checkpoint carries (CheckpointField below), in image order.
   template <class Self, class Visitor>
   static void visit_state(Self& self, Visitor&& v) {
-    v(self.lambda_, self.above_, self.growths_, self.estimate_, self.window_start_, self.stationary_, self.converged_);
+    v(self.lambda_, self.above_, self.growths_, self.estimate_, self.window_start_, self.stationary_, self.converged_,
+      self.scale_, self.previous_lambda_, self.best_, self.window_min_, self.backoffs_, self.level_);
   }
 
  private:
+  // The steps changed (a back-off): the best gap starts again from here.
+  void changed() { best_ = estimate_; }
+  void back_off() {
+    if (previous_lambda_ > Scalar(0)) {  // take the last growth back
+      lambda_ = previous_lambda_;
+      previous_lambda_ = Scalar(0);
+      --level_;
+    }
+    if (backoffs_ < kMaxHalvings) scale_ /= Scalar(2);
+    ++backoffs_;
+    changed();
+  }
+  static constexpr std::int64_t kMaxHalvings = 30;
+
   Scalar lambda_ = Scalar(0);        // tolerance mode: lambda of the next step
   std::int64_t above_ = 0;           // consecutive steps with the gap above epsilon since the last growth
   std::int64_t growths_ = 0;         // growths of lambda since init()
@@ -193,6 +241,12 @@ class PenaltySchedule {
   Scalar window_start_ = Scalar(0);  // the measured gap at the first step of the current window
   std::int64_t stationary_ = 0;      // consecutive steps with |G| <= stationarity_tolerance
   std::int64_t converged_ = 0;       // ... of which the last ones met the certified tolerance
+  Scalar scale_ = Scalar(1);         // tolerance mode: the steps' factor, halved by each back-off
+  Scalar previous_lambda_ = Scalar(0);  // lambda before its last growth (0: the last change was no growth)
+  Scalar best_ = Scalar(0);          // the smallest measured gap since init() or the last back-off
+  Scalar window_min_ = Scalar(0);    // the smallest measured gap of the current window
+  std::int64_t backoffs_ = 0;        // back-offs since init()
+  std::int64_t level_ = 0;           // growths not taken back
 };
 
 namespace detail {
@@ -202,43 +256,25 @@ template <typename Scalar>
 struct CheckpointField<PenaltySchedule<Scalar>> {
   using Real = CheckpointField<Scalar>;
   using Count = CheckpointField<std::int64_t>;
-  static constexpr std::size_t size = 3 * Real::size + 4 * Count::size;
+  static constexpr std::size_t size = 7 * Real::size + 6 * Count::size;
+  // Each field in visit_state's order, by its own type's CheckpointField.
+  template <class Schedule, class F>
+  static void each(Schedule& s, F&& f) {
+    PenaltySchedule<Scalar>::visit_state(s, [&](auto&... fields) { (f(fields), ...); });
+  }
   static void write(unsigned char*& p, const PenaltySchedule<Scalar>& s) {
-    PenaltySchedule<Scalar>::visit_state(s, [&](const Scalar& lambda, const std::int64_t& above,
-                                                 const std::int64_t& growths, const Scalar& estimate,
-                                                 const Scalar& window_start, const std::int64_t& stationary,
-                                                 const std::int64_t& converged) {
-      Real::write(p, lambda);
-      Count::write(p, above);
-      Count::write(p, growths);
-      Real::write(p, estimate);
-      Real::write(p, window_start);
-      Count::write(p, stationary);
-      Count::write(p, converged);
-    });
+    each(s, [&](const auto& field) { CheckpointField<std::decay_t<decltype(field)>>::write(p, field); });
   }
   static Status check(const unsigned char*& p) {
-    Status st = Real::check(p);
-    if (st == Status::ok) st = Count::check(p);
-    if (st == Status::ok) st = Count::check(p);
-    if (st == Status::ok) st = Real::check(p);
-    if (st == Status::ok) st = Real::check(p);
-    if (st == Status::ok) st = Count::check(p);
-    if (st == Status::ok) st = Count::check(p);
+    Status st = Status::ok;
+    PenaltySchedule<Scalar> types;  // only the fields' types: check reads the image alone
+    each(types, [&](const auto& field) {
+      if (st == Status::ok) st = CheckpointField<std::decay_t<decltype(field)>>::check(p);
+    });
     return st;
   }
   static void read(const unsigned char*& p, PenaltySchedule<Scalar>& s) {
-    PenaltySchedule<Scalar>::visit_state(s, [&](Scalar& lambda, std::int64_t& above, std::int64_t& growths,
-                                                 Scalar& estimate, Scalar& window_start, std::int64_t& stationary,
-                                                 std::int64_t& converged) {
-      Real::read(p, lambda);
-      Count::read(p, above);
-      Count::read(p, growths);
-      Real::read(p, estimate);
-      Real::read(p, window_start);
-      Count::read(p, stationary);
-      Count::read(p, converged);
-    });
+    each(s, [&](auto& field) { CheckpointField<std::decay_t<decltype(field)>>::read(p, field); });
   }
 };
 

@@ -175,7 +175,7 @@ struct PenaltySolverSettings : GradientSettings {
   PolicySet<Scalar> policy{};          // parameterization and set of the lower-level policies
   OracleKind oracle = OracleKind::policy_mirror_descent;
   PolicySet<Scalar> oracle_policy{};   // policy-gradient oracle: projected (direct) or softmax
-  int inner_steps = 10;                // T (tolerance mode: the least number of oracle steps)
+  int inner_steps = 1;                 // T (tolerance mode: the least number of oracle steps)
   Scalar oracle_step = Scalar(1);      // eta of PMD or of the policy-gradient oracle
   Scalar step_x = Scalar(0.1);         // alpha for x
   Scalar penalty_start = Scalar(1);    // lambda at iteration 0
@@ -184,9 +184,10 @@ struct PenaltySolverSettings : GradientSettings {
   Scalar gap_tolerance = Scalar(0);    // epsilon > 0: tolerance mode; 0: fixed mode
   Scalar penalty_max = Scalar(1000);   // tolerance mode: lambda_max
   Scalar penalty_growth = Scalar(2);   // tolerance mode: lambda <- growth * lambda (> 1)
-  int penalty_patience = 20;           // tolerance mode: steps above epsilon before lambda grows (>= 1)
-  Scalar penalty_stall = Scalar(0.99);  // tolerance mode: ... and only if the gap fell by less than this
-                                        // factor over them, in [0, 1] (0: whenever above epsilon)
+  int penalty_patience = 10;           // tolerance mode: steps above epsilon before lambda grows (>= 1)
+  Scalar penalty_stall = Scalar(0.8);  // tolerance mode: ... and only if the gap fell by less than this
+                                       // factor over them, in [0, 1] (0: whenever above epsilon)
+  Scalar penalty_backoff = Scalar(2);  // tolerance mode: the gap's rise over its best that halves the steps (> 1)
   Scalar penalty_smoothness = Scalar(0.01);  // tolerance mode: L_p in the step scaling (>= 0); the
                                              // theorem's L_p is problem-dependent: 0.01 measured best
                                              // of 1, 0.1, 0.01 on the paper's three experiments (README)
@@ -223,6 +224,7 @@ struct PenaltySolverSettings : GradientSettings {
     v(penalty_patience, when(tolerance, range(1, std::numeric_limits<int>::max())),
       "penalty_patience");
     v(penalty_stall, when(tolerance, unit()), "penalty_stall");
+    v(penalty_backoff, when(tolerance, above_one()), "penalty_backoff");
     v(penalty_smoothness, when(tolerance, non_negative()), "penalty_smoothness");
     v(inner_steps_max, when(tolerance, range(1, kMaxInnerSteps)), "inner_steps_max");
     v(oracle_gap_fraction, when(tolerance, unit_above_zero()), "oracle_gap_fraction");
