@@ -5,6 +5,7 @@
 // experiment_settings.hpp.
 
 #include "pbrl/solver/settings.hpp"
+#include "pbrl/solver/solve_outcome.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -227,9 +228,18 @@ bool run_instances(long count, long jobs, Make make, Run run) {
 // given ones into a solver's PenaltySolverSettings; describe() prints what a method used.
 struct Hyperparameters {
   std::optional<double> lambda, lambda_final, oracle_step, step, gap_tolerance, lambda_max;
-  std::optional<double> lambda_stall, smoothness;
-  std::optional<long> lambda_ramp, inner_steps, inner_steps_max, iterations, lambda_patience;
+  std::optional<double> lambda_stall, smoothness, stationarity_tolerance;
+  std::optional<long> lambda_ramp, inner_steps, inner_steps_max, iterations, lambda_patience, max_steps,
+      convergence_window;
   std::optional<std::string> oracle;  // "pg" or "pmd"
+
+  // Tolerance mode with exact gradients: the PBRL methods solve to the verdict (SolveRun below),
+  // at most this many steps per instance.
+  static constexpr long kDefaultMaxSteps = 10000;
+  // Policy mirror descent with step 1, the oracle of exact tolerance mode unless --oracle (and
+  // --oracle-step) say otherwise: its certified gap falls geometrically, where the paper's
+  // policy-gradient oracle at step 0.1 cannot reach the oracle's target within inner_steps_max.
+  static constexpr double kSolveOracleStep = 1;
 
   static const char* usage() {
     return "  --lambda L                penalty constant of the PBRL methods (each method's paper value)\n"
@@ -249,7 +259,15 @@ struct Hyperparameters {
            "  --lambda-stall F          tolerance mode: lambda grows after a window in which the gap fell by\n"
            "                            less than the factor F, in [0, 1] (default 0.8; 0: after every window)\n"
            "  --smoothness L            tolerance mode: L_p in the step scaling alpha / (1 + alpha lambda L_p)\n"
-           "                            (default 0.01)\n";
+           "                            (default 0.01)\n"
+           "  --stationarity-tolerance G  the verdict's bound on |G|, the projected-gradient mapping's norm\n"
+           "                            (default 0.01; docs/solving.md)\n"
+           "  --convergence-window K    the verdict: K steps in a row within both tolerances (default 10)\n"
+           "  --max-steps N             tolerance mode, exact gradients: each PBRL run solves until the verdict\n"
+           "                            (converged, lambda at its cap) or N steps (default 10000); its last\n"
+           "                            checkpoint is taken there, past the budget if need be, and each\n"
+           "                            instance's outcome, steps and wall time are printed. The oracle is\n"
+           "                            policy mirror descent with step 1 unless --oracle says otherwise\n";
   }
 
   // A sweep's sampled runs: PMD is an exact-mode oracle (sampled mode learns from rollouts), so the
@@ -276,10 +294,16 @@ struct Hyperparameters {
     lambda_patience = opt.optional_integer("lambda-patience", 1);
     lambda_stall = opt.optional_real("lambda-stall", 0);
     smoothness = opt.optional_real("smoothness", 0);
+    max_steps = opt.optional_integer("max-steps", 1);
+    stationarity_tolerance = opt.optional_real("stationarity-tolerance", 0);
+    convergence_window = opt.optional_integer("convergence-window", 1);
     if (opt.has("oracle")) oracle = opt.choice("oracle", "pg", {"pg", "pmd"});
   }
 
   bool tolerance() const { return gap_tolerance.has_value() && *gap_tolerance > 0; }
+  // The PBRL methods solve to the verdict: tolerance mode with exact gradients.
+  bool solves(bool sampled) const { return tolerance() && !sampled; }
+  long solve_cap() const { return max_steps ? *max_steps : kDefaultMaxSteps; }
 
   // The given options, written into `s` (PenaltySolverSettings); the y step is the caller's.
   template <class Settings, class Scalar = decltype(Settings{}.step_x)>
@@ -297,9 +321,87 @@ struct Hyperparameters {
     if (lambda_patience) s.penalty_patience = static_cast<int>(*lambda_patience);
     if (lambda_stall) s.penalty_stall = Scalar(*lambda_stall);
     if (smoothness) s.penalty_smoothness = Scalar(*smoothness);
+    if (stationarity_tolerance) s.stationarity_tolerance = Scalar(*stationarity_tolerance);
+    if (convergence_window) s.convergence_window = static_cast<int>(*convergence_window);
     if (s.tolerance_mode() && s.inner_steps_max < s.inner_steps) s.inner_steps_max = s.inner_steps;
   }
+
+  // After apply() and the program's gradient mode: a solving run's oracle (kSolveOracleStep).
+  template <class Settings, class Scalar = decltype(Settings{}.step_x)>
+  void choose_solve_oracle(Settings& s, bool sampled) const {
+    if (!solves(sampled) || oracle) return;
+    s.oracle = pbrl::OracleKind::policy_mirror_descent;
+    if (!oracle_step) s.oracle_step = Scalar(kSolveOracleStep);
+  }
 };
+
+// ---- Solving to the verdict (tolerance mode, exact gradients) -------------------------------------
+// A PBRL run steps through solve(1) (solver/solver_core.hpp, docs/solving.md) so that it stops at
+// the verdict as a firmware would; the checkpoints still sample it on the program's cost axis.
+
+struct SolveRecord {
+  pbrl::SolveOutcome outcome = pbrl::SolveOutcome::step_cap;
+  long steps = 0;        // steps taken
+  double seconds = 0;    // wall time of the steps alone (the checkpoints' metrics excluded)
+  double gap_bound = 0;  // the last step's certified lower-level gap bound
+  double lambda = 0;     // the last step's penalty constant
+  bool done = false;     // an outcome no further step changes (not a cap)
+};
+
+// One step of a solving run: solve(1) with its wall time. A solver already at its verdict takes no
+// step and the record is done.
+template <class Solver, class Report>
+pbrl::Status solve_one_step(Solver& solver, Report& report, SolveRecord& r) {
+  pbrl::SolveResult result;
+  const auto start = std::chrono::steady_clock::now();
+  const pbrl::Status st = solver.solve(1, result, &report);
+  r.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (st != pbrl::Status::ok) return st;
+  r.steps += static_cast<long>(result.steps);
+  r.outcome = result.outcome;
+  r.done = result.outcome != pbrl::SolveOutcome::step_cap && result.outcome != pbrl::SolveOutcome::oracle_cap;
+  if (result.steps > 0) {
+    r.gap_bound = static_cast<double>(report.gap_bound);
+    r.lambda = static_cast<double>(report.penalty_constant);
+  }
+  return st;
+}
+
+// Whether a solving run takes another step towards checkpoint `target` (the last checkpoint: until
+// the verdict or the cap, past the budget if need be).
+inline bool solve_continues(const SolveRecord& r, long position, long target, bool last, long cap) {
+  if (r.done || r.steps >= cap) return false;
+  return position < target || last;
+}
+
+// Per instance: outcome, steps and wall time of each solving run; and the summary lines
+// `summary,<figure>,<method>,instances_converged|median_steps|median_seconds,<value>`.
+inline void print_solve_records(const char* figure, const char* method, const std::vector<SolveRecord>& records,
+                                const char* instance_word) {
+  std::vector<double> steps, seconds;
+  long converged = 0;
+  std::printf("%s solved to the verdict, per %s:", method, instance_word);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const SolveRecord& r = records[i];
+    std::printf("%s %zu: %s after %ld steps, %.3f s (gap bound %.3g, lambda %.4g)", i ? ";" : "", i,
+                pbrl::enum_name(r.outcome), r.steps, r.seconds, r.gap_bound, r.lambda);
+    if (r.outcome == pbrl::SolveOutcome::converged) {
+      ++converged;
+      steps.push_back(static_cast<double>(r.steps));
+      seconds.push_back(r.seconds);
+    }
+  }
+  std::printf("\n");
+  auto median = [](std::vector<double> v) -> double {
+    if (v.empty()) return NAN;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  std::printf("summary,%s,%s,instances_converged,%ld\n", figure, method, converged);
+  std::printf("summary,%s,%s,median_steps_to_converged,%.1f\n", figure, method, median(steps));
+  std::printf("summary,%s,%s,median_seconds_to_converged,%.4f\n", figure, method, median(seconds));
+}
 
 // One line with every value of a penalty solver's settings that a run used.
 template <class Settings>
@@ -312,10 +414,11 @@ std::string describe(const Settings& s) {
     std::snprintf(b, sizeof b,
                   "tolerance mode: gap tolerance %g; lambda from %g, x%g after %d steps above it, at most %g; "
                   "oracle %s, step %g, %d to %d steps, to %g of the tolerance; step_x %g scaled by "
-                  "1/(1 + step_x lambda L_p), L_p %g",
+                  "1/(1 + step_x lambda L_p), L_p %g; verdict: both tolerances and |G| <= %g over %d steps",
                   double(s.gap_tolerance), double(s.penalty_start), double(s.penalty_growth), s.penalty_patience,
                   double(s.penalty_max), oracle, double(s.oracle_step), s.inner_steps, s.inner_steps_max,
-                  double(s.oracle_gap_fraction), double(s.step_x), double(s.penalty_smoothness));
+                  double(s.oracle_gap_fraction), double(s.step_x), double(s.penalty_smoothness),
+                  double(s.stationarity_tolerance), s.convergence_window);
   else if (s.penalty_ramp > 0)
     std::snprintf(b, sizeof b, "lambda %g -> %g over %d iterations, T %d; oracle %s, step %g; step_x %g",
                   double(s.penalty_start), double(s.penalty_final), s.penalty_ramp, s.inner_steps, oracle,

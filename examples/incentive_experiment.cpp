@@ -25,6 +25,9 @@
 // sampled mode. Each method runs until it has used the budget, so the methods compare at equal
 // samples. In tolerance mode (--gap-tolerance) PBRL-NI's oracle takes T_k steps per player at
 // iteration k and the count is (2T_k + 2)*B*H.
+// With exact gradients tolerance mode solves: PBRL-NI steps until solve()'s verdict
+// (docs/solving.md) or --max-steps, with a PMD oracle of step 1 unless --oracle says otherwise;
+// its last checkpoint is taken there, and the outcome, steps and wall time print per environment.
 //
 // The hyperparameters are options (--lambda, --inner-steps, --step, ..., --gap-tolerance); their
 // defaults are the paper's. --sweep-lambda L1,L2,... runs PBRL-NI at each lambda in both gradient
@@ -116,6 +119,7 @@ pbrl::PbrlZeroSumSettings<Real> pbrl_settings(const Config& c, std::uint32_t see
   c.hp.apply(s);
   if (c.hp.step) s.step_pi = Real(*c.hp.step);
   s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
+  c.hp.choose_solve_oracle(s, c.sampled);
   s.sampling.horizon = settings::kHorizon;
   s.sampling.batch = cfg::kBatch;
   s.seed = seed;
@@ -207,6 +211,7 @@ struct GameResult {
   double worst_certificate = 0;
   long not_converged = 0;
   long tolerance_met[kMethodCount] = {};  // PBRL-NI in tolerance mode: the last report's tolerance_met
+  experiment::SolveRecord solve[kMethodCount];  // PBRL-NI solving to the verdict (Hyperparameters::solves)
 };
 
 // Averaged over environments (merged in environment order, so --jobs does not change them).
@@ -220,6 +225,7 @@ struct Results {
   double worst_certificate = 0;
   long not_converged = 0;
   long tolerance_met[kMethodCount] = {};
+  std::vector<experiment::SolveRecord> solves[kMethodCount];  // per environment
 
   void merge(const GameResult& g) {
     for (int mi = 0; mi < kMethodCount; ++mi) {
@@ -235,6 +241,7 @@ struct Results {
       if (!g.points[mi].empty()) final_gap[mi].push_back(g.points[mi].back().gap);
       seconds[mi] += g.seconds[mi];
       tolerance_met[mi] += g.tolerance_met[mi];
+      solves[mi].push_back(g.solve[mi]);
     }
     worst_certificate = std::max(worst_certificate, g.worst_certificate);
     not_converged += g.not_converged;
@@ -334,11 +341,30 @@ class Runner {
     long k = 0, steps = 0;
     double lambda = 0;
     const bool by_iterations = c_.hp.iterations.has_value();
-    for (long target : experiment::checkpoint_targets(total_cost(c_), c_.points)) {
-      while ((by_iterations ? k : steps) < target) {
-        if (!check(solver.step(&report), what)) return false;
+    constexpr bool kPbrl = std::is_base_of_v<pbrl::ScheduleReport<Real>, Report>;
+    const bool solving = kPbrl && c_.hp.solves(c_.sampled);
+    experiment::SolveRecord& record = result.solve[mi];
+    const std::vector<long> targets = experiment::checkpoint_targets(total_cost(c_), c_.points);
+    for (std::size_t j = 0; j < targets.size(); ++j) {
+      for (;;) {
+        const long position = by_iterations ? k : steps;
+        if (solving ? !experiment::solve_continues(record, position, targets[j], j + 1 == targets.size(),
+                                                   c_.hp.solve_cap())
+                    : position >= targets[j])
+          break;
+        if constexpr (kPbrl) {
+          if (solving) {
+            const long before = record.steps;
+            if (!check(experiment::solve_one_step(solver, report, record), what)) return false;
+            if (record.steps == before) break;  // at its verdict: no step taken
+          } else if (!check(solver.step(&report), what)) {
+            return false;
+          }
+        } else if (!check(solver.step(&report), what)) {
+          return false;
+        }
         long cost = steps_of_iteration(c_, m, 0);
-        if constexpr (std::is_base_of_v<pbrl::ScheduleReport<Real>, Report>) {
+        if constexpr (kPbrl) {
           cost = steps_of_iteration(c_, m, report.inner_steps);
           lambda = double(report.penalty_constant);
           result.tolerance_met[mi] = report.tolerance_met ? 1 : 0;
@@ -570,6 +596,8 @@ void print_table(const Config& c, const Results& r) {
         std::printf("; tolerance met at the end in %ld of %ld environments", r.tolerance_met[mi], c.games);
     }
     std::printf("\n");
+    if (is_pbrl(kMethods[mi]) && c.hp.solves(c.sampled))
+      experiment::print_solve_records("figure3", name(kMethods[mi]), r.solves[mi], "environment");
   }
   const int first = c.run[0] ? 0 : c.run[1] ? 1 : 2;
   std::printf("(V_id(pi): designer reward at the agents' current policies, the paper's metric; V_id(NE): at the exact\n"

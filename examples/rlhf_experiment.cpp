@@ -30,6 +30,9 @@
 // k; the work column counts (T_k + 2)*B*H environment steps per PBRL iteration (sampled mode: the
 // solver's own count), T*B*H per DRLHF or oracle iteration. --sweep-lambda L1,L2,... runs the PBRL
 // methods at each lambda in both gradient modes and once in tolerance mode.
+// With exact gradients tolerance mode solves once the last labels are in: each PBRL run steps
+// until solve()'s verdict (docs/solving.md) or --max-steps, and the outcome, steps and wall time
+// print per instance.
 //
 // Output: DIR/rlhf_tabular.csv and DIR/rlhf_tabular.png (gnuplot), a table and
 // `summary,rlhf,<method>,<metric>,<value>` lines on stdout, progress on stderr; with
@@ -163,6 +166,7 @@ pbrl::PbrlSettings<Real> pbrl_settings(const Config& c, Method m, std::uint32_t 
   s.penalty_ramp = 0;
   c.hp.apply(s);  // the y step stays kStepY (y moves by the penalty only)
   s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
+  c.hp.choose_solve_oracle(s, c.sampled);
   s.sampling.horizon = settings::kHorizon;
   s.sampling.batch = cfg::kBatch;
   s.seed = seed;
@@ -332,6 +336,8 @@ struct InstanceResult {
   double worst_certificate = 0;
   long not_converged = 0;
   long tolerance_met[kMethodCount] = {};  // PBRL in tolerance mode: the last report's tolerance_met
+  // PBRL solving to the verdict after the last labels (Hyperparameters::solves): steps counted from there.
+  experiment::SolveRecord solve[kMethodCount];
 };
 
 // Curves over instances (merged in instance order, so --jobs does not change them).
@@ -345,6 +351,7 @@ struct Results {
   double worst_certificate = 0;
   long not_converged = 0;
   long tolerance_met[kMethodCount] = {};
+  std::vector<experiment::SolveRecord> solves[kMethodCount];  // per instance
 
   void merge(const InstanceResult& r) {
     optimum.push_back(r.optimum);
@@ -368,6 +375,7 @@ struct Results {
       }
       seconds[mi] += r.seconds[mi];
       tolerance_met[mi] += r.tolerance_met[mi];
+      solves[mi].push_back(r.solve[mi]);
     }
     worst_certificate = std::max(worst_certificate, r.worst_certificate);
     not_converged += r.not_converged;
@@ -488,6 +496,30 @@ class Runner {
           env += static_cast<long>(drlhf_s.policy_steps) * kBH;
         }
         ++k;
+      }
+      if (pbrl_method && round == c_.rounds && c_.hp.solves(c_.sampled)) {
+        // The labels are all in: solve to the verdict. The first convergence_window steps are
+        // plain steps, so that the verdict rests on steps with the final labels only.
+        experiment::SolveRecord& record = result.solve[mi];
+        const long window = pbrl_->settings().convergence_window;
+        while (!record.done && record.steps < c_.hp.solve_cap()) {
+          const long before = record.steps;
+          if (record.steps < window) {
+            const auto start = std::chrono::steady_clock::now();
+            if (!check(name(method), pbrl_->step(&report))) return false;
+            record.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            ++record.steps;
+            record.gap_bound = double(report.gap_bound);
+            record.lambda = double(report.penalty_constant);
+          } else {
+            if (!check(name(method), experiment::solve_one_step(*pbrl_, report, record))) return false;
+            if (record.steps == before) break;  // at its verdict: no step taken
+          }
+          env += (static_cast<long>(report.inner_steps) + 2) * kBH;
+          lambda = double(report.penalty_constant);
+          result.tolerance_met[mi] = report.tolerance_met ? 1 : 0;
+          ++k;
+        }
       }
       if (checkpoint(round, c_.rounds)) {
         const std::int64_t counted = pbrl_method ? pbrl_->environment_steps() : drlhf_->environment_steps();
@@ -785,6 +817,9 @@ void print_table(const Config& c, const Results& r, long last_labels) {
     if (c.run[mi] && is_pbrl(kMethods[mi]) && c.hp.tolerance())
       std::printf("%s: final lambda %.4g (mean); tolerance met at the end in %ld of %ld instances\n", name(kMethods[mi]),
                   r.lambda[mi].mean(last), r.tolerance_met[mi], c.instances);
+  for (int mi = 0; mi < kMethodCount; ++mi)
+    if (c.run[mi] && is_pbrl(kMethods[mi]) && c.hp.solves(c.sampled))
+      experiment::print_solve_records("rlhf", name(kMethods[mi]), r.solves[mi], "instance (steps after the last labels)");
 }
 
 // --sweep-lambda: the PBRL methods at each fixed lambda, exact and sampled, then tolerance mode.

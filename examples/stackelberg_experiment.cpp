@@ -22,6 +22,9 @@
 // Each method runs until it has used the budget, so the methods compare at equal samples. In
 // tolerance mode (--gap-tolerance) PBRL's oracle takes T_k steps at iteration k and the count is
 // (T_k + 2)*B*H.
+// With exact gradients tolerance mode solves: each PBRL run steps until solve()'s verdict
+// (docs/solving.md) or --max-steps, with a PMD oracle of step 1 unless --oracle says otherwise;
+// its last checkpoint is taken there, and the outcome, steps and wall time print per game.
 //
 // The hyperparameters are options (--lambda, --inner-steps, ..., --gap-tolerance); their defaults
 // are the paper's. --sweep-lambda L1,L2,... runs the PBRL methods at each lambda in both gradient
@@ -103,6 +106,7 @@ pbrl::PbrlSettings<Real> pbrl_settings(const Config& c, Method m, std::uint32_t 
   c.hp.apply(s);
   if (c.hp.step) s.step_y = Real(*c.hp.step);
   s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
+  c.hp.choose_solve_oracle(s, c.sampled);
   s.sampling.horizon = settings::kHorizon;
   s.sampling.batch = cfg::kBatch;
   s.seed = seed;
@@ -180,6 +184,7 @@ struct GameResult {
   double worst_certificate = 0;
   long not_converged = 0;
   long tolerance_met[kMethodCount] = {};  // PBRL in tolerance mode: the last report's tolerance_met
+  experiment::SolveRecord solve[kMethodCount];  // PBRL solving to the verdict (Hyperparameters::solves)
 };
 
 // Averaged over games (merged in game order, so --jobs does not change them).
@@ -191,6 +196,7 @@ struct Results {
   double worst_certificate = 0;
   long not_converged = 0;
   long tolerance_met[kMethodCount] = {};
+  std::vector<experiment::SolveRecord> solves[kMethodCount];  // per game
 
   void merge(const GameResult& g) {
     for (int mi = 0; mi < kMethodCount; ++mi) {
@@ -206,6 +212,7 @@ struct Results {
       if (!g.points[mi].empty()) final_gap[mi].push_back(g.points[mi].back().gap);
       seconds[mi] += g.seconds[mi];
       tolerance_met[mi] += g.tolerance_met[mi];
+      solves[mi].push_back(g.solve[mi]);
     }
     worst_certificate = std::max(worst_certificate, g.worst_certificate);
     not_converged += g.not_converged;
@@ -285,12 +292,27 @@ class Runner {
     long k = 0, steps = 0;
     double lambda = 0;
     const bool by_iterations = c_.hp.iterations.has_value();
-    for (long target : experiment::checkpoint_targets(total_cost(c_), c_.points)) {
-      while ((by_iterations ? k : steps) < target) {
+    constexpr bool kPbrl = std::is_base_of_v<pbrl::ScheduleReport<Real>, Report>;
+    const bool solving = kPbrl && c_.hp.solves(c_.sampled);
+    experiment::SolveRecord& record = result.solve[mi];
+    const std::vector<long> targets = experiment::checkpoint_targets(total_cost(c_), c_.points);
+    for (std::size_t j = 0; j < targets.size(); ++j) {
+      for (;;) {
+        const long position = by_iterations ? k : steps;
+        if (solving ? !experiment::solve_continues(record, position, targets[j], j + 1 == targets.size(),
+                                                   c_.hp.solve_cap())
+                    : position >= targets[j])
+          break;
         long cost = kBH;
-        if constexpr (std::is_base_of_v<pbrl::ScheduleReport<Real>, Report>) {
+        if constexpr (kPbrl) {
           // PBRL's report carries the iteration's oracle steps and lambda.
-          if (!check(solver.step(&report), "step")) return false;
+          if (solving) {
+            const long before = record.steps;
+            if (!check(experiment::solve_one_step(solver, report, record), "solve")) return false;
+            if (record.steps == before) break;  // at its verdict: no step taken
+          } else if (!check(solver.step(&report), "step")) {
+            return false;
+          }
           cost = steps_of_iteration(m, report.inner_steps);
           lambda = double(report.penalty_constant);
           result.tolerance_met[mi] = report.tolerance_met ? 1 : 0;
@@ -494,6 +516,8 @@ void print_table(const Config& c, const Results& r) {
       std::printf("; final lambda %.4g (mean); tolerance met at the end in %ld of %ld games", r.lambda[mi].mean(r.last(mi)),
                   r.tolerance_met[mi], c.games);
     std::printf("\n");
+    if (is_pbrl(kMethods[mi]) && c.hp.solves(c.sampled))
+      experiment::print_solve_records("figure1", name(kMethods[mi]), r.solves[mi], "game");
   }
   const int first = c.run[0] ? 0 : c.run[1] ? 1 : 2;
   std::printf("(V_l(y): leader value with the current follower y, the paper's metric; V_l(pi*): with the follower's\n"
