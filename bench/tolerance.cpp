@@ -67,6 +67,7 @@ bool set_field(Settings& s, const std::string& name, double v, double Settings::
   else if (name == "step_x") s.step_x = v;
   else if (name == "lower_step") s.*lower_step = v;
   else if (name == "penalty_start") s.penalty_start = v;
+  else if (name == "penalty_max") s.penalty_max = v;
   else if (name == "penalty_growth") s.penalty_growth = v;
   else if (name == "penalty_patience") s.penalty_patience = int(v);
   else if (name == "penalty_stall") s.penalty_stall = v;
@@ -366,8 +367,9 @@ const char* kUsage =
     "  --gap-tolerance EPS  epsilon (default 0.01)\n"
     "  --set NAME=V,...     settings changed before each configuration's own (candidate defaults):\n"
     "                       inner_steps, inner_steps_max, oracle_step, step_x, lower_step (step_y /\n"
-    "                       step_pi), penalty_start, penalty_growth, penalty_patience, penalty_stall,\n"
-    "                       penalty_smoothness, penalty_backoff, oracle_gap_fraction, stationarity_tolerance\n"
+    "                       step_pi), penalty_start, penalty_max, penalty_growth, penalty_patience,\n"
+    "                       penalty_stall, penalty_smoothness, penalty_backoff, oracle_gap_fraction,\n"
+    "                       stationarity_tolerance\n"
     "  --configs LIST       comma-separated, default all: defaults, user-tuning (T 1, eta 0.7, step_x 0.3,\n"
     "                       step_y/step_pi 0.2, penalty_start 5), larger-steps (T 1, step_x and\n"
     "                       step_y/step_pi 0.5), small-penalty-start (0.1), large-penalty-start (50)\n"

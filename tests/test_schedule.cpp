@@ -147,7 +147,7 @@ TEST_CASE("the growth rule: lambda grows after a window above epsilon only if th
   s.gap_tolerance = Real(0.01);
   s.penalty_start = Real(2);
   s.penalty_patience = 4;
-  REQUIRE(s.penalty_stall == Real(0.8));  // the documented default
+  REQUIRE(s.penalty_stall == Real(0.9));  // the documented default
   s.penalty_stall = Real(0.99);
   pbrl::PenaltySchedule<Real> schedule;
   std::int64_t k = 0;
@@ -173,12 +173,41 @@ TEST_CASE("the growth rule: lambda grows after a window above epsilon only if th
   CHECK(schedule.growths() == 3);
   feed(Real(0.011), 1, Real(1));
   CHECK(schedule.growths() == 4);
-  // The default factor grows lambda on a gap that still falls, by less than 20 % a window.
-  s.penalty_stall = Real(0.8);
+  // The default factor grows lambda on a gap that still falls, by less than 10 % a window, and
+  // not on one that falls faster.
+  s.penalty_stall = Real(0.9);
+  schedule.reset(s);
+  k = 0;
+  feed(Real(1), 8, Real(0.98));  // 0.98^4 = 0.92 a window
+  CHECK(schedule.growths() == 2);
   schedule.reset(s);
   k = 0;
   feed(Real(1), 8, Real(0.95));  // 0.95^4 = 0.81 a window
-  CHECK(schedule.growths() == 2);
+  CHECK(schedule.growths() == 0);
+  // A gap that alternates from step to step (steps too long for lambda): a window of even length
+  // starts high and ends low. The test reads the smaller of the last two gaps against the previous
+  // window's: an alternation that does not fall is a stall, and lambda grows.
+  s.penalty_stall = Real(0.8);
+  schedule.reset(s);
+  k = 0;
+  for (int i = 0; i < 12; ++i, ++k) schedule.observe(s, k, i % 2 == 0 ? Real(0.75) : Real(0.54), Real(1), false);
+  CHECK(schedule.growths() == 2);  // the first window compares with its first gap (0.75): no growth
+  CHECK(schedule.backoffs() == 0);
+  // An alternation wider than penalty_backoff backs off at the step that shows it.
+  schedule.reset(s);
+  k = 0;
+  for (int i = 0; i < 3; ++i, ++k) schedule.observe(s, k, i % 2 == 0 ? Real(0.24) : Real(1.69), Real(1), false);
+  CHECK(schedule.backoffs() == 1);
+  CHECK(schedule.step_scale() == Real(0.5));
+  // The oracle's target follows the last measured gap, never below oracle_gap_fraction * epsilon;
+  // before the first measurement there is none to follow (the largest Scalar).
+  schedule.reset(s);
+  k = 0;
+  CHECK(schedule.oracle_target(s) == std::numeric_limits<Real>::max());
+  feed(Real(0.5), 1, Real(1));
+  CHECK(schedule.oracle_target(s) == s.oracle_gap_fraction * Real(0.5));
+  feed(Real(0.001), 1, Real(1));
+  CHECK(schedule.oracle_target(s) == s.oracle_gap_fraction * s.gap_tolerance);
   // penalty_stall = 0: every window above epsilon grows lambda, falling or not.
   s.penalty_stall = Real(0);
   schedule.reset(s);
@@ -206,6 +235,7 @@ TEST_CASE("tolerance mode: lambda and the inner steps stop at their caps when ep
   settings.inner_steps = 2;
   settings.inner_steps_max = 5;
   settings.penalty_smoothness = Real(0.5);
+  settings.oracle_gap_fraction = Real(1e-30);  // the oracle's target, 1e-30 of the last gap, too
   REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
   Solver::Report r;
   Real previous = settings.penalty_start;
@@ -214,8 +244,13 @@ TEST_CASE("tolerance mode: lambda and the inner steps stop at their caps when ep
     CHECK(r.penalty_constant <= settings.penalty_max);
     CHECK(r.penalty_constant >= previous);  // never decreases
     previous = r.penalty_constant;
-    CHECK(r.inner_steps == settings.inner_steps_max);  // the oracle's target is out of reach too
-    CHECK_FALSE(r.inner_converged);                    // ... and the report says so
+    if (k == 0) {  // no gap measured yet: no target to miss, inner_steps oracle steps
+      CHECK(r.inner_steps == settings.inner_steps);
+      CHECK(r.inner_converged);
+    } else {
+      CHECK(r.inner_steps == settings.inner_steps_max);  // the oracle's target is out of reach
+      CHECK_FALSE(r.inner_converged);                    // ... and the report says so
+    }
     CHECK(r.step_x == settings.step_x / (Real(1) + settings.step_x * r.penalty_constant * settings.penalty_smoothness));
     CHECK_FALSE(r.tolerance_met);
   }
@@ -240,7 +275,8 @@ TEST_CASE("tolerance mode: lambda and the inner steps stop at their caps when ep
 
 TEST_CASE("tolerance mode: the report says whether the oracle met its own target (inner_converged)") {
   // Reached: PMD with a long step, or soft value iteration, within a generous inner_steps_max.
-  // Not reached: one oracle step from the initial policy, which is far from the best response.
+  // Not reached: one oracle step on a target far below the gap (oracle_gap_fraction 1e-9), at the
+  // second step (the first has no measured gap to set a target from: any certified policy meets it).
   static Game game;
   static Solver solver;
   for (auto oracle : {OracleKind::policy_mirror_descent, OracleKind::soft_value_iteration}) {
@@ -256,7 +292,11 @@ TEST_CASE("tolerance mode: the report says whether the oracle met its own target
     CHECK(r.inner_converged);
     CHECK(r.inner_steps < settings.inner_steps_max);
     settings.inner_steps_max = settings.inner_steps = 1;
+    settings.oracle_gap_fraction = Real(1e-9);
     REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+    REQUIRE(solver.step(&r) == Status::ok);
+    CHECK(r.inner_converged);  // no target yet
+    CHECK(r.inner_steps == 1);
     REQUIRE(solver.step(&r) == Status::ok);  // stopping at the cap is not an error
     CHECK_FALSE(r.inner_converged);
     CHECK(r.inner_steps == 1);
@@ -285,8 +325,10 @@ TEST_CASE("tolerance mode: the report says whether the oracle met its own target
     CHECK(r.inner_converged);
     CHECK(r.inner_steps < s.inner_steps_max);
     s.inner_steps_max = 1;
+    s.oracle_gap_fraction = Real(1e-9);
     REQUIRE(zero_sum.init(problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(), ZeroSum::Matrix2::Zero()) ==
             Status::ok);
+    REQUIRE(zero_sum.step(&r) == Status::ok);
     REQUIRE(zero_sum.step(&r) == Status::ok);
     CHECK_FALSE(r.inner_converged);
     CHECK(r.inner_steps == 1);
@@ -509,9 +551,11 @@ TEST_CASE("solve(): every outcome, each where its definition says, at most max_s
   CHECK(result.outcome == pbrl::SolveOutcome::stalled);
   CHECK(result.steps == 9);
 
-  // penalty_cap: lambda at penalty_max from the start, stationary, epsilon out of reach.
+  // penalty_cap: lambda at penalty_max from the start, stationary, epsilon out of reach (and the
+  // oracle's target, 1e-30 of the last gap).
   auto capped = paper_settings();
   capped.gap_tolerance = std::numeric_limits<Real>::min();
+  capped.oracle_gap_fraction = Real(1e-30);
   capped.penalty_max = capped.penalty_start;
   capped.inner_steps_max = 3;
   capped.stationarity_tolerance = Real(1e30);
@@ -528,6 +572,7 @@ TEST_CASE("solve(): every outcome, each where its definition says, at most max_s
   // oracle_cap: at the step cap, the last step's oracle ran to inner_steps_max without its target.
   auto oracle = paper_settings();
   oracle.gap_tolerance = std::numeric_limits<Real>::min();
+  oracle.oracle_gap_fraction = Real(1e-30);
   oracle.inner_steps_max = 2;
   oracle.stationarity_tolerance = Real(0);
   solve(oracle, 5);
@@ -535,6 +580,7 @@ TEST_CASE("solve(): every outcome, each where its definition says, at most max_s
   CHECK(result.steps == 5);
   // With a reachable target the same cap is a plain step cap.
   oracle.gap_tolerance = Real(1e6);
+  oracle.oracle_gap_fraction = Real(0.1);
   oracle.inner_steps = 1;
   oracle.inner_steps_max = 100;
   solve(oracle, 5);
@@ -692,7 +738,7 @@ TEST_CASE("tolerance mode: a growth after which the gap gets worse is taken back
   CHECK(r.penalty_constant < s.penalty_max);
 }
 
-TEST_CASE("the back-off: a window that ends above penalty_backoff times the best gap halves the steps, takes lambda back") {
+TEST_CASE("the back-off: a gap above penalty_backoff times the best halves the steps, takes lambda back") {
   pbrl::PenaltySolverSettings<Real> s;
   s.gap_tolerance = Real(0.01);
   s.penalty_start = Real(2);
@@ -713,13 +759,14 @@ TEST_CASE("the back-off: a window that ends above penalty_backoff times the best
   feed(Real(0.9), 4);  // worse, but within twice the best (0.5): a stall, grows again
   CHECK(schedule.growths() == 2);
   CHECK(schedule.backoffs() == 0);
-  feed(Real(1.2), 4);  // above twice the best: backs off instead of growing
+  feed(Real(1.2), 4);  // above twice the best: backs off at its first step, starts a new window
   CHECK(schedule.growths() == 2);
   CHECK(schedule.backoffs() == 1);
   CHECK(schedule.lambda(s, k) == Real(4));  // the last growth taken back
   CHECK(schedule.step_scale() == Real(0.5));
   CHECK(schedule.step(s, alpha) < step0 / Real(2) * Real(1.001));
-  // The best starts again from the back-off's gap: the same gap is now a stall, and lambda grows.
+  // The best starts again from the back-off's gap: the same gap is now a stall, and lambda grows
+  // when the window the back-off started closes.
   feed(Real(1.2), 4);
   CHECK(schedule.growths() == 3);
   CHECK(schedule.backoffs() == 1);

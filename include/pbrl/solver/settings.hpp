@@ -169,7 +169,9 @@ inline Status validate(const GradientSettings& s) { return check_domains(s); }
 //     the steps shrink as lambda grows, alpha_k = 1 / (1/alpha + lambda_k * penalty_smoothness)
 //     (the paper's alpha <= 1/(L_f + lambda L_p), with L_f read as 1/alpha); the oracle runs at
 //     least inner_steps and at most inner_steps_max steps, until its own gap is below
-//     oracle_gap_fraction * epsilon. penalty_final and penalty_ramp are not used.
+//     oracle_gap_fraction * max(epsilon, the last measured gap). penalty_final and penalty_ramp
+//     are not used. The defaults of the tolerance settings are the ones measured best by
+//     bench/tolerance.cpp (docs/tolerance.md).
 template <typename Scalar>
 struct PenaltySolverSettings : GradientSettings {
   PolicySet<Scalar> policy{};          // parameterization and set of the lower-level policies
@@ -184,15 +186,16 @@ struct PenaltySolverSettings : GradientSettings {
   Scalar gap_tolerance = Scalar(0);    // epsilon > 0: tolerance mode; 0: fixed mode
   Scalar penalty_max = Scalar(1000);   // tolerance mode: lambda_max
   Scalar penalty_growth = Scalar(2);   // tolerance mode: lambda <- growth * lambda (> 1)
-  int penalty_patience = 10;           // tolerance mode: steps above epsilon before lambda grows (>= 1)
-  Scalar penalty_stall = Scalar(0.8);  // tolerance mode: ... and only if the gap fell by less than this
-                                       // factor over them, in [0, 1] (0: whenever above epsilon)
+  int penalty_patience = 5;            // tolerance mode: steps above epsilon before lambda grows (>= 1)
+  Scalar penalty_stall = Scalar(0.9);  // tolerance mode: ... and only if the gap fell by less than this
+                                       // factor since the last window, in [0, 1] (0: whenever above epsilon)
   Scalar penalty_backoff = Scalar(2);  // tolerance mode: the gap's rise over its best that halves the steps (> 1)
   Scalar penalty_smoothness = Scalar(0.01);  // tolerance mode: L_p in the step scaling (>= 0); the
                                              // theorem's L_p is problem-dependent: 0.01 measured best
                                              // of 1, 0.1, 0.01 on the paper's three experiments (README)
   int inner_steps_max = 100;           // tolerance mode: T_max >= inner_steps
-  Scalar oracle_gap_fraction = Scalar(0.1);  // tolerance mode: the oracle's target, in (0, 1]
+  Scalar oracle_gap_fraction = Scalar(0.1);  // tolerance mode: the oracle's target over max(epsilon, last
+                                             // measured gap), in (0, 1]
   // The verdict (solver/penalty_schedule.hpp): converged once gap_bound <= gap_tolerance and
   // |G| <= stationarity_tolerance in each of the last convergence_window steps.
   Scalar stationarity_tolerance = Scalar(1e-2);  // on the projected-gradient mapping's norm |G| (>= 0)
