@@ -26,8 +26,9 @@ Bytes bytes(std::size_t n, unsigned char fill = 0xFF) {
 
 // Offsets of the documented layout (checkpoint.hpp) that the tests patch.
 constexpr std::size_t kVersionAt = 12, kReservedAt = 17, kCrcAt = 36, kPayloadAt = 40;
-constexpr std::size_t kIterationAt = kPayloadAt, kStepsAt = kPayloadAt + 8, kRngAt = kPayloadAt + 16,
-                      kScheduleAt = kPayloadAt + 32;  // the penalty schedule: 7 scalars and 6 counts
+constexpr std::size_t kIterationAt = kPayloadAt, kStepsAt = kPayloadAt + 8, kGenerationAt = kPayloadAt + 16,
+                      kRngAt = kPayloadAt + 24,
+                      kScheduleAt = kPayloadAt + 40;  // the penalty schedule: 7 scalars and 6 counts
 constexpr std::size_t kGrowthsAt = kScheduleAt + sizeof(Real) + 8;
 constexpr std::size_t kStationaryAt = kScheduleAt + 16 + 3 * sizeof(Real), kConvergedAt = kStationaryAt + 8;
 constexpr std::size_t kNetGrowthsAt = kScheduleAt + 40 + 7 * sizeof(Real);  // the schedule's last field
@@ -241,9 +242,9 @@ TEST_CASE("Rng::set_state continues a stream; refuses null and all zeros") {
 TEST_CASE("checkpoint sizes: header 40 + payload + commit 8; warm starts only with sweeps") {
   using Direct = PbrlSolver<pbrl::EvaluationMethod::direct>;
   using Sweeps = PbrlSolver<pbrl::EvaluationMethod::sweeps>;
-  // The counts, the Rng, the penalty schedule (penalty_schedule.hpp's visit_state: 7 scalars,
-  // 6 counts).
-  constexpr std::size_t counts_and_rng = 8 + 8 + 16 + 6 * 8 + 7 * sizeof(Real);
+  // The counts (iteration, environment steps, model generation), the Rng, the penalty schedule
+  // (penalty_schedule.hpp's visit_state: 7 scalars, 6 counts).
+  constexpr std::size_t counts_and_rng = 8 + 8 + 8 + 16 + 6 * 8 + 7 * sizeof(Real);
   // x, y, log pi-hat, pi-hat, the soft value iteration's V.
   constexpr std::size_t direct_scalars = K + 3 * S * A + S;
   static_assert(pbrl::checkpoint_size<Direct>() == 48 + counts_and_rng + direct_scalars * sizeof(Real), "Pbrl");
@@ -463,7 +464,7 @@ TEST_CASE("checkpoint refusals leave the solver and the buffer untouched") {
     std::memset(patched.get() + kRngAt, 0, 16);  // an all-zero random state
     reseal(patched.get(), n);
     CHECK(restore_patched() == Status::checkpoint_corrupt);
-    for (std::size_t at : {kIterationAt, kStepsAt}) {  // a negative count
+    for (std::size_t at : {kIterationAt, kStepsAt, kGenerationAt}) {  // a negative count
       std::memcpy(patched.get(), image.get(), n);
       std::memset(patched.get() + at, 0xFF, 8);
       reseal(patched.get(), n);

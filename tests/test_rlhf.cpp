@@ -1059,4 +1059,37 @@ TEST_CASE("an exact-only Drlhf steps like the default type and refuses sampled m
                         pbrl::Drlhf<Problem, EvaluationMethod::sweeps, pbrl::GradientSources::exact>>(init, same);
 }
 
+
+TEST_CASE("a rollout or segment from a row with no mass: indices in range, the values NaN or a status") {
+  constexpr int S = 3, A = 2;
+  RandomModel<S, A> env(9);
+  for (Real& p : env.transition) p = Real(0);
+  const auto m = env.mdp(Real(0.9), Real(0.1));
+  const Mat<S, A> pi = Mat<S, A>::Constant(Real(1) / A);
+  pbrl::Rng rng(3u);
+  pbrl::Trajectory<Real, 4> traj;
+  pbrl::detail::rollout_unchecked(m, pi, pi, 4, rng, traj);
+  pbrl::detail::returns_unchecked(m, pi, traj);
+  CHECK_FALSE(traj.valid);
+  for (int t = 0; t <= 4; ++t) {
+    CHECK(traj.state[t] >= 0);
+    CHECK(traj.state[t] < S);
+    CHECK(std::isnan(traj.value[t]));
+  }
+  // The RLHF segment sampler: bad_transition, the segment, Rng and count unchanged.
+  RandomModel<S, A> good(9);
+  pbrl::SegmentSampler<Real, S, A> sampler;
+  REQUIRE(sampler.init(good.transition, good.initial, 5u) == Status::ok);
+  pbrl::Segment<S, A, 4> d;
+  REQUIRE(sampler.sample(pi, 4, d) == Status::ok);
+  const pbrl::Segment<S, A, 4> kept = d;
+  for (Real& p : good.transition) p = Real(0);
+  const pbrl::Rng saved = sampler.rng();
+  const auto steps = sampler.steps();
+  CHECK(sampler.sample(pi, 4, d) == Status::bad_transition);
+  CHECK(std::memcmp(&kept, &d, sizeof d) == 0);
+  CHECK(sampler.steps() == steps);
+  CHECK(std::memcmp(sampler.rng().state(), saved.state(), 16) == 0);
+}
+
 }  // namespace test_rlhf

@@ -540,4 +540,139 @@ TEST_CASE("parameter_step: a problem's box() where it has one, its project_param
   CHECK(stepped == Params::Constant(inst.problem.box().lower));
 }
 
+
+TEST_CASE("sampled mode: a model changed after init() to rows with no mass is refused, never read out of bounds") {
+  // The arrays behind a problem are the caller's promise: unchanged after init(). A caller who
+  // breaks it with a zero transition row or a zero rho gets a status from step() (the rollouts draw
+  // through detail::draw, whose index is always in range), and the solver is as it was.
+  constexpr int S = 4, A = 3;
+  using Solver = pbrl::Pbrl<pbrl::RewardShaping<Real, S, A>>;
+  for (int broken = 0; broken < 2; ++broken) {
+    CAPTURE(broken);
+    auto inst = std::make_unique<ShapingInstance<S, A>>(11);
+    auto s = shaping_settings<S, A>(PenaltyKind::value, pbrl::Parameterization::softmax);
+    s.oracle = pbrl::OracleKind::policy_gradient;
+    s.oracle_step = Real(0.1);
+    s.inner_steps = 1;
+    s.gradient = pbrl::GradientMode::sampled;
+    s.sampling.horizon = 6;
+    s.sampling.batch = 8;
+    auto solver = std::make_unique<Solver>();
+    REQUIRE(solver->init(inst->problem, s, Solver::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+    REQUIRE(solver->step() == Status::ok);
+    // Every row of P (and rho) emptied: whatever the draws, one of them meets the empty row.
+    if (broken == 0)
+      for (Real& p : inst->task.transition) p = Real(0);
+    else
+      for (Real& p : inst->task.initial) p = Real(0);
+    const auto x = solver->x();
+    const auto y = solver->y();
+    const auto k = solver->iteration();
+    const auto steps = solver->environment_steps();
+    const pbrl::Rng rng = solver->rng();
+    CHECK(solver->step() != Status::ok);
+    CHECK(solver->x() == x);
+    CHECK(solver->y() == y);
+    CHECK(solver->iteration() == k);
+    CHECK(solver->environment_steps() == steps);
+    CHECK(std::memcmp(solver->rng().state(), rng.state(), 16) == 0);
+  }
+}
+
+
+TEST_CASE("swap_model: a new model between steps, validated, the solve going on warm") {
+  constexpr int S = 4, A = 3;
+  using Problem = pbrl::RewardShaping<Real, S, A>;
+  using Solver = pbrl::Pbrl<Problem>;
+  auto inst = std::make_unique<ShapingInstance<S, A>>(21);
+  auto other = std::make_unique<ShapingInstance<S, A>>(22);  // another model of the same sizes
+  auto data_of = [](RandomModel<S, A>& m, const Real* transition) {
+    Problem::Data d;
+    d.reward = m.reward;
+    d.transition = transition;
+    d.initial = m.initial;
+    d.discount = Real(0.9);
+    d.lower.tau = Real(0.1);
+    d.shaping = {Real(-1), Real(1)};
+    return d;
+  };
+  auto s = shaping_settings<S, A>(PenaltyKind::value, pbrl::Parameterization::softmax);
+  auto a = std::make_unique<Solver>();
+  CHECK(a->swap_model(inst->problem, data_of(inst->task, inst->task.transition)) == Status::not_initialized);
+  REQUIRE(a->init(inst->problem, s, Solver::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+  REQUIRE(a->run(3) == Status::ok);
+
+  SUBCASE("refused: another problem, invalid data, x outside the new box; nothing changed") {
+    std::vector<Real> doubled(inst->task.transition, inst->task.transition + S * A * S);
+    doubled[0] += Real(1);  // a row summing to 2
+    auto narrow = data_of(inst->task, inst->task.transition);
+    narrow.shaping = {Real(-1e-9), Real(1e-9)};  // x after three steps lies outside
+    REQUIRE(a->x().cwiseAbs().maxCoeff() > Real(1e-9));
+    const auto x = a->x();
+    const auto y = a->y();
+    unsigned char before[sizeof(Problem)];
+    std::memcpy(before, &inst->problem, sizeof(Problem));
+    CHECK(a->swap_model(other->problem, data_of(other->task, other->task.transition)) == Status::bad_setting);
+    CHECK(a->swap_model(inst->problem, data_of(inst->task, doubled.data())) == Status::bad_transition);
+    CHECK(a->swap_model(inst->problem, narrow) == Status::out_of_bounds);
+    CHECK(std::memcmp(before, &inst->problem, sizeof(Problem)) == 0);
+    CHECK(a->x() == x);
+    CHECK(a->y() == y);
+    CHECK(a->model_generation() == 0);
+  }
+
+  SUBCASE("fixed mode: the same numbers in another array continue bit for bit; a step in progress is abandoned") {
+    auto b = std::make_unique<Solver>();
+    REQUIRE(b->init(inst->problem, s, Solver::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+    REQUIRE(b->run(3) == Status::ok);
+    std::vector<Real> copy(inst->task.transition, inst->task.transition + S * A * S);
+    pbrl::SliceResult slice;
+    REQUIRE(a->step_slice(1, slice) == Status::ok);
+    REQUIRE(a->step_in_progress());
+    REQUIRE(a->swap_model(inst->problem, data_of(inst->task, copy.data())) == Status::ok);
+    CHECK_FALSE(a->step_in_progress());
+    CHECK(inst->problem.task().transition == copy.data());
+    CHECK(a->model_generation() == 1);
+    Solver::Report ra, rb;
+    REQUIRE(a->run(3, &ra) == Status::ok);
+    REQUIRE(b->run(3, &rb) == Status::ok);
+    CHECK(a->x() == b->x());
+    CHECK(a->y() == b->y());
+    CHECK(ra.objective == rb.objective);
+    CHECK(ra.model_generation == 1);
+    CHECK(rb.model_generation == 0);
+  }
+
+  SUBCASE("tolerance mode: converged, swapped, no longer converged, converged again on the new model") {
+    s.gap_tolerance = Real(kDouble ? 1e-3 : 1e-2);
+    s.stationarity_tolerance = Real(kDouble ? 1e-3 : 1e-2);
+    REQUIRE(a->init(inst->problem, s, Solver::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+    pbrl::SolveResult result;
+    Solver::Report report;
+    REQUIRE(a->solve(20000, result, &report) == Status::ok);
+    REQUIRE(result.outcome == pbrl::SolveOutcome::converged);
+    const Real lambda = a->penalty_constant(a->iteration());
+    const auto x = a->x();
+    const auto y = a->y();
+    // The plant's transitions become the other instance's.
+    REQUIRE(a->swap_model(inst->problem, data_of(inst->task, other->task.transition)) == Status::ok);
+    CHECK_FALSE(a->converged());
+    CHECK(a->x() == x);
+    CHECK(a->y() == y);
+    CHECK(a->penalty_constant(a->iteration()) == lambda);
+    // A checkpoint carries the generation.
+    std::vector<unsigned char> image(pbrl::checkpoint_size<Solver>());
+    REQUIRE(pbrl::save_checkpoint(*a, image.data(), image.size()) == Status::ok);
+    auto restored = std::make_unique<Solver>();
+    REQUIRE(restored->init(inst->problem, s, Solver::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+    REQUIRE(pbrl::restore_checkpoint(*restored, image.data(), image.size()) == Status::ok);
+    CHECK(restored->model_generation() == 1);
+    REQUIRE(a->solve(20000, result, &report) == Status::ok);
+    CHECK(result.outcome == pbrl::SolveOutcome::converged);
+    CHECK(result.steps >= s.convergence_window);
+    CHECK(report.model_generation == 1);
+    CHECK(report.gap_bound <= s.gap_tolerance);
+  }
+}
+
 }  // namespace test_solver

@@ -1302,4 +1302,38 @@ TEST_CASE("a step in slices: checkpoints between slices, restore and failure aba
   }
 }
 
+
+TEST_CASE("sampled PbrlZeroSum: a model changed after init() to rows with no mass is refused, never read out of bounds") {
+  // The caller's promise (arrays unchanged after init()) broken with a zero transition table or a
+  // zero rho: the rollouts draw in range (detail::draw) and step() returns a status with the
+  // solver as it was.
+  for (int broken = 0; broken < 2; ++broken) {
+    CAPTURE(broken);
+    auto inst = std::make_unique<IncentiveInstance<S, A1, A2>>(7, Real(0.8), Real(0.1));
+    auto s = zero_sum_settings();
+    s.oracle = pbrl::OracleKind::policy_gradient;
+    s.oracle_step = Real(0.1);
+    s.inner_steps = 1;
+    s.gradient = pbrl::GradientMode::sampled;
+    s.sampling.horizon = 6;
+    s.sampling.batch = 8;
+    auto solver = std::make_unique<SliceSolver>();
+    REQUIRE(solver->init(inst->problem, s, Incentive::Params::Zero(), M1::Zero(), M2::Zero()) == Status::ok);
+    REQUIRE(solver->step() == Status::ok);
+    if (broken == 0)
+      for (Real& p : inst->data.transition) p = Real(0);
+    else
+      for (Real& p : inst->data.initial) p = Real(0);
+    const auto x = solver->x();
+    const auto k = solver->iteration();
+    const auto steps = solver->environment_steps();
+    const pbrl::Rng rng = solver->rng();
+    CHECK(solver->step() != Status::ok);
+    CHECK(solver->x() == x);
+    CHECK(solver->iteration() == k);
+    CHECK(solver->environment_steps() == steps);
+    CHECK(std::memcmp(solver->rng().state(), rng.state(), 16) == 0);
+  }
+}
+
 }  // namespace test_zero_sum

@@ -77,7 +77,7 @@ namespace pbrl {
 // counts as no bytes.
 std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t crc = 0u);
 
-constexpr std::uint16_t kCheckpointVersion = 4;  // 2: the penalty schedule's state; 3: its window; 4: the verdict
+constexpr std::uint16_t kCheckpointVersion = 5;
 constexpr std::size_t kCheckpointHeaderSize = 40;
 constexpr std::size_t kCheckpointCommitSize = 8;
 
@@ -420,16 +420,18 @@ Status validate_player_state(const Solver& solver, const unsigned char* payload,
 template <class Solver, class Problem, class Settings, class Schedule, class Params, class... Matrices>
 Status validate_penalty_solver_state(const Solver& solver, const unsigned char* payload, std::uint64_t sequence,
                                      const Problem* problem, const Settings& settings,
-                                     const std::int64_t& iteration, const Schedule& schedule, const Params& x,
+                                     const std::int64_t& iteration, const std::int64_t& model_generation,
+                                     const Schedule& schedule, const Params& x,
                                      const PlayerStateFields<Matrices>&... players) {
   if (problem == nullptr) return Status::not_initialized;
   Params x_copy;
   Schedule schedule_copy;
-  std::int64_t k = 0;
+  std::int64_t k = 0, generation = 0;
   if (!decode_state_field(solver, payload, iteration, k) ||
+      !decode_state_field(solver, payload, model_generation, generation) ||
       !decode_state_field(solver, payload, schedule, schedule_copy) || !decode_state_field(solver, payload, x, x_copy))
     return Status::checkpoint_corrupt;
-  if (static_cast<std::uint64_t>(k) != sequence) return Status::checkpoint_corrupt;
+  if (static_cast<std::uint64_t>(k) != sequence || generation < 0) return Status::checkpoint_corrupt;
   if (Status st = schedule_copy.validate_state(settings, k); st != Status::ok) return st;
   if (Status st = problem->validate_parameters(x_copy); st != Status::ok) return st;
   Status st = Status::ok;

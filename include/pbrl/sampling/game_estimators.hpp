@@ -62,6 +62,7 @@ struct GameTrajectory {
   int action1[MaxHorizon] = {};       // a1_0 .. a1_{H-1}
   int action2[MaxHorizon] = {};       // a2_0 .. a2_{H-1}
   Scalar value[MaxHorizon + 1] = {};  // V_hat_0 .. V_hat_H (player 1's), V_hat_H = 0
+  bool valid = true;                  // every draw had a positive entry (else the values are NaN)
 };
 
 // A sampled Nikaido-Isoda penalty: psi_hat and its gradients, grad_y1/2 in the coordinates of the
@@ -86,17 +87,19 @@ void game_rollout_unchecked(const MarkovGame<Scalar, S, A1, A2>& g, const StateA
                             GameTrajectory<Scalar, MaxHorizon>& out) {
   const auto P = g.P();
   const int H = horizon < MaxHorizon ? horizon : MaxHorizon;  // validated; the clamp keeps indices in range
-  int s = sample_index(rng, g.rho());
+  bool valid = true;  // detail::draw: indices in range whatever the arrays hold
+  int s = draw(rng, g.rho(), valid);
   out.horizon = H;
   for (int t = 0; t < H; ++t) {
-    const int a1 = sample_index(rng, pi1.row(s));
-    const int a2 = sample_index(rng, pi2.row(s));
+    const int a1 = draw(rng, pi1.row(s), valid);
+    const int a2 = draw(rng, pi2.row(s), valid);
     out.state[t] = s;
     out.action1[t] = a1;
     out.action2[t] = a2;
-    s = sample_index(rng, P.row((s * A1 + a1) * A2 + a2));
+    s = draw(rng, P.row((s * A1 + a1) * A2 + a2), valid);
   }
   out.state[H] = s;
+  out.valid = valid;
 }
 
 // tau*h1(pi1(s)) and tau*h2(pi2(s)) (0 without regularization).
@@ -136,6 +139,8 @@ void game_returns_unchecked(const MarkovGame<Scalar, S, A1, A2>& g, GameTrajecto
     traj.value[t] = r(s, traj.action1[t] * A2 + traj.action2[t]) + g.discount * traj.value[t + 1] - tau_h1(s) +
                     tau_h2(s);
   }
+  if (!traj.valid)  // a draw found no positive entry: the estimators refuse the NaN
+    for (int t = 0; t <= H; ++t) traj.value[t] = std::numeric_limits<Scalar>::quiet_NaN();
 }
 
 template <typename Scalar, int S, int A1, int A2, int MaxHorizon>

@@ -26,6 +26,7 @@
 // MaxHorizon = 64 in double, 776 in float); the estimators take it as their only scratch.
 
 #include <cstdint>
+#include <limits>
 
 #include "pbrl/evaluation.hpp"
 #include "pbrl/rng.hpp"
@@ -45,11 +46,13 @@ struct Trajectory {
   int state[MaxHorizon + 1] = {};      // s_0 .. s_H
   int action[MaxHorizon] = {};         // a_0 .. a_{H-1}
   Scalar value[MaxHorizon + 1] = {};   // V_hat_0 .. V_hat_H (compute_returns), V_hat_H = 0
+  bool valid = true;                   // every draw had a positive entry (else the values are NaN)
 };
 
 // Index drawn from the distribution p (a fixed-size vector or row) by the inverse CDF of one
 // uniform. Rounding past the last cumulative sum falls to the last positive entry, so an index of
-// probability 0 is never returned; -1 only if no entry is positive (callers validate first).
+// probability 0 is never returned; -1 only if no entry is positive (callers validate first; the
+// rollouts below draw through detail::draw, which never returns it).
 // The scan needs no test for zeros (entries are >= 0, validated): a zero entry leaves the sum as
 // it was, so u < sum, false at the entry before it (or 0 <= u at the start), stays false there.
 template <typename Derived>
@@ -68,19 +71,31 @@ int sample_index(Rng& rng, const Eigen::DenseBase<Derived>& p) {
 
 namespace detail {
 
+// sample_index for the rollouts: an index in range whatever p holds. A distribution with no
+// positive entry (an array changed behind a problem after its init(): the caller's promise broken)
+// draws index 0 and clears `valid`; the rollout's returns are then NaN, which every estimator
+// refuses as numerical_failure with nothing changed.
+template <typename Derived>
+int draw(Rng& rng, const Eigen::DenseBase<Derived>& p, bool& valid) {
+  const int i = sample_index(rng, p);
+  if (i >= 0) return i;
+  valid = false;
+  return 0;
+}
+
 // The walk every single-agent rollout takes (inputs validated): s_0 ~ rho, then for
 // t = 0 .. steps-1: a_t ~ policy_row(t, s_t), visit(t, s_t, a_t), and s_{t+1} ~ P(.|s_t, a_t),
 // after the last action only if `final_state` (a trajectory ends at s_H; an RLHF segment ends at
 // its last pair and draws no state after it). One uniform per draw, in this order. Returns the
-// last state drawn.
+// last state drawn; `valid` is cleared if a draw found no positive entry (detail::draw).
 template <typename Scalar, int S, int A, typename PolicyRow, typename Visit>
 int walk(const ConstStateMap<Scalar, S>& rho, const ConstTransitionMap<Scalar, S, A>& P, int steps, bool final_state,
-         Rng& rng, PolicyRow&& policy_row, Visit&& visit) {
-  int s = sample_index(rng, rho);
+         Rng& rng, bool& valid, PolicyRow&& policy_row, Visit&& visit) {
+  int s = draw(rng, rho, valid);
   for (int t = 0; t < steps; ++t) {
-    const int a = sample_index(rng, policy_row(t, s));
+    const int a = draw(rng, policy_row(t, s), valid);
     visit(t, s, a);
-    if (final_state || t + 1 < steps) s = sample_index(rng, P.row(s * A + a));
+    if (final_state || t + 1 < steps) s = draw(rng, P.row(s * A + a), valid);
   }
   return s;
 }
@@ -94,16 +109,18 @@ void rollout_unchecked(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scala
   // construction (and lets the compiler see it).
   const int H = horizon < MaxHorizon ? horizon : MaxHorizon;
   out.horizon = H;
+  bool valid = true;
   out.state[H] = walk<Scalar, S, A>(
-      m.rho(), m.P(), H, true, rng, [&](int t, int s) { return t == 0 ? sigma.row(s) : pi.row(s); },
+      m.rho(), m.P(), H, true, rng, valid, [&](int t, int s) { return t == 0 ? sigma.row(s) : pi.row(s); },
       [&](int t, int s, int a) {
         out.state[t] = s;
         out.action[t] = a;
       });
+  out.valid = valid;
 }
 
 // V_hat_t for t = H .. 0 (states and actions in range); tau_h(s) gives tau * h_s(pi(s)) of the
-// policy followed (called only with tau > 0).
+// policy followed (called only with tau > 0). A trajectory that is not valid gets NaN values.
 template <typename Scalar, int S, int A, int MaxHorizon, typename TauH>
 void returns_unchecked(const Mdp<Scalar, S, A>& m, Trajectory<Scalar, MaxHorizon>& traj, TauH&& tau_h) {
   const auto r = m.r();
@@ -116,6 +133,8 @@ void returns_unchecked(const Mdp<Scalar, S, A>& m, Trajectory<Scalar, MaxHorizon
     if (tau > Scalar(0)) v -= tau_h(s);
     traj.value[t] = v;
   }
+  if (!traj.valid)
+    for (int t = 0; t <= H; ++t) traj.value[t] = std::numeric_limits<Scalar>::quiet_NaN();
 }
 template <typename Scalar, int S, int A, int MaxHorizon>
 void returns_unchecked(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,

@@ -154,7 +154,7 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
   // problem's box, y in its policy set, pi-hat a policy, the schedule's state consistent.
   Status validate_checkpoint_state(const unsigned char* payload, std::uint64_t sequence) const {
     return detail::validate_penalty_solver_state(*this, payload, sequence, problem_, settings_, counts_.iteration,
-                                                 schedule_, x_, detail::PlayerStateFields<Matrix>{y_, pi_hat_});
+                                                 counts_.model_generation, schedule_, x_, detail::PlayerStateFields<Matrix>{y_, pi_hat_});
   }
 
  private:
@@ -162,7 +162,7 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
   friend Status run_slice(Solver&, Part&, bool, int, SliceResult&, R*);
   template <class Self, class Visitor>
   static decltype(auto) state_fields(Self& self, Visitor& v) {
-    return v(self.counts_.iteration, self.counts_.environment_steps, self.rng_, self.schedule_, self.x_, self.y_,
+    return v(self.counts_.iteration, self.counts_.environment_steps, self.counts_.model_generation, self.rng_, self.schedule_, self.x_, self.y_,
              self.log_pi_hat_, self.pi_hat_, self.oracle_value_, warm_start<Method>(self.start_warm_kept_),
              warm_start<Method>(self.warm_y_), warm_start<Method>(self.warm_hat_),
              warm_start<Method>(self.warm_upper_));

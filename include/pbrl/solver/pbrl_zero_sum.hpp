@@ -159,7 +159,7 @@ class PbrlZeroSum
   // state consistent.
   Status validate_checkpoint_state(const unsigned char* payload, std::uint64_t sequence) const {
     return detail::validate_penalty_solver_state(*this, payload, sequence, problem_, settings_, counts_.iteration,
-                                                 schedule_, x_, detail::PlayerStateFields<Matrix1>{y1_, pi1_hat_},
+                                                 counts_.model_generation, schedule_, x_, detail::PlayerStateFields<Matrix1>{y1_, pi1_hat_},
                                                  detail::PlayerStateFields<Matrix2>{y2_, pi2_hat_});
   }
 
@@ -168,7 +168,7 @@ class PbrlZeroSum
   friend Status run_slice(Solver&, Part&, bool, int, SliceResult&, R*);
   template <class Self, class Visitor>
   static decltype(auto) state_fields(Self& self, Visitor& v) {
-    return v(self.counts_.iteration, self.counts_.environment_steps, self.rng_, self.schedule_, self.x_, self.y1_, self.y2_, self.log_pi1_hat_,
+    return v(self.counts_.iteration, self.counts_.environment_steps, self.counts_.model_generation, self.rng_, self.schedule_, self.x_, self.y1_, self.y2_, self.log_pi1_hat_,
              self.pi1_hat_, self.log_pi2_hat_, self.pi2_hat_, self.value1_, self.value2_,
              warm_start<Method>(self.warm1_), warm_start<Method>(self.warm2_), warm_start<Method>(self.warm_upper_));
   }

@@ -11,23 +11,31 @@
 // convergence theorem needs alpha <= 1/(L_f + lambda L_p). The rule:
 //   - after every successful step the measured gap g_k is compared with epsilon. A run of
 //     penalty_patience consecutive steps above it closes a window; lambda <- min(penalty_growth *
-//     lambda, penalty_max) if, over the window, the gap fell by less than the factor
-//     penalty_stall (g_end > penalty_stall * g_start). Why the stall test: the lemmas bound the
-//     gap at a stationary point of f + lambda p, which the iterates reach when the gap stops
-//     falling; while it still falls, a larger lambda would only shrink the steps and pull y away
-//     from f. penalty_stall = 0 grows lambda after every window above epsilon;
+//     lambda, penalty_max) if the gap fell by less than the factor penalty_stall since the last
+//     window: low > penalty_stall * start, with low = min(g_k, g_{k-1}) at the window's end and
+//     start the previous window's low (the first window after init(), a back-off or a step at or
+//     below epsilon: its first gap). Why the stall test: the lemmas bound the gap at a stationary
+//     point of f + lambda p, which the iterates reach when the gap stops falling; while it still
+//     falls, a larger lambda would only shrink the steps and pull y away from f. penalty_stall =
+//     0 grows lambda after every window above epsilon. Why the smaller of the last two gaps: steps
+//     too long for lambda make the gap alternate, high and low, from step to step; a window of
+//     even length then starts and ends on opposite phases, and a test on its first and last gap
+//     alone would read the alternation as a fall (never growing, never backing off) or as a rise;
 //   - the steps follow lambda: alpha_k = scale * alpha / (1 + alpha * lambda_k *
 //     penalty_smoothness), so lambda_k * alpha_k < scale / penalty_smoothness at every lambda;
-//   - the back-off: when a window ends above penalty_backoff times the smallest gap since init()
+//   - the back-off: when a step's gap is above penalty_backoff times the smallest gap since init()
 //     or the last back-off (or times epsilon, if larger), the steps are too long for this lambda
-//     (the iterates overshoot): instead of growing lambda the schedule halves `scale` (at most 30
-//     times) and, if lambda's last change was a growth, takes it back. So a growth after which
-//     the gap gets worse is answered within a window, and lambda cannot run to its cap on a
-//     rising gap;
+//     (the iterates overshoot): the schedule halves `scale` (at most 30 times), takes lambda's
+//     last change back if it was a growth, and starts a new window. So a growth after which the
+//     gap gets worse, or an alternation wider than penalty_backoff, is answered at the step that
+//     shows it, and lambda cannot run to its cap on a rising gap;
 //   - exact mode: the oracle takes at least inner_steps and at most inner_steps_max steps, and
 //     stops once its certified gap (oracle/optimality_gap.hpp) is below oracle_gap_fraction *
-//     epsilon; g_k is the certified bound on the iterate's lower-level gap (the report's
-//     gap_bound): the true gap is never larger;
+//     max(epsilon, g_{k-1}): an oracle far more accurate than the iterate's own gap is work the
+//     bound cannot use. The first step, with no gap measured yet, takes inner_steps oracle steps
+//     (its target is the largest Scalar, which every certified policy meets; so is a step after a
+//     measured gap of 0). g_k is the certified bound on the iterate's lower-level gap (the
+//     report's gap_bound): the true gap is never larger;
 //   - sampled mode: no certificate comes from samples. g_k is an exponential average over about
 //     penalty_patience steps (weight 1/penalty_patience) of the sampled penalty (value: V^{pi-hat}
 //     - V^{pi_y} at rho; Bellman: the Bellman residual at rho, no larger than the gap for an exact
@@ -48,6 +56,7 @@
 #include "pbrl/solver/settings.hpp"
 
 #include <cstdint>
+#include <limits>
 
 namespace pbrl {
 
@@ -116,9 +125,12 @@ class PenaltySchedule {
     const std::int64_t t = std::int64_t(s.inner_steps) * (level_ + 1);
     return t < s.inner_steps_max ? int(t) : s.inner_steps_max;
   }
+  // Exact tolerance mode: oracle_gap_fraction * max(epsilon, the last measured gap); before the
+  // first measurement (estimate_ 0) the largest Scalar.
   Scalar oracle_target(const Settings& s) const {
-    return s.tolerance_mode() && s.gradient == GradientMode::exact ? s.oracle_gap_fraction * s.gap_tolerance
-                                                                   : Scalar(0);
+    if (!s.tolerance_mode() || s.gradient != GradientMode::exact) return Scalar(0);
+    if (!(estimate_ > Scalar(0))) return std::numeric_limits<Scalar>::max();
+    return s.oracle_gap_fraction * (estimate_ > s.gap_tolerance ? estimate_ : s.gap_tolerance);
   }
 
   // After a successful step k with measured gap `gap` (exact: the certified bound; sampled: the
@@ -129,6 +141,7 @@ class PenaltySchedule {
     stationary_ = stationary ? stationary_ + 1 : 0;  // at most k + 1: no overflow before the step count's
     converged_ = stationary && tolerance_met ? converged_ + 1 : 0;
     if (!s.tolerance_mode()) return gap;
+    const Scalar previous = estimate_;  // g_{k-1} (k > 0)
     if (s.gradient == GradientMode::sampled && k > 0)
       estimate_ += (gap - estimate_) / Scalar(s.penalty_patience);
     else
@@ -136,26 +149,46 @@ class PenaltySchedule {
     if (k == 0 || estimate_ < best_) best_ = estimate_;
     if (!(estimate_ > s.gap_tolerance)) {
       above_ = 0;
+      window_start_ = Scalar(0);  // the next window starts afresh
+      return estimate_;
+    }
+    // The back-off: the gap is above penalty_backoff times the best gap since init() or the last
+    // back-off (or epsilon, if larger): the steps overshoot at this lambda.
+    const Scalar reference = best_ > s.gap_tolerance ? best_ : s.gap_tolerance;
+    if (k > 0 && estimate_ > s.penalty_backoff * reference) {
+      back_off();
+      above_ = 0;
+      window_start_ = Scalar(0);
       return estimate_;
     }
     if (above_ == 0 || estimate_ < window_min_) window_min_ = estimate_;
-    if (above_ == 0) window_start_ = estimate_;
+    if (above_ == 0 && window_start_ == Scalar(0)) window_start_ = estimate_;
     if (++above_ >= s.penalty_patience) {
-      // The back-off: the window ends above penalty_backoff times the best gap since init() or
-      // the last back-off (or epsilon, if larger): the steps overshoot at this lambda.
-      const Scalar reference = best_ > s.gap_tolerance ? best_ : s.gap_tolerance;
-      if (estimate_ > s.penalty_backoff * reference) {
-        back_off();
-      } else if (estimate_ > s.penalty_stall * window_start_ && lambda_ < s.penalty_max) {
+      const Scalar low = k > 0 && previous < estimate_ ? previous : estimate_;
+      if (low > s.penalty_stall * window_start_ && lambda_ < s.penalty_max) {
         const Scalar grown = lambda_ * s.penalty_growth;
         previous_lambda_ = lambda_;
         lambda_ = grown < s.penalty_max ? grown : s.penalty_max;
         ++growths_;
         ++level_;
       }
+      window_start_ = low;  // the next window's reference
       above_ = 0;
     }
     return estimate_;
+  }
+
+  // The model changed (swap_model): the verdict's counts and, in tolerance mode, the window and
+  // its stall reference, the best gap (the next measured gap starts it) and the last growth (no
+  // longer one to take back) start again; lambda, the step scale and the growth counts are kept, so the solve goes on warm.
+  void model_changed(const Settings& s) {
+    stationary_ = 0;
+    converged_ = 0;
+    if (!s.tolerance_mode()) return;
+    above_ = 0;
+    window_start_ = Scalar(0);
+    best_ = std::numeric_limits<Scalar>::max();
+    previous_lambda_ = Scalar(0);
   }
 
   std::int64_t growths() const { return growths_; }
@@ -238,7 +271,8 @@ class PenaltySchedule {
   std::int64_t above_ = 0;           // consecutive steps with the gap above epsilon since the last growth
   std::int64_t growths_ = 0;         // growths of lambda since init()
   Scalar estimate_ = Scalar(0);      // the measured gap after the last step (sampled: averaged)
-  Scalar window_start_ = Scalar(0);  // the measured gap at the first step of the current window
+  Scalar window_start_ = Scalar(0);  // the stall test's reference: the previous window's low, or the
+                                     // current window's first gap (0: none yet)
   std::int64_t stationary_ = 0;      // consecutive steps with |G| <= stationarity_tolerance
   std::int64_t converged_ = 0;       // ... of which the last ones met the certified tolerance
   Scalar scale_ = Scalar(1);         // tolerance mode: the steps' factor, halved by each back-off

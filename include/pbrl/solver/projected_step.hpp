@@ -85,6 +85,7 @@ struct StepCounts {
   static constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   std::int64_t iteration = 0;
   std::int64_t environment_steps = 0;
+  std::int64_t model_generation = 0;  // models handed to the solver since init() (swap_model)
 
   // Before a step does any work: is there room for one more iteration?
   Status room_for_step() const { return iteration < kMax ? Status::ok : Status::count_overflow; }

@@ -34,6 +34,7 @@ struct PenaltySolverReport : ScheduleReport<Scalar>, EvaluationOutcome {
   Scalar objective = Scalar(0);        // F = f + lambda * penalty
   Scalar projected_gradient_norm = Scalar(0);  // |G_lambda| with the steps used: the stationarity measure
   std::int64_t environment_steps = 0;  // environment steps taken since init(), this step's included
+  std::int64_t model_generation = 0;   // models swapped in since init() (swap_model): the model it ran on
 };
 
 // The step in progress's fields every penalty solver has; each solver's StepInProgress adds its own.
@@ -121,6 +122,35 @@ class PenaltySolverCore {
     result = r;
     return Status::ok;
   }
+
+  // Hands the solver a new model between steps: `data` replaces the problem's (`problem` must be
+  // the solver's own, else bad_setting) as problem.init(data) would, e.g. a transition array a
+  // TransitionEstimate wrote (estimate/transition_estimate.hpp). Validated in full on a copy of
+  // the problem, with the current x in the new box; on error nothing changed, the problem
+  // included. On success a step in progress is abandoned (it read the old model); x, the
+  // lower-level iterates and the oracles' warm starts are kept, so the solve goes on warm; the
+  // schedule's window, best gap and verdict start again (PenaltySchedule::model_changed: lambda
+  // and the step scale are kept), and model_generation() counts the swap. Work: the problem's
+  // init(), O(its arrays); the arrays stay the caller's (unchanged while the solver uses them).
+  // (A template so that a problem type without Data has no swap_model, and nothing else changes.)
+  template <class P = Problem>
+  Status swap_model(P& problem, const typename P::Data& data) {
+    static_assert(std::is_same<P, Problem>::value, "the solver's own problem type");
+    static_assert(sizeof(Problem) <= 1024, "swap_model copies the problem on the stack: a view of pointers");
+    if (problem_ == nullptr) return Status::not_initialized;
+    if (&problem != problem_) return Status::bad_setting;
+    if (counts_.model_generation == StepCounts::kMax) return Status::count_overflow;
+    Problem candidate = problem;
+    if (Status st = candidate.init(data); st != Status::ok) return st;
+    if (Status st = candidate.validate_parameters(x_); st != Status::ok) return st;
+    problem = candidate;
+    self().abandon_step();
+    schedule_.model_changed(settings_);
+    ++counts_.model_generation;
+    return Status::ok;
+  }
+  // Models swapped in since init() (a checkpoint carries it).
+  std::int64_t model_generation() const { return counts_.model_generation; }
 
   // lambda_k (tolerance mode: lambda of the next step, whatever k).
   Scalar penalty_constant(std::int64_t k) const { return schedule_.lambda(settings_, k); }
@@ -224,6 +254,7 @@ class PenaltySolverCore {
       r.objective = objective;
       r.projected_gradient_norm = gradient_norm;
       r.environment_steps = counts_.environment_steps;
+      r.model_generation = counts_.model_generation;
     }
     return Status::ok;
   }

@@ -54,18 +54,25 @@ class SegmentSampler {
     if (Status st = validate_policy(pi); st != Status::ok) return st;
     if (burn_in_ > std::numeric_limits<int>::max() - length) return Status::bad_setting;  // steps fit an int
     if (steps_ > std::numeric_limits<std::int64_t>::max() - (burn_in_ + length)) return Status::count_overflow;
-    // From here nothing can fail. Burn-in steps are walked, not recorded.
+    // Burn-in steps are walked, not recorded. A draw that finds no positive entry (the arrays
+    // changed after init(): detail::draw) refuses the segment with bad_transition.
     using Index = typename Segment<S, A, MaxLen>::Index;
-    out.length = length;
+    Rng rng = rng_;
+    bool valid = true;
+    Segment<S, A, MaxLen> walked;  // out is written only once the walk is valid
     detail::walk<Scalar, S, A>(
         ConstStateMap<Scalar, S>(initial_), ConstTransitionMap<Scalar, S, A>(transition_), burn_in_ + length, false,
-        rng_, [&](int, int s) { return pi.row(s); },
+        rng, valid, [&](int, int s) { return pi.row(s); },
         [&](int t, int s, int a) {
           if (t < burn_in_) return;
-          out.state[t - burn_in_] = static_cast<Index>(s);
-          out.action[t - burn_in_] = static_cast<Index>(a);
+          walked.state[t - burn_in_] = static_cast<Index>(s);
+          walked.action[t - burn_in_] = static_cast<Index>(a);
         });
+    if (!valid) return Status::bad_transition;
+    walked.length = length;
+    out = walked;
     steps_ += burn_in_ + length;
+    rng_ = rng;
     return Status::ok;
   }
 

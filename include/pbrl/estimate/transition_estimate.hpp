@@ -1,0 +1,363 @@
+#pragma once
+// A fixed-memory Dirichlet posterior over a tabular transition model, for a device that observes
+// its own transitions. docs/estimation.md has the model, the rules and the memory.
+//
+// The model has Rows joint rows over S next states, laid out as every problem's transition array:
+// row = s*A + a (Mdp, RewardShaping), ((s*A_l + a_l)*A_f + a_f) (Stackelberg),
+// ((s*A_1 + a_1)*A_2 + a_2) (IncentiveDesign); P(s'|row) at [row*S + s']. Row `row` has the
+// posterior
+//   Dirichlet(a * p_row + c_row),
+// p the prior (a valid transition array, the caller's: flash, read in place, never copied),
+// a > 0 the prior's strength in pseudo-counts per row, c_row the row's (discounted) counts of
+// observed next states. write_mean() writes its mean (a p_row + c_row) / (a sum p_row + sum c_row),
+// what a solver uses; a row never observed is written as its prior row, bit for bit.
+//
+// Support (EstimateSupport): `prior` refuses an observed s' where the prior row is 0
+// (Status::out_of_bounds; nothing counted), so the mean keeps the prior's zeros; `dense` counts it,
+// and the mean of that row gives s' the mass c(s') / (a + sum c).
+//
+// Forgetting (a drifting plant): before an observation is added to its row, the row's counts are
+// multiplied by beta^d, beta = settings.discount in (0, 1]:
+//   DiscountClock::row_visits:   d = 1 (each observation of the row ages the row's earlier ones);
+//   DiscountClock::observations: d = the observations of any row since the row's last one (each
+//     observation ages every row; applied lazily to a row when it is observed, and to the mean
+//     when it is written: no other row is touched).
+// beta = 1 keeps every observation (observe() is O(1)); beta < 1 costs O(S) per observe().
+// Saturation: when a row's total reaches settings.count_cap, the row's counts are halved (exact in
+// binary floating point but for subnormals; an integer Count rounds odd counts down): the
+// empirical frequencies stay, the prior's weight in the mean doubles relative to the counts (a
+// change of at most a / (a + cap/2) in any entry). Totals stay below cap <= 2^24, where a float
+// count is still an exact integer, so counts never overflow and never stop growing.
+// The observation counts (per row and in all) are std::int64_t, never discounted nor halved; an
+// observation that would overflow them is refused with Status::count_overflow.
+//
+// Refresh rule (refresh_due(), mark_refreshed()): due once some row's observation count reached
+// m * 2^k (k >= 0, m = settings.refresh_row_observations > 0: the row's evidence doubled since its
+// last trigger) or once settings.refresh_every > 0 observations were made, since the last
+// mark_refreshed(). O(1) per observation, no per-row memory.
+//
+// Count: the storage type of the counts, float (default) or double pseudo-counts, or an unsigned
+// integer type (std::uint16_t, std::uint32_t) holding whole counts, which halves (uint16_t) the
+// memory and allows no discount (init() refuses discount < 1 and a cap above the type's maximum).
+// Memory: sizeof(TransitionEstimate) = Rows*S*sizeof(Count) + Rows*(sizeof(Count) + 16) + a few
+// words (docs/estimation.md has the paper's sizes).
+//
+// Library rules: no heap, no exceptions; every call that takes data validates it and on an error
+// status changes nothing.
+
+#include "pbrl/config.hpp"
+#include "pbrl/mdp.hpp"
+#include "pbrl/solver/settings.hpp"
+#include "pbrl/status.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <type_traits>
+
+namespace pbrl {
+
+enum class EstimateSupport : unsigned char { prior, dense };
+constexpr EnumNames<EstimateSupport, 2> enum_names(EstimateSupport) { return {{"prior", "dense"}}; }
+static_assert(enum_names(EstimateSupport{}).size == int(EstimateSupport::dense) + 1, "a name per enumerator");
+enum class DiscountClock : unsigned char { row_visits, observations };
+constexpr EnumNames<DiscountClock, 2> enum_names(DiscountClock) { return {{"row_visits", "observations"}}; }
+static_assert(enum_names(DiscountClock{}).size == int(DiscountClock::observations) + 1, "a name per enumerator");
+
+// The largest count_cap: below it a float count is an exact integer (beta = 1).
+constexpr std::int64_t kMaxCountCap = std::int64_t(1) << 24;
+
+template <typename Scalar>
+struct EstimateSettings {
+  EstimateSupport support = EstimateSupport::prior;  // refuse (prior) or count (dense) s' outside the prior's support
+  Scalar discount = Scalar(1);                       // beta in (0, 1]; 1: no forgetting
+  DiscountClock discount_clock = DiscountClock::row_visits;  // beta < 1: per observation of the row, or of any row
+  std::int64_t count_cap = std::int64_t(1) << 20;   // a row's total reaching it halves the row's counts, [2, 2^24]
+  std::int64_t refresh_row_observations = 4;        // m: due when a row's observations reach m*2^k (0: off)
+  std::int64_t refresh_every = 0;                   // due every so many observations (0: off)
+
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    using namespace domain;
+    v(support, enumerator(EstimateSupport::dense), "support");
+    v(discount, unit_above_zero(), "discount");
+    v(discount_clock, when(discount < Scalar(1), enumerator(DiscountClock::observations)), "discount_clock");
+    v(count_cap, range(2, kMaxCountCap), "count_cap");
+    v(refresh_row_observations, range(0, std::numeric_limits<std::int64_t>::max()), "refresh_row_observations");
+    v(refresh_every, range(0, std::numeric_limits<std::int64_t>::max()), "refresh_every");
+  }
+};
+
+template <typename Scalar>
+Status validate(const EstimateSettings<Scalar>& s) {
+  return check_domains(s);
+}
+
+template <typename Scalar_, int S, int Rows, typename Count_ = float>
+class TransitionEstimate {
+ public:
+  using Scalar = Scalar_;
+  using Count = Count_;
+  static constexpr int kStates = S;
+  static constexpr int kRows = Rows;
+  static constexpr int kActions = Rows / S;  // joint actions per state
+  static constexpr bool kIntegerCounts = std::is_integral<Count>::value;
+  static_assert(S >= 2, "pbrl needs at least two states");
+  static_assert(Rows >= S && Rows % S == 0, "Rows is S times the number of joint actions");
+  static_assert(Rows <= std::numeric_limits<int>::max() / S, "Rows*S entries must be indexable by int");
+  static_assert(std::is_floating_point<Count>::value || (std::is_unsigned<Count>::value && sizeof(Count) >= 2),
+                "counts are float, double or an unsigned integer type of 16 bits or more");
+
+  // Everything that changes after init(), as plain arrays (a checkpoint carries it).
+  struct State {
+    Count counts[Rows * S] = {};             // c(row, s'): discounted pseudo-counts at [row*S + s']
+    Count totals[Rows] = {};                 // sum over s' of c(row, s') (< count_cap)
+    std::int64_t observations[Rows] = {};    // n(row): observations of the row since init()
+    std::int64_t last[Rows] = {};            // the clock after the row's last observation (0: none)
+    std::int64_t clock = 0;                  // observations of every row since init()
+    std::int64_t refreshed_at = 0;           // the clock at the last mark_refreshed()
+    bool refresh_pending = false;            // a row reached its next doubling since then
+  };
+
+  // The joint row of (s, a), a in [0, kActions): s*kActions + a.
+  static constexpr int row(int s, int a) { return s * kActions + a; }
+  // The joint row of (s, a1, a2) for two players (Stackelberg: a_l, a_f; incentive design: a1, a2):
+  // (s*A1 + a1)*A2 + a2.
+  template <int A1, int A2>
+  static constexpr int row(int s, int a1, int a2) {
+    static_assert(A1 >= 1 && A2 >= 1 && A1 * A2 == kActions, "A1*A2 must be the joint action count");
+    return (s * A1 + a1) * A2 + a2;
+  }
+
+  // prior: a transition array of Rows rows (validated as validate_transition does); it must stay
+  // valid and unchanged while the estimate is used. strength a: pseudo-counts per row, finite,
+  // in [epsilon^2, 1/epsilon^2] of Scalar. Starts with no observations; on error the estimate
+  // stays as it was (initialized or not).
+  Status init(const Scalar* prior, Scalar strength, const EstimateSettings<Scalar>& settings = {}) {
+    if (prior == nullptr) return Status::null_pointer;
+    if (Status st = detail::check_transition_rows(prior, Rows, S); st != Status::ok) return st;
+    const Scalar eps = std::numeric_limits<Scalar>::epsilon();
+    if (!std::isfinite(strength) || !(strength >= eps * eps) || !(strength <= Scalar(1) / (eps * eps)))
+      return Status::bad_setting;
+    if (Status st = validate(settings); st != Status::ok) return st;
+    if constexpr (kIntegerCounts) {
+      if (settings.discount < Scalar(1)) return Status::bad_setting;
+      if (settings.count_cap > std::int64_t(std::numeric_limits<Count>::max())) return Status::bad_setting;
+    }
+    prior_ = prior;
+    strength_ = strength;
+    settings_ = settings;
+    std::memset(static_cast<void*>(&state_), 0, sizeof(State));  // no State{} temporary: Rows*S counts
+    return Status::ok;
+  }
+
+  bool initialized() const { return prior_ != nullptr; }
+  const Scalar* prior() const { return prior_; }
+  Scalar strength() const { return strength_; }
+  const EstimateSettings<Scalar>& settings() const { return settings_; }
+
+  // One observed transition out of joint row `row` to s_next. O(1) with discount 1, O(S) with
+  // discount < 1 (the row's aging) or when the row's total reaches the cap (halving).
+  // out_of_bounds: an index outside its range, or (support prior) s_next outside the prior's
+  // support; count_overflow: the observation count has no room; nothing changed on error.
+  Status observe_row(int row, int s_next) {
+    if (!initialized()) return Status::not_initialized;
+    if (row < 0 || row >= Rows || s_next < 0 || s_next >= S) return Status::out_of_bounds;
+    if (settings_.support == EstimateSupport::prior && !(prior_[row * S + s_next] > Scalar(0)))
+      return Status::out_of_bounds;
+    if (state_.clock == std::numeric_limits<std::int64_t>::max()) return Status::count_overflow;
+    State& st = state_;
+    Count* const c = st.counts + row * S;
+    if (settings_.discount < Scalar(1) && st.observations[row] > 0) {
+      const std::int64_t d = settings_.discount_clock == DiscountClock::row_visits ? 1 : st.clock + 1 - st.last[row];
+      scale_row(row, power(settings_.discount, d));
+    }
+    c[s_next] = Count(c[s_next] + Count(1));
+    st.totals[row] = Count(st.totals[row] + Count(1));
+    if (!(Scalar(st.totals[row]) < Scalar(settings_.count_cap))) halve_row(row);
+    const std::int64_t n = ++st.observations[row];
+    st.clock += 1;
+    st.last[row] = st.clock;
+    const std::int64_t m = settings_.refresh_row_observations;
+    if (m > 0 && n >= m && n % m == 0 && power_of_two(n / m)) st.refresh_pending = true;
+    return Status::ok;
+  }
+  // ... out of state s under joint action a in [0, kActions).
+  Status observe(int s, int a, int s_next) {
+    if (s < 0 || s >= S || a < 0 || a >= kActions) return initialized() ? Status::out_of_bounds : Status::not_initialized;
+    return observe_row(row(s, a), s_next);
+  }
+  // ... out of state s under the actions a1 in [0, A1), a2 in [0, A2) of two players.
+  template <int A1, int A2>
+  Status observe(int s, int a1, int a2, int s_next) {
+    if (s < 0 || s >= S || a1 < 0 || a1 >= A1 || a2 < 0 || a2 >= A2)
+      return initialized() ? Status::out_of_bounds : Status::not_initialized;
+    return observe_row(row<A1, A2>(s, a1, a2), s_next);
+  }
+
+  // The posterior mean of rows [first_row, first_row + row_count) into those rows of
+  // transition_out, a caller array of Rows*S entries laid out as the prior (its other rows are not
+  // touched), which must not overlap the prior (bad_setting). Each row written is a distribution
+  // that check_transition_rows accepts. O(row_count * S) (plus O(log d) per row for the discount
+  // clock `observations`); a refresh may be split into slices, which write the same bits as one
+  // call. out_of_bounds: a range outside [0, Rows].
+  Status write_mean(Scalar* transition_out, int first_row, int row_count) const {
+    if (!initialized()) return Status::not_initialized;
+    if (transition_out == nullptr) return Status::null_pointer;
+    if (first_row < 0 || row_count < 0 || first_row > Rows || row_count > Rows - first_row)
+      return Status::out_of_bounds;
+    const std::less<const Scalar*> before;
+    if (before(transition_out, prior_ + Rows * S) && before(prior_, transition_out + Rows * S))
+      return Status::bad_setting;
+    for (int r = first_row; r < first_row + row_count; ++r) mean_row(r, transition_out + r * S);
+    return Status::ok;
+  }
+  Status write_mean(Scalar* transition_out) const { return write_mean(transition_out, 0, Rows); }
+
+  // Refresh rule: true when the mean has changed enough to be written and handed to the solver
+  // again (the rule above); mark_refreshed() when a refresh starts (observations made while its
+  // slices are written count toward the next one). Before init(): false, and no-op.
+  bool refresh_due() const {
+    if (!initialized()) return false;
+    return state_.refresh_pending ||
+           (settings_.refresh_every > 0 && state_.clock - state_.refreshed_at >= settings_.refresh_every);
+  }
+  void mark_refreshed() {
+    if (!initialized()) return;
+    state_.refresh_pending = false;
+    state_.refreshed_at = state_.clock;
+  }
+
+  // Observations of a row (0 outside [0, Rows)), of every row, and a row's total count (its
+  // discounted, halved evidence: the weight of the counts in the mean against the prior's a).
+  std::int64_t observations(int row) const { return row >= 0 && row < Rows ? state_.observations[row] : 0; }
+  std::int64_t observations() const { return state_.clock; }
+  const std::int64_t* row_observations() const { return state_.observations; }
+  Scalar row_total(int row) const {
+    if (row < 0 || row >= Rows) return Scalar(0);
+    return Scalar(state_.totals[row]) * age(row);
+  }
+
+  // The state (checkpoints): read it whole, or set it whole with restore(), which accepts only a
+  // state this estimate could have reached under its settings (bad_setting otherwise: negative
+  // or non-finite counts, counts in a row never observed or (support prior) outside the prior's
+  // support, a total at or above the cap, an integer total other than its row's sum, float counts
+  // summing past twice the cap, observation counts that do not add up to the clock, stamps past
+  // it) and changes nothing on error. O(Rows*S).
+  const State& state() const { return state_; }
+  Status restore(const State& s) {
+    if (!initialized()) return Status::not_initialized;
+    if (Status st = check_state(s); st != Status::ok) return st;
+    if (&s != &state_) std::memcpy(static_cast<void*>(&state_), static_cast<const void*>(&s), sizeof(State));
+    return Status::ok;
+  }
+  template <class Visitor>
+  void visit_state(Visitor&& v) const {
+    v(state_.counts, state_.totals, state_.observations, state_.last, state_.clock, state_.refreshed_at,
+      state_.refresh_pending);
+  }
+
+ private:
+  // beta^d by squaring: O(log d), the same bits on every target (no pow).
+  static Scalar power(Scalar beta, std::int64_t d) {
+    Scalar result(1), base = beta;
+    while (d > 0) {
+      if (d & 1) result *= base;
+      d >>= 1;
+      if (d > 0) base *= base;
+    }
+    return result;
+  }
+  static bool power_of_two(std::int64_t k) { return k > 0 && (k & (k - 1)) == 0; }
+
+  // The factor that ages row's stored counts to now (the clock `observations`; else 1).
+  Scalar age(int row) const {
+    if (settings_.discount < Scalar(1) && settings_.discount_clock == DiscountClock::observations &&
+        state_.observations[row] > 0)
+      return power(settings_.discount, state_.clock - state_.last[row]);
+    return Scalar(1);
+  }
+
+  void scale_row(int row, Scalar f) {
+    if constexpr (!kIntegerCounts) {
+      Count* const c = state_.counts + row * S;
+      for (int i = 0; i < S; ++i) c[i] = Count(Scalar(c[i]) * f);
+      state_.totals[row] = Count(Scalar(state_.totals[row]) * f);
+    } else {
+      (void)row;
+      (void)f;  // integer counts take no discount (init refuses it)
+    }
+  }
+  void halve_row(int row) {
+    Count* const c = state_.counts + row * S;
+    if constexpr (kIntegerCounts) {
+      Count total(0);
+      for (int i = 0; i < S; ++i) {
+        c[i] = Count(c[i] / 2u);
+        total = Count(total + c[i]);
+      }
+      state_.totals[row] = total;
+    } else {
+      for (int i = 0; i < S; ++i) c[i] *= Count(0.5);
+      state_.totals[row] *= Count(0.5);
+    }
+  }
+
+  void mean_row(int r, Scalar* out) const {
+    const Scalar* const p = prior_ + r * S;
+    if (state_.observations[r] == 0) {
+      std::memcpy(out, p, sizeof(Scalar) * S);
+      return;
+    }
+    const Count* const c = state_.counts + r * S;
+    const Scalar a = strength_, g = age(r);
+    Scalar sum(0);
+    for (int i = 0; i < S; ++i) sum += a * p[i] + g * Scalar(c[i]);
+    // sum >= a * (1 - tolerance) > 0 by init's bounds; kept as a guard.
+    if (!(sum > Scalar(0)) || !std::isfinite(sum)) {
+      std::memcpy(out, p, sizeof(Scalar) * S);
+      return;
+    }
+    const Scalar inverse = Scalar(1) / sum;
+    for (int i = 0; i < S; ++i) out[i] = (a * p[i] + g * Scalar(c[i])) * inverse;
+  }
+
+  // restore()'s check. The totals only decide when a row is halved, so a float total need only be
+  // below the cap and the row's counts bounded (their sum at most twice the cap; rounding in the
+  // discount lets the two drift apart); an integer total is the sum of its counts, so that no
+  // count can wrap.
+  Status check_state(const State& s) const {
+    if (s.clock < 0 || s.refreshed_at < 0 || s.refreshed_at > s.clock) return Status::bad_setting;
+    const Scalar cap = Scalar(settings_.count_cap);
+    std::int64_t observed = 0;
+    for (int r = 0; r < Rows; ++r) {
+      const std::int64_t n = s.observations[r];
+      if (n < 0 || n > s.clock - observed) return Status::bad_setting;
+      observed += n;
+      if (s.last[r] < 0 || s.last[r] > s.clock || (n == 0) != (s.last[r] == 0)) return Status::bad_setting;
+      const Count* const c = s.counts + r * S;
+      Scalar sum(0);
+      for (int i = 0; i < S; ++i) {
+        const Scalar x = Scalar(c[i]);
+        if (!std::isfinite(x) || x < Scalar(0)) return Status::bad_setting;
+        if (x > Scalar(0) &&
+            (n == 0 || (settings_.support == EstimateSupport::prior && !(prior_[r * S + i] > Scalar(0)))))
+          return Status::bad_setting;
+        sum += x;
+      }
+      const Scalar total = Scalar(s.totals[r]);
+      if (!std::isfinite(total) || total < Scalar(0) || !(total < cap)) return Status::bad_setting;
+      if (kIntegerCounts ? total != sum : !(sum <= Scalar(2) * cap)) return Status::bad_setting;
+    }
+    if (observed != s.clock) return Status::bad_setting;
+    return Status::ok;
+  }
+
+  const Scalar* prior_ = nullptr;
+  Scalar strength_ = Scalar(0);
+  EstimateSettings<Scalar> settings_{};
+  State state_{};
+};
+
+}  // namespace pbrl
