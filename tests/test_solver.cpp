@@ -180,9 +180,11 @@ TEST_CASE("the paper's size, 100 states and 5 actions, builds and steps") {
     settings.inner_steps = 2;
     REQUIRE(solver->init(inst->problem, settings, Solver::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
     REQUIRE(sweep_solver->init(inst->problem, settings, Solver::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+    // Two steps: the second report describes an iterate a step made, where the direct solve and
+    // the sweeps must agree (each step at this size costs seconds under QEMU and at -O0).
     Solver::Report a, b;
-    REQUIRE(solver->run(3, &a) == Status::ok);
-    REQUIRE(sweep_solver->run(3, &b) == Status::ok);
+    REQUIRE(solver->run(2, &a) == Status::ok);
+    REQUIRE(sweep_solver->run(2, &b) == Status::ok);
     CHECK(std::isfinite(a.objective));
     CHECK_CLOSE(a.objective, b.objective, kDouble ? Real(1e-8) : Real(1e-3), std::abs(a.objective));
   }
