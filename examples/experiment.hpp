@@ -233,9 +233,6 @@ struct Hyperparameters {
       convergence_window;
   std::optional<std::string> oracle;  // "pg" or "pmd"
 
-  // Tolerance mode with exact gradients: the PBRL methods solve to the verdict (SolveRun below),
-  // at most this many steps per instance.
-  static constexpr long kDefaultMaxSteps = 10000;
   // Policy mirror descent with step 1, the oracle of exact tolerance mode unless --oracle (and
   // --oracle-step) say otherwise: its certified gap falls geometrically, where the paper's
   // policy-gradient oracle at step 0.1 cannot reach the oracle's target within inner_steps_max.
@@ -264,7 +261,8 @@ struct Hyperparameters {
            "                            (default 0.01; docs/solving.md)\n"
            "  --convergence-window K    the verdict: K steps in a row within both tolerances (default 10)\n"
            "  --max-steps N             tolerance mode, exact gradients: each PBRL run solves until the verdict\n"
-           "                            (converged, lambda at its cap) or N steps (default 10000); its last\n"
+           "                            (converged, lambda at its cap) or N steps (default: the iterations of\n"
+           "                            the paper-mode budget at T = 1, experiment_settings.hpp); its last\n"
            "                            checkpoint is taken there, past the budget if need be, and each\n"
            "                            instance's outcome, steps and wall time are printed. The oracle is\n"
            "                            policy mirror descent with step 1 unless --oracle says otherwise\n";
@@ -303,7 +301,8 @@ struct Hyperparameters {
   bool tolerance() const { return gap_tolerance.has_value() && *gap_tolerance > 0; }
   // The PBRL methods solve to the verdict: tolerance mode with exact gradients.
   bool solves(bool sampled) const { return tolerance() && !sampled; }
-  long solve_cap() const { return max_steps ? *max_steps : kDefaultMaxSteps; }
+  // The most steps of a solving run: --max-steps, else the program's default.
+  long solve_cap(long program_default) const { return max_steps ? *max_steps : program_default; }
 
   // The given options, written into `s` (PenaltySolverSettings); the y step is the caller's.
   template <class Settings, class Scalar = decltype(Settings{}.step_x)>

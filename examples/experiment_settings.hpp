@@ -32,6 +32,7 @@ constexpr double kOracleStep = 0.1;      // choice: step of PBRL's policy-gradie
 constexpr double kLogitBound = 10;       // choice: box of the leader's and follower's logits
 constexpr long kBudget = 4800000;        // choice: environment steps per run (5000 PBRL-Bellman steps)
 constexpr int kPoints = 31;              // choice: checkpoints on the environment-step axis
+constexpr long kSolveSteps = 20000;      // choice: tolerance mode's cap of a solve (the budget's PBRL-value iterations)
 constexpr int kQuickStates = 20;         // choice: --quick demo size (|S|; actions as above)
 constexpr int kQuickGames = 3;           // choice: --quick number of games
 constexpr long kQuickBudget = 1440000;   // choice: --quick environment steps per run
@@ -54,6 +55,7 @@ constexpr double kIncentiveBound = 10;   // choice: box of x (sigmoid(10) = 0.99
 constexpr double kLogitBound = 10;       // choice: box of the agents' logits
 constexpr long kBudget = 12000000;       // choice: environment steps per run (25000 PBRL-NI steps)
 constexpr int kPoints = 31;              // choice: checkpoints on the environment-step axis
+constexpr long kSolveSteps = 25000;      // choice: tolerance mode's cap of a solve (the budget's PBRL-NI iterations)
 constexpr int kQuickGames = 2;           // choice: --quick number of environments (|S| stays 10)
 constexpr long kQuickBudget = 960000;    // choice: --quick environment steps per run (2000 PBRL-NI steps)
 }  // namespace incentive
@@ -81,6 +83,7 @@ constexpr int kInstances = 10;           // choice: random instances (Figure 1 u
 constexpr int kHeldOutPairs = 500;       // choice: held-out pairs (uniform policy) for the accuracy
 // Learners. Exact mode: PMD on M_tau(x) for DRLHF's policy, PBRL's pi-hat and the oracle.
 constexpr int kInner = 5;                // choice: T, oracle steps per outer iteration (every method)
+constexpr long kSolveSteps = 10000;      // choice: tolerance mode's cap of the solve after the last labels
 constexpr double kOracleStep = 1;        // choice: PMD step eta (exact mode)
 constexpr double kRewardStep = 0.2;      // choice: x step, PBRL's alpha_x = DRLHF's reward step
 constexpr int kRewardStepsPerIteration = 1;  // choice: DRLHF reward gradient steps per iteration

@@ -502,7 +502,7 @@ class Runner {
         // plain steps, so that the verdict rests on steps with the final labels only.
         experiment::SolveRecord& record = result.solve[mi];
         const long window = pbrl_->settings().convergence_window;
-        while (!record.done && record.steps < c_.hp.solve_cap()) {
+        while (!record.done && record.steps < c_.hp.solve_cap(cfg::kSolveSteps)) {
           const long before = record.steps;
           if (record.steps < window) {
             const auto start = std::chrono::steady_clock::now();

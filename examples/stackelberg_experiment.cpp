@@ -300,7 +300,7 @@ class Runner {
       for (;;) {
         const long position = by_iterations ? k : steps;
         if (solving ? !experiment::solve_continues(record, position, targets[j], j + 1 == targets.size(),
-                                                   c_.hp.solve_cap())
+                                                   c_.hp.solve_cap(cfg::kSolveSteps))
                     : position >= targets[j])
           break;
         long cost = kBH;
