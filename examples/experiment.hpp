@@ -366,11 +366,26 @@ pbrl::Status solve_one_step(Solver& solver, Report& report, SolveRecord& r) {
   return st;
 }
 
-// Whether a solving run takes another step towards checkpoint `target` (the last checkpoint: until
-// the verdict or the cap, past the budget if need be).
-inline bool solve_continues(const SolveRecord& r, long position, long target, bool last, long cap) {
+// Whether a run at `position` on the cost axis takes another step towards checkpoint j: a solving
+// run until its verdict or its cap (towards the last checkpoint past the budget if need be), any
+// other run until the checkpoint's target.
+inline bool steps_on(bool solving, const SolveRecord& r, long position, const std::vector<long>& targets,
+                     std::size_t j, long cap) {
+  if (!solving) return position < targets[j];
   if (r.done || r.steps >= cap) return false;
-  return position < target || last;
+  return position < targets[j] || j + 1 == targets.size();
+}
+
+// One step of a PBRL run: solve_one_step when it solves, else step(&report). `stepped` is false
+// when a solving run was at its verdict (no step taken).
+template <class Solver, class Report>
+pbrl::Status pbrl_step(Solver& solver, Report& report, bool solving, SolveRecord& r, bool& stepped) {
+  stepped = true;
+  if (!solving) return solver.step(&report);
+  const long before = r.steps;
+  const pbrl::Status st = solve_one_step(solver, report, r);
+  stepped = r.steps != before;
+  return st;
 }
 
 // Per instance: outcome, steps and wall time of each solving run; and the summary lines

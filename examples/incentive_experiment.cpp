@@ -346,20 +346,12 @@ class Runner {
     experiment::SolveRecord& record = result.solve[mi];
     const std::vector<long> targets = experiment::checkpoint_targets(total_cost(c_), c_.points);
     for (std::size_t j = 0; j < targets.size(); ++j) {
-      for (;;) {
-        const long position = by_iterations ? k : steps;
-        if (solving ? !experiment::solve_continues(record, position, targets[j], j + 1 == targets.size(),
-                                                   c_.hp.solve_cap(cfg::kSolveSteps))
-                    : position >= targets[j])
-          break;
+      while (experiment::steps_on(solving, record, by_iterations ? k : steps, targets, j,
+                                  c_.hp.solve_cap(cfg::kSolveSteps))) {
         if constexpr (kPbrl) {
-          if (solving) {
-            const long before = record.steps;
-            if (!check(experiment::solve_one_step(solver, report, record), what)) return false;
-            if (record.steps == before) break;  // at its verdict: no step taken
-          } else if (!check(solver.step(&report), what)) {
-            return false;
-          }
+          bool stepped = true;
+          if (!check(experiment::pbrl_step(solver, report, solving, record, stepped), what)) return false;
+          if (!stepped) break;  // at its verdict
         } else if (!check(solver.step(&report), what)) {
           return false;
         }

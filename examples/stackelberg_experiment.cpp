@@ -297,22 +297,14 @@ class Runner {
     experiment::SolveRecord& record = result.solve[mi];
     const std::vector<long> targets = experiment::checkpoint_targets(total_cost(c_), c_.points);
     for (std::size_t j = 0; j < targets.size(); ++j) {
-      for (;;) {
-        const long position = by_iterations ? k : steps;
-        if (solving ? !experiment::solve_continues(record, position, targets[j], j + 1 == targets.size(),
-                                                   c_.hp.solve_cap(cfg::kSolveSteps))
-                    : position >= targets[j])
-          break;
+      while (experiment::steps_on(solving, record, by_iterations ? k : steps, targets, j,
+                                  c_.hp.solve_cap(cfg::kSolveSteps))) {
         long cost = kBH;
         if constexpr (kPbrl) {
           // PBRL's report carries the iteration's oracle steps and lambda.
-          if (solving) {
-            const long before = record.steps;
-            if (!check(experiment::solve_one_step(solver, report, record), "solve")) return false;
-            if (record.steps == before) break;  // at its verdict: no step taken
-          } else if (!check(solver.step(&report), "step")) {
-            return false;
-          }
+          bool stepped = true;
+          if (!check(experiment::pbrl_step(solver, report, solving, record, stepped), "step")) return false;
+          if (!stepped) break;  // at its verdict
           cost = steps_of_iteration(m, report.inner_steps);
           lambda = double(report.penalty_constant);
           result.tolerance_met[mi] = report.tolerance_met ? 1 : 0;
