@@ -33,6 +33,9 @@ constexpr bool mirrored(Status s) {
     case Status::checkpoint_corrupt: return v == PBRL_CHECKPOINT_CORRUPT;
     case Status::checkpoint_mismatch: return v == PBRL_CHECKPOINT_MISMATCH;
     case Status::count_overflow: return v == PBRL_COUNT_OVERFLOW;
+    case Status::checkpoint_other_problem: return v == PBRL_CHECKPOINT_OTHER_PROBLEM;
+    case Status::checkpoint_other_model: return v == PBRL_CHECKPOINT_OTHER_MODEL;
+    case Status::checkpoint_other_settings: return v == PBRL_CHECKPOINT_OTHER_SETTINGS;
   }
   return true;  // a value no Status names: nothing to mirror
 }

@@ -13,11 +13,12 @@ constexpr std::uint32_t kCrcNibble[16] = {
 
 constexpr std::uint32_t kMagic = 0x4B434250u;  // "PBCK" in memory order
 constexpr std::size_t kSequenceAt = 4, kVersionAt = 12, kSolverAt = 14, kScalarSizeAt = 15, kMethodAt = 16,
-                      kReservedAt = 17, kStatesAt = 18, kActions1At = 20, kActions2At = 22, kParametersAt = 24,
-                      kPayloadSizeAt = 28, kDigestAt = 32, kCrcAt = 36;
+                      kProblemAt = 17, kStatesAt = 18, kActions1At = 20, kActions2At = 22, kParametersAt = 24,
+                      kPayloadSizeAt = 28, kDigestAt = 32, kModelDigestAt = 36, kEstimateAt = 40, kReservedAt = 41,
+                      kCrcAt = 44;
 static_assert(kCrcAt + 4 == kCheckpointHeaderSize, "the CRC is the header's last field");
 
-// The image's CRC: everything but the CRC field, i.e. [0, 36) and then the payload and the commit word.
+// The image's CRC: everything but the CRC field, i.e. [0, 44) and then the payload and the commit word.
 std::uint32_t image_crc(const unsigned char* image, std::size_t payload_size) {
   const std::uint32_t head = crc32(image, kCrcAt);
   return crc32(image + kCheckpointHeaderSize, payload_size + kCheckpointCommitSize, head);
@@ -56,13 +57,16 @@ void seal_checkpoint(const CheckpointHeader& h, unsigned char* image) {
   image[kSolverAt] = h.solver;
   image[kScalarSizeAt] = h.scalar_size;
   image[kMethodAt] = h.method;
-  image[kReservedAt] = h.reserved;
+  image[kProblemAt] = h.problem;
   put_le(image + kStatesAt, h.states, 2);
   put_le(image + kActions1At, h.actions1, 2);
   put_le(image + kActions2At, h.actions2, 2);
   put_le(image + kParametersAt, h.parameters, 4);
   put_le(image + kPayloadSizeAt, h.payload_size, 4);
   put_le(image + kDigestAt, h.settings_digest, 4);
+  put_le(image + kModelDigestAt, h.model_digest, 4);
+  image[kEstimateAt] = h.estimate;
+  put_le(image + kReservedAt, h.reserved, 3);
   put_commit(image + kCheckpointHeaderSize + h.payload_size, h.sequence);
   put_le(image + kCrcAt, image_crc(image, h.payload_size), 4);
 }
@@ -85,13 +89,16 @@ Status read_checkpoint_header(const unsigned char* buffer, std::size_t size, Che
   h.solver = buffer[kSolverAt];
   h.scalar_size = buffer[kScalarSizeAt];
   h.method = buffer[kMethodAt];
-  h.reserved = buffer[kReservedAt];
+  h.problem = buffer[kProblemAt];
   h.states = static_cast<std::uint16_t>(get_le(buffer + kStatesAt, 2));
   h.actions1 = static_cast<std::uint16_t>(get_le(buffer + kActions1At, 2));
   h.actions2 = static_cast<std::uint16_t>(get_le(buffer + kActions2At, 2));
   h.parameters = static_cast<std::uint32_t>(get_le(buffer + kParametersAt, 4));
   h.payload_size = static_cast<std::uint32_t>(payload);
   h.settings_digest = static_cast<std::uint32_t>(get_le(buffer + kDigestAt, 4));
+  h.model_digest = static_cast<std::uint32_t>(get_le(buffer + kModelDigestAt, 4));
+  h.estimate = buffer[kEstimateAt];
+  h.reserved = static_cast<std::uint32_t>(get_le(buffer + kReservedAt, 3));
   out = h;
   return Status::ok;
 }
@@ -99,8 +106,10 @@ Status read_checkpoint_header(const unsigned char* buffer, std::size_t size, Che
 Status match_checkpoint_type(const CheckpointHeader& h, const CheckpointHeader& e) {
   const bool same = h.version == e.version && h.solver == e.solver && h.scalar_size == e.scalar_size &&
                     h.method == e.method && h.reserved == e.reserved && h.states == e.states && h.actions1 == e.actions1 &&
-                    h.actions2 == e.actions2 && h.parameters == e.parameters && h.payload_size == e.payload_size;
-  return same ? Status::ok : Status::checkpoint_mismatch;
+                    h.actions2 == e.actions2 && h.parameters == e.parameters && h.payload_size == e.payload_size &&
+                    h.estimate == e.estimate;
+  if (!same) return Status::checkpoint_mismatch;
+  return h.problem == e.problem ? Status::ok : Status::checkpoint_other_problem;
 }
 
 }  // namespace detail

@@ -21,6 +21,9 @@ const char* to_string(Status status) noexcept {
     case Status::checkpoint_corrupt: return "checkpoint_corrupt";
     case Status::checkpoint_mismatch: return "checkpoint_mismatch";
     case Status::count_overflow: return "count_overflow";
+    case Status::checkpoint_other_problem: return "checkpoint_other_problem";
+    case Status::checkpoint_other_model: return "checkpoint_other_model";
+    case Status::checkpoint_other_settings: return "checkpoint_other_settings";
   }
   return "unknown";
 }

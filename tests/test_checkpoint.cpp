@@ -25,7 +25,8 @@ Bytes bytes(std::size_t n, unsigned char fill = 0xFF) {
 }
 
 // Offsets of the documented layout (checkpoint.hpp) that the tests patch.
-constexpr std::size_t kVersionAt = 12, kReservedAt = 17, kCrcAt = 36, kPayloadAt = 40;
+constexpr std::size_t kVersionAt = 12, kProblemAt = 17, kModelDigestAt = 36, kEstimateAt = 40, kReservedAt = 41,
+                      kCrcAt = 44, kPayloadAt = 48;
 constexpr std::size_t kIterationAt = kPayloadAt, kStepsAt = kPayloadAt + 8, kGenerationAt = kPayloadAt + 16,
                       kRngAt = kPayloadAt + 24,
                       kScheduleAt = kPayloadAt + 40;  // the penalty schedule: 7 scalars and 6 counts
@@ -34,7 +35,7 @@ constexpr std::size_t kStationaryAt = kScheduleAt + 16 + 3 * sizeof(Real), kConv
 constexpr std::size_t kNetGrowthsAt = kScheduleAt + 40 + 7 * sizeof(Real);  // the schedule's last field
 constexpr std::size_t kFirstParameterAt = kScheduleAt + 6 * 8 + 7 * sizeof(Real);  // x(0): after the schedule
 
-// Recomputes the CRC of a patched image of n bytes: [0, 36) then [40, n).
+// Recomputes the CRC of a patched image of n bytes: [0, 44) then [48, n).
 void reseal(unsigned char* image, std::size_t n) {
   const std::uint32_t crc = pbrl::crc32(image + kPayloadAt, n - kPayloadAt, pbrl::crc32(image, kCrcAt));
   for (int i = 0; i < 4; ++i) image[kCrcAt + i] = static_cast<unsigned char>(crc >> (8 * i));
@@ -239,7 +240,7 @@ TEST_CASE("Rng::set_state continues a stream; refuses null and all zeros") {
   CHECK(same_rng(a, b));
 }
 
-TEST_CASE("checkpoint sizes: header 40 + payload + commit 8; warm starts only with sweeps") {
+TEST_CASE("checkpoint sizes: header 48 + payload + commit 8; warm starts only with sweeps") {
   using Direct = PbrlSolver<pbrl::EvaluationMethod::direct>;
   using Sweeps = PbrlSolver<pbrl::EvaluationMethod::sweeps>;
   // The counts (iteration, environment steps, model generation), the Rng, the penalty schedule
@@ -247,12 +248,12 @@ TEST_CASE("checkpoint sizes: header 40 + payload + commit 8; warm starts only wi
   constexpr std::size_t counts_and_rng = 8 + 8 + 8 + 16 + 6 * 8 + 7 * sizeof(Real);
   // x, y, log pi-hat, pi-hat, the soft value iteration's V.
   constexpr std::size_t direct_scalars = K + 3 * S * A + S;
-  static_assert(pbrl::checkpoint_size<Direct>() == 48 + counts_and_rng + direct_scalars * sizeof(Real), "Pbrl");
+  static_assert(pbrl::checkpoint_size<Direct>() == 56 + counts_and_rng + direct_scalars * sizeof(Real), "Pbrl");
   // Sweeps add the start occupancy and the value and occupancy of three evaluations.
   static_assert(pbrl::checkpoint_size<Sweeps>() == pbrl::checkpoint_size<Direct>() + 7 * S * sizeof(Real), "sweeps");
   using ZeroSum = ZeroSumSolver<pbrl::EvaluationMethod::direct>;
   constexpr std::size_t zero_sum_scalars = S * A1 * A2 + 3 * S * A1 + 3 * S * A2 + 2 * S;
-  static_assert(pbrl::checkpoint_size<ZeroSum>() == 48 + counts_and_rng + zero_sum_scalars * sizeof(Real), "zero-sum");
+  static_assert(pbrl::checkpoint_size<ZeroSum>() == 56 + counts_and_rng + zero_sum_scalars * sizeof(Real), "zero-sum");
   static_assert(pbrl::checkpoint_size<ZeroSumSolver<pbrl::EvaluationMethod::sweeps>>() ==
                     pbrl::checkpoint_size<ZeroSum>() + 6 * S * sizeof(Real),
                 "zero-sum sweeps");
@@ -373,15 +374,27 @@ TEST_CASE("checkpoint refusals leave the solver and the buffer untouched") {
     CHECK(untouched());
   }
 
-  SUBCASE("another format version, reserved byte, solver type, size or evaluation method: checkpoint_mismatch") {
+  SUBCASE("another format version, reserved byte, estimate, solver type, size or evaluation method: checkpoint_mismatch") {
+    for (const std::size_t at : {kVersionAt, kReservedAt, kReservedAt + 2, kEstimateAt}) {
+      std::memcpy(patched.get(), image.get(), n);
+      patched[at] = static_cast<unsigned char>(patched[at] + 1);
+      reseal(patched.get(), n);
+      CHECK(restore_patched() == Status::checkpoint_mismatch);
+    }
+    // The previous format version: refused, whatever else its bytes say.
     std::memcpy(patched.get(), image.get(), n);
-    patched[kVersionAt] = static_cast<unsigned char>(pbrl::kCheckpointVersion + 1);
+    patched[kVersionAt] = static_cast<unsigned char>(pbrl::kCheckpointVersion - 1);
     reseal(patched.get(), n);
     CHECK(restore_patched() == Status::checkpoint_mismatch);
+    // Another problem kind, model digest: their own refusals.
     std::memcpy(patched.get(), image.get(), n);
-    patched[kReservedAt] = 1;
+    patched[kProblemAt] = static_cast<unsigned char>(pbrl::ProblemKind::stackelberg);
     reseal(patched.get(), n);
-    CHECK(restore_patched() == Status::checkpoint_mismatch);
+    CHECK(restore_patched() == Status::checkpoint_other_problem);
+    std::memcpy(patched.get(), image.get(), n);
+    patched[kModelDigestAt] ^= 1u;
+    reseal(patched.get(), n);
+    CHECK(restore_patched() == Status::checkpoint_other_model);
 
     // Images of other solvers, in a buffer big enough for any of them.
     constexpr std::size_t big = 4096;
@@ -418,21 +431,21 @@ TEST_CASE("checkpoint refusals leave the solver and the buffer untouched") {
     CHECK(untouched());
   }
 
-  SUBCASE("other settings, other sweep settings, other seed: checkpoint_mismatch") {
+  SUBCASE("other settings, other sweep settings, other seed: checkpoint_other_settings") {
     auto other = std::make_unique<Solver>();
     auto changed = s;
     changed.step_x = Real(0.06);
     REQUIRE(init_pbrl(*other, f->mixture, changed) == Status::ok);
     const Bytes other_before = image_of(*other);
-    CHECK(pbrl::restore_checkpoint(*other, image.get(), n) == Status::checkpoint_mismatch);
+    CHECK(pbrl::restore_checkpoint(*other, image.get(), n) == Status::checkpoint_other_settings);
     CHECK(std::memcmp(image_of(*other).get(), other_before.get(), n) == 0);
     changed = s;
     changed.seed = 8u;
     REQUIRE(init_pbrl(*other, f->mixture, changed) == Status::ok);
-    CHECK(pbrl::restore_checkpoint(*other, image.get(), n) == Status::checkpoint_mismatch);
+    CHECK(pbrl::restore_checkpoint(*other, image.get(), n) == Status::checkpoint_other_settings);
     REQUIRE(init_pbrl(*other, f->mixture, s) == Status::ok);
     other->evaluation_workspace().max_sweeps = kFewSweeps + 1;
-    CHECK(pbrl::restore_checkpoint(*other, image.get(), n) == Status::checkpoint_mismatch);
+    CHECK(pbrl::restore_checkpoint(*other, image.get(), n) == Status::checkpoint_other_settings);
     other->evaluation_workspace().max_sweeps = kFewSweeps;
     CHECK(pbrl::restore_checkpoint(*other, image.get(), n) == Status::ok);
   }
@@ -536,7 +549,8 @@ TEST_CASE("A/B slots: the slot to write and the newest checkpoint") {
   // Neither restorable: the refusal of the newer intact image.
   const Bytes erased = bytes(slot_size);
   const Bytes probe_before = image_of(*probe);
-  CHECK(pbrl::restore_newest_checkpoint(*probe, erased.get(), newer.get(), slot_size) == Status::checkpoint_mismatch);
+  CHECK(pbrl::restore_newest_checkpoint(*probe, erased.get(), newer.get(), slot_size) ==
+        Status::checkpoint_other_settings);
   CHECK(pbrl::restore_newest_checkpoint(*probe, erased.get(), erased.get(), slot_size) == Status::checkpoint_corrupt);
   CHECK(std::memcmp(image_of(*probe).get(), probe_before.get(), n) == 0);
 }

@@ -509,8 +509,9 @@ TEST_CASE("estimate: observation counts refuse to overflow; restore checks the s
   REQUIRE(b.write_mean(out_b) == Status::ok);
   CHECK(std::memcmp(out_a, out_b, sizeof(out_a)) == 0);
   int fields = 0;
-  a.visit_state([&](const auto&... f) { fields = int(sizeof...(f)); });
-  CHECK(fields == 7);
+  auto count = [&](const auto&... f) { fields = int(sizeof...(f)); };
+  a.visit_state(count);
+  CHECK(fields == 1);  // the state, one checkpoint field
 }
 
 TEST_CASE("estimate: write_mean in slices writes the bits of one call") {

@@ -12,16 +12,21 @@
 //       14      1  solver (CheckpointSolver)
 //       15      1  sizeof(Scalar)
 //       16      1  evaluation method (0 direct, 1 sweeps)
-//       17      1  0 (reserved)
+//       17      1  problem kind (ProblemKind, model_digest.hpp)
 //       18      2  S
 //       20      2  A (Pbrl) or A1 (PbrlZeroSum)
 //       22      2  0 (Pbrl) or A2 (PbrlZeroSum)
 //       24      4  parameter dimension (the problem's kParams)
 //       28      4  payload size P
-//       32      4  settings digest: CRC-32 of the solver's settings, field by field (visit_settings)
-//       36      4  CRC-32 of the whole image except these 4 bytes: bytes [0, 36), then [40, 48 + P)
-//       40      P  payload: the solver's state, field by field (visit_state)
-//   40 + P      8  commit word: the sequence number again, most significant byte first
+//       32      4  settings digest: CRC-32 of the solver's settings, field by field (visit_settings),
+//                  then of the estimate's (strength and EstimateSettings), if the image has one
+//       36      4  model digest: the problem's data and its lower-level transition array, or the
+//                  estimate's prior in its place (model_digest.hpp)
+//       40      1  estimate: 0 none, else its count type's code (TransitionEstimate::checkpoint_code)
+//       41      3  0 (reserved)
+//       44      4  CRC-32 of the whole image except these 4 bytes: bytes [0, 44), then [48, 56 + P)
+//       48      P  payload: the solver's state, field by field (visit_state), then the estimate's
+//   48 + P      8  commit word: the sequence number again, most significant byte first
 // Scalars are stored as their IEEE-754 bits (a float image restores on every target with the same
 // float solver); counts as 64-bit integers, below 2^63 - 1 (a count with no room for one more
 // step is refused).
@@ -44,13 +49,19 @@
 // up to 32 bits, anything else with probability 1 - 2^-32.
 //
 // Restore checks everything before it writes: the frame (magic, CRC, commit word: else
-// checkpoint_corrupt), then the format version, type tag, payload size and settings digest
-// (else checkpoint_mismatch), then every number of the payload (a non-finite scalar: not_finite;
-// a count with no room for another step or an all-zero random state: checkpoint_corrupt), then
-// that the payload is a state the solver could have written (x in its box, policies in their
-// sets, the schedule consistent: the solver's validate_checkpoint_state, on decoded copies of
-// those fields); only then does it decode, in place, into the solver. The problem the solver was
-// init()'d with is not part of an image: restore into a solver set up with the same problem data.
+// checkpoint_corrupt), then the format version, type tag and payload size (checkpoint_mismatch),
+// the problem kind (checkpoint_other_problem), the model digest (checkpoint_other_model) and the
+// settings digest (checkpoint_other_settings), then every number of the payload (a non-finite
+// scalar: not_finite; a count with no room for another step or an all-zero random state:
+// checkpoint_corrupt), then that the payload is a state the solver (and the estimate) could have
+// written (x in its box, policies in their sets, the schedule consistent, the counts reachable:
+// validate_checkpoint_state, on the image's bytes); only then does it decode, in place.
+//
+// An estimated model (estimate/transition_estimate.hpp): save_checkpoint(solver, estimate, ...)
+// puts the estimate's state after the solver's, and its model digest names the estimate's prior
+// where a plain image names the problem's transition array. After restoring such an image the
+// solver still runs on the model it was init()'d with: write the estimate's mean and
+// swap_model() it in (docs/estimation.md), so that no observation the image holds is lost.
 //
 // A/B storage: save each checkpoint into the slot checkpoint_slot_to_write() names (an invalid
 // one, else the older), and at boot restore_newest_checkpoint(). A power cut during a save then
@@ -60,6 +71,7 @@
 
 #include "pbrl/config.hpp"
 #include "pbrl/evaluation.hpp"
+#include "pbrl/model_digest.hpp"
 #include "pbrl/rng.hpp"
 #include "pbrl/status.hpp"
 
@@ -77,8 +89,8 @@ namespace pbrl {
 // counts as no bytes.
 std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t crc = 0u);
 
-constexpr std::uint16_t kCheckpointVersion = 5;
-constexpr std::size_t kCheckpointHeaderSize = 40;
+constexpr std::uint16_t kCheckpointVersion = 6;
+constexpr std::size_t kCheckpointHeaderSize = 48;
 constexpr std::size_t kCheckpointCommitSize = 8;
 
 enum class CheckpointSolver : unsigned char { pbrl = 1, pbrl_zero_sum = 2 };
@@ -457,132 +469,247 @@ struct SettingsDigest {
 struct CheckpointHeader {
   std::uint64_t sequence = 0;
   std::uint16_t version = 0;
-  std::uint8_t solver = 0, scalar_size = 0, method = 0, reserved = 0;
+  std::uint8_t solver = 0, scalar_size = 0, method = 0, problem = 0, estimate = 0;
   std::uint16_t states = 0, actions1 = 0, actions2 = 0;
-  std::uint32_t parameters = 0, payload_size = 0, settings_digest = 0;
+  std::uint32_t parameters = 0, payload_size = 0, settings_digest = 0, model_digest = 0, reserved = 0;
 };
 
-// Writes the header and the commit word around the payload already at image + 40, then the CRC.
+// Writes the header and the commit word around the payload already at image + kCheckpointHeaderSize,
+// then the CRC.
 void seal_checkpoint(const CheckpointHeader& header, unsigned char* image);
 // The header of the image at the start of buffer[0, size), if the image is intact: magic, an
 // image that fits in size, CRC, commit word equal to the sequence number, which is below 2^63.
 // Else checkpoint_corrupt.
 Status read_checkpoint_header(const unsigned char* buffer, std::size_t size, CheckpointHeader& header);
-// ok if the two headers agree on format version, type tag and payload size, else checkpoint_mismatch.
+// ok if the two headers agree on format version, type tag, estimate and payload size (else
+// checkpoint_mismatch) and on the problem kind (else checkpoint_other_problem).
 Status match_checkpoint_type(const CheckpointHeader& header, const CheckpointHeader& expected);
+
+// No estimate in the image (a plain solver checkpoint).
+struct NoEstimate {
+  static constexpr std::uint8_t checkpoint_code() { return 0; }
+};
 
 template <class Solver>
 constexpr std::size_t checkpoint_payload_size() {
   return decltype(std::declval<const Solver&>().visit_state(std::declval<StateSize&>()))::value;
 }
+template <class Estimate>
+constexpr std::size_t estimate_payload_size() {
+  if constexpr (std::is_same<Estimate, NoEstimate>::value) {
+    return 0;
+  } else {
+    return decltype(std::declval<const Estimate&>().visit_state(std::declval<StateSize&>()))::value;
+  }
+}
+template <class Solver, class Estimate>
+constexpr std::size_t image_payload_size() {
+  return checkpoint_payload_size<Solver>() + estimate_payload_size<Estimate>();
+}
 
-// The header of Solver's images, but for the sequence number and the settings digest.
-template <class Solver>
+template <class Solver, class Estimate>
+constexpr void check_estimate_fits() {
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value) {
+    static_assert(std::is_same<typename Estimate::Scalar, typename Solver::Scalar>::value,
+                  "the estimate's Scalar is the solver's");
+    static_assert(Estimate::kStates == Solver::S, "the estimate's states are the solver's");
+  }
+}
+
+// The header of the images of Solver (and Estimate), but for the sequence number and the digests.
+template <class Solver, class Estimate = NoEstimate>
 constexpr CheckpointHeader checkpoint_type_header() {
+  check_estimate_fits<Solver, Estimate>();
   constexpr CheckpointTag tag = Solver::checkpoint_tag();
   static_assert(tag.scalar_size < 256 && tag.states < 65536 && tag.actions1 < 65536 && tag.actions2 < 65536,
                 "type tag fields out of range");
-  static_assert(checkpoint_payload_size<Solver>() <= 0xFFFFFFFFu, "payload over 4 GiB");
+  static_assert(image_payload_size<Solver, Estimate>() <= 0xFFFFFFFFu, "payload over 4 GiB");
   CheckpointHeader h;
   h.version = kCheckpointVersion;
   h.solver = static_cast<std::uint8_t>(tag.solver);
   h.scalar_size = static_cast<std::uint8_t>(tag.scalar_size);
   h.method = static_cast<std::uint8_t>(tag.method);
+  h.problem = static_cast<std::uint8_t>(Solver::problem_kind());
   h.states = static_cast<std::uint16_t>(tag.states);
   h.actions1 = static_cast<std::uint16_t>(tag.actions1);
   h.actions2 = static_cast<std::uint16_t>(tag.actions2);
   h.parameters = static_cast<std::uint32_t>(tag.parameters);
-  h.payload_size = static_cast<std::uint32_t>(checkpoint_payload_size<Solver>());
+  h.payload_size = static_cast<std::uint32_t>(image_payload_size<Solver, Estimate>());
+  h.estimate = Estimate::checkpoint_code();
   return h;
 }
 
-template <class Solver>
-std::uint32_t settings_digest(const Solver& solver) {
+// The digests an image of solver (and estimate) records.
+template <class Solver, class Estimate>
+std::uint32_t image_settings_digest(const Solver& solver, const Estimate* estimate) {
   SettingsDigest digest;
   solver.visit_settings(digest);
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value) estimate->visit_settings(digest);
+  (void)estimate;
   return digest.crc;
 }
+template <class Solver, class Estimate>
+std::uint32_t image_model_digest(const Solver& solver, const Estimate* estimate) {
+  const ModelDigest d = solver.model_digest();
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value) return combine_digest(d.data, estimate->prior_digest());
+  (void)estimate;
+  return combine_digest(d.data, d.transition);
+}
 
-// Whether a slot holds an intact image of Solver's type (settings not compared); its sequence.
-template <class Solver>
+// Whether a slot holds an intact image of this type (digests not compared); its sequence.
+template <class Solver, class Estimate>
 bool holds_checkpoint(const unsigned char* slot, std::size_t size, std::uint64_t& sequence) {
   CheckpointHeader h;
   if (slot == nullptr || read_checkpoint_header(slot, size, h) != Status::ok ||
-      match_checkpoint_type(h, checkpoint_type_header<Solver>()) != Status::ok)
+      match_checkpoint_type(h, checkpoint_type_header<Solver, Estimate>()) != Status::ok)
     return false;
   sequence = h.sequence;
   return true;
 }
 
+template <class Solver, class Estimate>
+constexpr std::size_t image_size() {
+  return kCheckpointHeaderSize + image_payload_size<Solver, Estimate>() + kCheckpointCommitSize;
+}
+
+template <class Solver, class Estimate>
+Status save_image(const Solver& solver, const Estimate* estimate, unsigned char* buffer, std::size_t capacity) {
+  if (buffer == nullptr) return Status::null_pointer;
+  if (!solver.initialized()) return Status::not_initialized;
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value)
+    if (!estimate->initialized()) return Status::not_initialized;
+  if (capacity < image_size<Solver, Estimate>()) return Status::buffer_too_small;
+  StateWriter writer{buffer + kCheckpointHeaderSize};
+  solver.visit_state(writer);
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value) estimate->visit_state(writer);
+  CheckpointHeader header = checkpoint_type_header<Solver, Estimate>();
+  header.sequence = static_cast<std::uint64_t>(solver.iteration());
+  header.settings_digest = image_settings_digest(solver, estimate);
+  header.model_digest = image_model_digest(solver, estimate);
+  seal_checkpoint(header, buffer);
+  return Status::ok;
+}
+
+template <class Solver, class Estimate>
+Status restore_image(Solver& solver, Estimate* estimate, const unsigned char* buffer, std::size_t size) {
+  if (buffer == nullptr) return Status::null_pointer;
+  if (!solver.initialized()) return Status::not_initialized;
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value)
+    if (!estimate->initialized()) return Status::not_initialized;
+  if (size < image_size<Solver, Estimate>()) return Status::buffer_too_small;
+  CheckpointHeader header;
+  if (Status st = read_checkpoint_header(buffer, size, header); st != Status::ok) return st;
+  if (Status st = match_checkpoint_type(header, checkpoint_type_header<Solver, Estimate>()); st != Status::ok)
+    return st;
+  if (header.model_digest != image_model_digest(solver, static_cast<const Estimate*>(estimate)))
+    return Status::checkpoint_other_model;
+  if (header.settings_digest != image_settings_digest(solver, static_cast<const Estimate*>(estimate)))
+    return Status::checkpoint_other_settings;
+  // The image is intact and of this type: a pre-pass over the buffer checks every number, so
+  // the decode below cannot stop halfway.
+  const unsigned char* const payload = buffer + kCheckpointHeaderSize;
+  const unsigned char* const estimate_payload = payload + checkpoint_payload_size<Solver>();
+  StateChecker checker{payload};
+  static_cast<const Solver&>(solver).visit_state(checker);
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value)
+    static_cast<const Estimate&>(*estimate).visit_state(checker);
+  if (checker.status != Status::ok) return checker.status;
+  // Then what the next step relies on, beyond each number's range: the image must hold a state
+  // the solver (and the estimate) could have written.
+  if (Status st = static_cast<const Solver&>(solver).validate_checkpoint_state(payload, header.sequence);
+      st != Status::ok)
+    return st;
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value)
+    if (Status st = estimate->validate_checkpoint_state(estimate_payload); st != Status::ok) return st;
+  StateReader reader{payload};
+  solver.visit_state(reader);
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value) estimate->visit_state(reader);
+  return Status::ok;
+}
+
+template <class Solver, class Estimate>
+int slot_to_write(const unsigned char* slot0, const unsigned char* slot1, std::size_t slot_size) {
+  std::uint64_t sequence0 = 0, sequence1 = 0;
+  if (!holds_checkpoint<Solver, Estimate>(slot0, slot_size, sequence0)) return 0;
+  if (!holds_checkpoint<Solver, Estimate>(slot1, slot_size, sequence1)) return 1;
+  return sequence1 < sequence0 ? 1 : sequence0 < sequence1 ? 0 : 1;
+}
+
+template <class Solver, class Estimate>
+Status restore_newest(Solver& solver, Estimate* estimate, const unsigned char* slot0, const unsigned char* slot1,
+                      std::size_t slot_size) {
+  if (slot0 == nullptr || slot1 == nullptr) return Status::null_pointer;
+  if (!solver.initialized()) return Status::not_initialized;
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value)
+    if (!estimate->initialized()) return Status::not_initialized;
+  if (slot_size < image_size<Solver, Estimate>()) return Status::buffer_too_small;
+  std::uint64_t sequence0 = 0, sequence1 = 0;
+  const bool intact0 = holds_checkpoint<Solver, Estimate>(slot0, slot_size, sequence0);
+  const bool intact1 = holds_checkpoint<Solver, Estimate>(slot1, slot_size, sequence1);
+  const bool slot1_first = intact1 && (!intact0 || sequence1 > sequence0);
+  const unsigned char* first = slot1_first ? slot1 : slot0;
+  const unsigned char* second = slot1_first ? slot0 : slot1;
+  const Status st = restore_image(solver, estimate, first, slot_size);
+  if (st == Status::ok) return st;
+  if (restore_image(solver, estimate, second, slot_size) == Status::ok) return Status::ok;
+  return st;
+}
+
 }  // namespace detail
 
-// Bytes of Solver's image: header, payload and commit word.
-template <class Solver>
+// Bytes of Solver's image: header, payload and commit word; with an Estimate
+// (estimate/transition_estimate.hpp), of the image that carries both.
+template <class Solver, class Estimate = detail::NoEstimate>
 constexpr std::size_t checkpoint_size() {
-  return kCheckpointHeaderSize + detail::checkpoint_payload_size<Solver>() + kCheckpointCommitSize;
+  return detail::image_size<Solver, Estimate>();
 }
 
 // Writes the solver's image to buffer[0, checkpoint_size<Solver>()). null_pointer,
 // not_initialized or buffer_too_small leave the buffer untouched.
 template <class Solver>
 Status save_checkpoint(const Solver& solver, unsigned char* buffer, std::size_t capacity) {
-  if (buffer == nullptr) return Status::null_pointer;
-  if (!solver.initialized()) return Status::not_initialized;
-  if (capacity < checkpoint_size<Solver>()) return Status::buffer_too_small;
-  detail::StateWriter writer{buffer + kCheckpointHeaderSize};
-  solver.visit_state(writer);
-  detail::CheckpointHeader header = detail::checkpoint_type_header<Solver>();
-  header.sequence = static_cast<std::uint64_t>(solver.iteration());
-  header.settings_digest = detail::settings_digest(solver);
-  detail::seal_checkpoint(header, buffer);
-  return Status::ok;
+  return detail::save_image(solver, static_cast<const detail::NoEstimate*>(nullptr), buffer, capacity);
+}
+// The solver's and the estimate's image (checkpoint_size<Solver, Estimate>() bytes); its model
+// digest names the estimate's prior.
+template <class Solver, class Estimate>
+Status save_checkpoint(const Solver& solver, const Estimate& estimate, unsigned char* buffer, std::size_t capacity) {
+  return detail::save_image(solver, &estimate, buffer, capacity);
 }
 
 // Restores the image at the start of buffer[0, size) into a solver init()'d with the same
 // problem data and settings. Refusals, in the order checked: null_pointer, not_initialized,
 // buffer_too_small (size < checkpoint_size<Solver>()), checkpoint_corrupt (not an intact image),
-// checkpoint_mismatch (another version, solver type, size or settings), not_finite or
-// checkpoint_corrupt (a number out of its range), then a state the solver could not have written
-// (its validate_checkpoint_state): out_of_bounds (x outside the problem's box: also an image
-// restored with other problem data), bad_policy (y outside its policy set, an oracle policy off
-// the simplex), checkpoint_corrupt (an iteration count other than the sequence number, a penalty
+// checkpoint_mismatch (another version, solver type, scalar, evaluation method or size, or an
+// image with an estimate), checkpoint_other_problem (another kind of problem),
+// checkpoint_other_model (another model: rewards, transitions, rho, gamma, tau, box),
+// checkpoint_other_settings, not_finite or checkpoint_corrupt (a number out of its range), then a
+// state the solver could not have written (its validate_checkpoint_state): out_of_bounds (x
+// outside the problem's box), bad_policy (y outside its policy set, an oracle policy off the
+// simplex), checkpoint_corrupt (an iteration count other than the sequence number, a penalty
 // schedule's state that does not fit the settings and the count). On any refusal the solver is
 // untouched.
 template <class Solver>
 Status restore_checkpoint(Solver& solver, const unsigned char* buffer, std::size_t size) {
-  if (buffer == nullptr) return Status::null_pointer;
-  if (!solver.initialized()) return Status::not_initialized;
-  if (size < checkpoint_size<Solver>()) return Status::buffer_too_small;
-  detail::CheckpointHeader header;
-  if (Status st = detail::read_checkpoint_header(buffer, size, header); st != Status::ok) return st;
-  if (Status st = detail::match_checkpoint_type(header, detail::checkpoint_type_header<Solver>()); st != Status::ok)
-    return st;
-  if (header.settings_digest != detail::settings_digest(solver)) return Status::checkpoint_mismatch;
-  // The image is intact and of this solver: a pre-pass over the buffer checks every number, so
-  // the decode below cannot stop halfway.
-  detail::StateChecker checker{buffer + kCheckpointHeaderSize};
-  static_cast<const Solver&>(solver).visit_state(checker);
-  if (checker.status != Status::ok) return checker.status;
-  // Then what the next step relies on, beyond each number's range (the solver's
-  // validate_checkpoint_state): the image must hold a state the solver could have written.
-  if (Status st = static_cast<const Solver&>(solver).validate_checkpoint_state(buffer + kCheckpointHeaderSize,
-                                                                               header.sequence);
-      st != Status::ok)
-    return st;
-  detail::StateReader reader{buffer + kCheckpointHeaderSize};
-  solver.visit_state(reader);
-  return Status::ok;
+  return detail::restore_image(solver, static_cast<detail::NoEstimate*>(nullptr), buffer, size);
+}
+// The image of a solver and an estimate, into both: the refusals above, with the estimate's prior
+// in the model digest (checkpoint_other_model), its strength and settings in the settings digest
+// (checkpoint_other_settings), its count type and size in the type (checkpoint_mismatch), and
+// bad_setting for counts the estimate could not have reached (TransitionEstimate::restore's
+// rules); on any refusal both are untouched. Then write the estimate's mean and swap_model() it in.
+template <class Solver, class Estimate>
+Status restore_checkpoint(Solver& solver, Estimate& estimate, const unsigned char* buffer, std::size_t size) {
+  return detail::restore_image(solver, &estimate, buffer, size);
 }
 
 // A/B storage: the slot (0 or 1) the next save should go to: one that holds no intact image of
 // Solver's type, else the one with the older image (smaller sequence number; slot 1 on a tie,
-// which restore_newest_checkpoint() reads second). Slots are slot_size bytes.
-template <class Solver>
+// which restore_newest_checkpoint() reads second). Slots are slot_size bytes. With an Estimate:
+// of the images that carry both.
+template <class Solver, class Estimate = detail::NoEstimate>
 int checkpoint_slot_to_write(const unsigned char* slot0, const unsigned char* slot1, std::size_t slot_size) {
-  std::uint64_t sequence0 = 0, sequence1 = 0;
-  if (!detail::holds_checkpoint<Solver>(slot0, slot_size, sequence0)) return 0;
-  if (!detail::holds_checkpoint<Solver>(slot1, slot_size, sequence1)) return 1;
-  return sequence1 < sequence0 ? 1 : sequence0 < sequence1 ? 0 : 1;
+  return detail::slot_to_write<Solver, Estimate>(slot0, slot1, slot_size);
 }
 
 // A/B storage: restores the newest image restore_checkpoint() accepts (slot 0 first on equal
@@ -592,19 +719,13 @@ int checkpoint_slot_to_write(const unsigned char* slot0, const unsigned char* sl
 template <class Solver>
 Status restore_newest_checkpoint(Solver& solver, const unsigned char* slot0, const unsigned char* slot1,
                                  std::size_t slot_size) {
-  if (slot0 == nullptr || slot1 == nullptr) return Status::null_pointer;
-  if (!solver.initialized()) return Status::not_initialized;
-  if (slot_size < checkpoint_size<Solver>()) return Status::buffer_too_small;
-  std::uint64_t sequence0 = 0, sequence1 = 0;
-  const bool intact0 = detail::holds_checkpoint<Solver>(slot0, slot_size, sequence0);
-  const bool intact1 = detail::holds_checkpoint<Solver>(slot1, slot_size, sequence1);
-  const bool slot1_first = intact1 && (!intact0 || sequence1 > sequence0);
-  const unsigned char* first = slot1_first ? slot1 : slot0;
-  const unsigned char* second = slot1_first ? slot0 : slot1;
-  const Status st = restore_checkpoint(solver, first, slot_size);
-  if (st == Status::ok) return st;
-  if (restore_checkpoint(solver, second, slot_size) == Status::ok) return Status::ok;
-  return st;
+  return detail::restore_newest(solver, static_cast<detail::NoEstimate*>(nullptr), slot0, slot1, slot_size);
+}
+// ... of a solver and an estimate, into both.
+template <class Solver, class Estimate>
+Status restore_newest_checkpoint(Solver& solver, Estimate& estimate, const unsigned char* slot0,
+                                 const unsigned char* slot1, std::size_t slot_size) {
+  return detail::restore_newest(solver, &estimate, slot0, slot1, slot_size);
 }
 
 }  // namespace pbrl

@@ -22,8 +22,11 @@ enum class [[nodiscard]] Status : unsigned char {
   checkpoint_corrupt,    // not an intact checkpoint: bad magic, CRC or commit word (a torn
                          // write, erased or damaged flash), or a count out of its range
   checkpoint_mismatch,   // an intact checkpoint, but of another format version, solver type,
-                         // size or settings than the solver it should be restored into
+                         // scalar, evaluation method or size than the solver it should be restored into
   count_overflow,        // a step would overflow the solver's iteration or environment-step count
+  checkpoint_other_problem,   // an intact checkpoint of another kind of problem
+  checkpoint_other_model,     // an intact checkpoint taken on another model (or estimate prior)
+  checkpoint_other_settings,  // an intact checkpoint taken under other solver or estimate settings
 };
 
 // Human-readable name of a status, for logs; never null.

@@ -55,7 +55,7 @@ using pbrl::PenaltyKind;
 using pbrl::Status;
 using Bytes = std::vector<std::uint8_t>;
 
-constexpr std::size_t kCrcAt = 36, kPayloadAt = 40, kSequenceAt = 4;
+constexpr std::size_t kCrcAt = 44, kPayloadAt = 48, kSequenceAt = 4;
 constexpr int kImageIterations[] = {0, 1, 2, 4, 7};
 constexpr int kImages = sizeof(kImageIterations) / sizeof(int);
 constexpr int kSteps = 3;  // steps after an accepted restore
@@ -68,7 +68,7 @@ std::uint64_t get_le(const std::uint8_t* p, int n) {
   for (int i = 0; i < n; ++i) v |= std::uint64_t(p[i]) << (8 * i);
   return v;
 }
-// The CRC over [0, 36) and [40, n), as checkpoint.hpp documents it.
+// The CRC over [0, 44) and [48, n), as checkpoint.hpp documents it.
 void reseal_crc(std::uint8_t* image, std::size_t n) {
   const std::uint32_t crc = pbrl::crc32(image + kPayloadAt, n - kPayloadAt, pbrl::crc32(image, kCrcAt));
   put_le(image + kCrcAt, crc, 4);

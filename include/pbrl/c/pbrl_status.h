@@ -27,8 +27,11 @@ typedef enum pbrl_status {
   PBRL_NUMERICAL_FAILURE = 12,    /* a computation produced NaN/inf or a singular system */
   PBRL_BUFFER_TOO_SMALL = 13,     /* a caller array or buffer shorter than what it must hold */
   PBRL_CHECKPOINT_CORRUPT = 14,   /* not an intact checkpoint (torn write, erased or damaged flash) */
-  PBRL_CHECKPOINT_MISMATCH = 15,  /* an intact checkpoint of another version, solver, size or settings */
-  PBRL_COUNT_OVERFLOW = 16        /* a step would overflow the iteration or environment-step count */
+  PBRL_CHECKPOINT_MISMATCH = 15,  /* an intact checkpoint of another version, solver, scalar or size */
+  PBRL_COUNT_OVERFLOW = 16,       /* a step would overflow the iteration or environment-step count */
+  PBRL_CHECKPOINT_OTHER_PROBLEM = 17,   /* an intact checkpoint of another kind of problem */
+  PBRL_CHECKPOINT_OTHER_MODEL = 18,     /* an intact checkpoint taken on another model or prior */
+  PBRL_CHECKPOINT_OTHER_SETTINGS = 19   /* an intact checkpoint taken under other settings */
 } pbrl_status;
 
 /* The status's name ("ok", "null_pointer", ...), for logs; never null ("unknown" for other values). */

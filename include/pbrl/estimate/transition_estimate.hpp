@@ -45,8 +45,10 @@
 // Library rules: no heap, no exceptions; every call that takes data validates it and on an error
 // status changes nothing.
 
+#include "pbrl/checkpoint.hpp"
 #include "pbrl/config.hpp"
 #include "pbrl/mdp.hpp"
+#include "pbrl/model_digest.hpp"
 #include "pbrl/solver/settings.hpp"
 #include "pbrl/status.hpp"
 
@@ -94,6 +96,94 @@ Status validate(const EstimateSettings<Scalar>& s) {
   return check_domains(s);
 }
 
+// Everything of an estimate that changes after init(), as plain arrays (a checkpoint carries it).
+template <typename Count, int S, int Rows>
+struct TransitionEstimateState {
+  Count counts[Rows * S] = {};             // c(row, s'): discounted pseudo-counts at [row*S + s']
+  Count totals[Rows] = {};                 // sum over s' of c(row, s') (< count_cap)
+  std::int64_t observations[Rows] = {};    // n(row): observations of the row since init()
+  std::int64_t last[Rows] = {};            // the clock after the row's last observation (0: none)
+  std::int64_t clock = 0;                  // observations of every row since init()
+  std::int64_t refreshed_at = 0;           // the clock at the last mark_refreshed()
+  bool refresh_pending = false;            // a row reached its next doubling since then
+};
+
+namespace detail {
+
+// A checkpoint's encoding of an estimate's state, in field order: each count in sizeof(Count)
+// bytes (IEEE-754 bits, or the unsigned integer), little-endian; the observation counts, stamps,
+// clock and refresh stamp as 64-bit counts; refresh_pending as one byte, 0 or 1.
+template <typename Count, int S, int Rows>
+struct CheckpointField<TransitionEstimateState<Count, S, Rows>> {
+  using State = TransitionEstimateState<Count, S, Rows>;
+  using Word = CheckpointField<std::int64_t>;
+  static constexpr std::size_t kCount = sizeof(Count);
+  static constexpr std::size_t kCounts = std::size_t(Rows) * S + Rows;  // counts, then totals
+  static constexpr std::size_t size = kCounts * kCount + (2 * std::size_t(Rows) + 2) * Word::size + 1;
+
+  static void put_count(unsigned char*& p, Count c) {
+    if constexpr (std::is_floating_point<Count>::value) {
+      CheckpointField<Count>::write(p, c);
+    } else {
+      put_le(p, std::uint64_t(c), int(kCount));
+      p += kCount;
+    }
+  }
+  static Count get_count(const unsigned char* p) {
+    if constexpr (std::is_floating_point<Count>::value) {
+      Count c;
+      CheckpointField<Count>::read(p, c);
+      return c;
+    } else {
+      return Count(get_le(p, int(kCount)));
+    }
+  }
+  static void write(unsigned char*& p, const State& s) {
+    for (const Count c : s.counts) put_count(p, c);
+    for (const Count c : s.totals) put_count(p, c);
+    for (const std::int64_t n : s.observations) Word::write(p, n);
+    for (const std::int64_t n : s.last) Word::write(p, n);
+    Word::write(p, s.clock);
+    Word::write(p, s.refreshed_at);
+    *p++ = s.refresh_pending ? 1u : 0u;
+  }
+  // Each number's range: finite float counts (not_finite), counts below 2^63 - 1 and a flag of 0
+  // or 1 (checkpoint_corrupt); TransitionEstimate::validate_checkpoint_state checks the rest.
+  static Status check(const unsigned char*& p) {
+    if constexpr (std::is_floating_point<Count>::value) {
+      for (std::size_t i = 0; i < kCounts; ++i)
+        if (Status st = CheckpointField<Count>::check(p); st != Status::ok) return st;
+    } else {
+      p += kCounts * kCount;
+    }
+    for (std::size_t i = 0; i < 2 * std::size_t(Rows) + 2; ++i)
+      if (Status st = Word::check(p); st != Status::ok) return st;
+    return *p++ > 1u ? Status::checkpoint_corrupt : Status::ok;
+  }
+  static void read(const unsigned char*& p, State& s) {
+    for (Count& c : s.counts) c = get_count(p), p += kCount;
+    for (Count& c : s.totals) c = get_count(p), p += kCount;
+    for (std::int64_t& n : s.observations) Word::read(p, n);
+    for (std::int64_t& n : s.last) Word::read(p, n);
+    Word::read(p, s.clock);
+    Word::read(p, s.refreshed_at);
+    s.refresh_pending = *p++ != 0u;
+  }
+  // The fields of an encoded state, read where they are (no State on the stack).
+  struct View {
+    const unsigned char* p;
+    Count count(int i) const { return get_count(p + std::size_t(i) * kCount); }
+    Count total(int r) const { return get_count(p + (std::size_t(Rows) * S + std::size_t(r)) * kCount); }
+    std::int64_t word(std::size_t i) const { return std::int64_t(get_le(p + kCounts * kCount + i * 8, 8)); }
+    std::int64_t observations(int r) const { return word(std::size_t(r)); }
+    std::int64_t last(int r) const { return word(std::size_t(Rows) + std::size_t(r)); }
+    std::int64_t clock() const { return word(2 * std::size_t(Rows)); }
+    std::int64_t refreshed_at() const { return word(2 * std::size_t(Rows) + 1); }
+  };
+};
+
+}  // namespace detail
+
 template <typename Scalar_, int S, int Rows, typename Count_ = float>
 class TransitionEstimate {
  public:
@@ -109,16 +199,7 @@ class TransitionEstimate {
   static_assert(std::is_floating_point<Count>::value || (std::is_unsigned<Count>::value && sizeof(Count) >= 2),
                 "counts are float, double or an unsigned integer type of 16 bits or more");
 
-  // Everything that changes after init(), as plain arrays (a checkpoint carries it).
-  struct State {
-    Count counts[Rows * S] = {};             // c(row, s'): discounted pseudo-counts at [row*S + s']
-    Count totals[Rows] = {};                 // sum over s' of c(row, s') (< count_cap)
-    std::int64_t observations[Rows] = {};    // n(row): observations of the row since init()
-    std::int64_t last[Rows] = {};            // the clock after the row's last observation (0: none)
-    std::int64_t clock = 0;                  // observations of every row since init()
-    std::int64_t refreshed_at = 0;           // the clock at the last mark_refreshed()
-    bool refresh_pending = false;            // a row reached its next doubling since then
-  };
+  using State = TransitionEstimateState<Count, S, Rows>;
 
   // The joint row of (s, a), a in [0, kActions): s*kActions + a.
   static constexpr int row(int s, int a) { return s * kActions + a; }
@@ -146,6 +227,7 @@ class TransitionEstimate {
       if (settings.count_cap > std::int64_t(std::numeric_limits<Count>::max())) return Status::bad_setting;
     }
     prior_ = prior;
+    prior_digest_ = detail::array_digest(prior, std::size_t(Rows) * S);
     strength_ = strength;
     settings_ = settings;
     std::memset(static_cast<void*>(&state_), 0, sizeof(State));  // no State{} temporary: Rows*S counts
@@ -248,14 +330,31 @@ class TransitionEstimate {
   const State& state() const { return state_; }
   Status restore(const State& s) {
     if (!initialized()) return Status::not_initialized;
-    if (Status st = check_state(s); st != Status::ok) return st;
+    if (Status st = check_state(StateView{s}); st != Status::ok) return st;
     if (&s != &state_) std::memcpy(static_cast<void*>(&state_), static_cast<const void*>(&s), sizeof(State));
     return Status::ok;
   }
+
+  // Checkpoints (checkpoint.hpp: save_checkpoint(solver, estimate, ...)): the state as one field;
+  // what an image must have been taken under (strength and settings; the count type's code in
+  // the header, the prior's digest in the model digest); the image's state checked in place by
+  // restore()'s rules (bad_setting).
   template <class Visitor>
-  void visit_state(Visitor&& v) const {
-    v(state_.counts, state_.totals, state_.observations, state_.last, state_.clock, state_.refreshed_at,
-      state_.refresh_pending);
+  decltype(auto) visit_state(Visitor& v) const { return v(state_); }
+  template <class Visitor>
+  void visit_state(Visitor& v) { v(state_); }
+  template <class Visitor>
+  void visit_settings(Visitor& v) const {
+    v(strength_, domain::any(), "strength");
+    settings_.visit(v);
+  }
+  static constexpr std::uint8_t checkpoint_code() {
+    return std::uint8_t((kIntegerCounts ? 0x10 : 0x00) | sizeof(Count));
+  }
+  std::uint32_t prior_digest() const { return prior_digest_; }
+  Status validate_checkpoint_state(const unsigned char* payload) const {
+    if (!initialized()) return Status::not_initialized;
+    return check_state(typename detail::CheckpointField<State>::View{payload});
   }
 
  private:
@@ -327,34 +426,46 @@ class TransitionEstimate {
   // below the cap and the row's counts bounded (their sum at most twice the cap; rounding in the
   // discount lets the two drift apart); an integer total is the sum of its counts, so that no
   // count can wrap.
-  Status check_state(const State& s) const {
-    if (s.clock < 0 || s.refreshed_at < 0 || s.refreshed_at > s.clock) return Status::bad_setting;
+  // The state's fields as check_state reads them: a State, or an image's bytes (checkpoint.hpp).
+  struct StateView {
+    const State& s;
+    Count count(int i) const { return s.counts[i]; }
+    Count total(int r) const { return s.totals[r]; }
+    std::int64_t observations(int r) const { return s.observations[r]; }
+    std::int64_t last(int r) const { return s.last[r]; }
+    std::int64_t clock() const { return s.clock; }
+    std::int64_t refreshed_at() const { return s.refreshed_at; }
+  };
+  template <class View>
+  Status check_state(const View& s) const {
+    const std::int64_t clock = s.clock();
+    if (clock < 0 || s.refreshed_at() < 0 || s.refreshed_at() > clock) return Status::bad_setting;
     const Scalar cap = Scalar(settings_.count_cap);
     std::int64_t observed = 0;
     for (int r = 0; r < Rows; ++r) {
-      const std::int64_t n = s.observations[r];
-      if (n < 0 || n > s.clock - observed) return Status::bad_setting;
+      const std::int64_t n = s.observations(r), last = s.last(r);
+      if (n < 0 || n > clock - observed) return Status::bad_setting;
       observed += n;
-      if (s.last[r] < 0 || s.last[r] > s.clock || (n == 0) != (s.last[r] == 0)) return Status::bad_setting;
-      const Count* const c = s.counts + r * S;
+      if (last < 0 || last > clock || (n == 0) != (last == 0)) return Status::bad_setting;
       Scalar sum(0);
       for (int i = 0; i < S; ++i) {
-        const Scalar x = Scalar(c[i]);
+        const Scalar x = Scalar(s.count(r * S + i));
         if (!std::isfinite(x) || x < Scalar(0)) return Status::bad_setting;
         if (x > Scalar(0) &&
             (n == 0 || (settings_.support == EstimateSupport::prior && !(prior_[r * S + i] > Scalar(0)))))
           return Status::bad_setting;
         sum += x;
       }
-      const Scalar total = Scalar(s.totals[r]);
+      const Scalar total = Scalar(s.total(r));
       if (!std::isfinite(total) || total < Scalar(0) || !(total < cap)) return Status::bad_setting;
       if (kIntegerCounts ? total != sum : !(sum <= Scalar(2) * cap)) return Status::bad_setting;
     }
-    if (observed != s.clock) return Status::bad_setting;
+    if (observed != clock) return Status::bad_setting;
     return Status::ok;
   }
 
   const Scalar* prior_ = nullptr;
+  std::uint32_t prior_digest_ = 0;
   Scalar strength_ = Scalar(0);
   EstimateSettings<Scalar> settings_{};
   State state_{};

@@ -17,6 +17,7 @@
 #include "pbrl/bilevel_value.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/game.hpp"
+#include "pbrl/model_digest.hpp"
 #include "pbrl/problem.hpp"
 
 namespace pbrl {
@@ -56,7 +57,26 @@ class IncentiveDesign {
     const Scalar* designer_cost = nullptr;        // c(s); nullptr: no cost (the paper's experiment)
     Scalar incentive_scale = Scalar(0.2);         // c_x
     Box<Scalar> incentive{Scalar(-5), Scalar(5)}; // box on x
+
+    // Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
+    // name), v(regularizer, name), v(box, name). The agents' transition is the lower level's.
+    template <class Visitor>
+    void visit(Visitor& v) const {
+      const std::size_t joint = std::size_t(S) * A1 * A2;
+      v(reward, joint, "reward");
+      v(transition, joint * S, "transition");
+      v(initial, std::size_t(S), "initial");
+      v(discount, "discount");
+      v(regularizer1, "regularizer1");
+      v(regularizer2, "regularizer2");
+      v(designer_reward, joint, "designer_reward");
+      v(designer_transition, joint * S, "designer_transition");
+      v(designer_cost, std::size_t(S), "designer_cost");
+      v(incentive_scale, "incentive_scale");
+      v(incentive, "incentive");
+    }
   };
+  static constexpr ProblemKind kProblemKind = ProblemKind::incentive_design;
 
   // Caller storage of value_at_best_response (bilevel_value.hpp).
   struct BilevelValueWorkspace {
@@ -90,6 +110,7 @@ class IncentiveDesign {
     designer_cost_ = data.designer_cost;
     scale_ = data.incentive_scale;
     box_ = data.incentive;
+    digest_ = detail::model_digest<Scalar>(data);
     initialized_ = true;
     return Status::ok;
   }
@@ -97,6 +118,8 @@ class IncentiveDesign {
   // The agents' game without incentive (r, not r_x).
   const GameType& base_game() const { return base_; }
   const Box<Scalar>& box() const { return box_; }
+  // The digest of the data init() took (model_digest.hpp; checkpoints record it).
+  const ModelDigest& model_digest() const { return digest_; }
   Scalar incentive_scale() const { return scale_; }
 
   // not_finite before out_of_bounds. One pass when x is in the box: the box is finite (init), so
@@ -214,6 +237,7 @@ class IncentiveDesign {
   const Scalar* designer_cost_ = nullptr;
   Scalar scale_ = Scalar(0.2);
   Box<Scalar> box_{};
+  ModelDigest digest_{};
   bool initialized_ = false;
 };
 

@@ -10,6 +10,7 @@
 
 #include "pbrl/bilevel_value.hpp"
 #include "pbrl/evaluation.hpp"
+#include "pbrl/model_digest.hpp"
 #include "pbrl/problem.hpp"
 
 namespace pbrl {
@@ -37,7 +38,21 @@ class RewardShaping {
     Regularizer<Scalar, S, A> lower{};   // tau*h of the shaped MDP (the learner)
     Regularizer<Scalar, S, A> upper{};   // tau_f*h of the task in f
     Box<Scalar> shaping{Scalar(-1), Scalar(1)};
+
+    // Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
+    // name), v(regularizer, name), v(box, name).
+    template <class Visitor>
+    void visit(Visitor& v) const {
+      v(reward, std::size_t(S) * A, "reward");
+      v(transition, std::size_t(S) * A * S, "transition");
+      v(initial, std::size_t(S), "initial");
+      v(discount, "discount");
+      v(lower, "lower");
+      v(upper, "upper");
+      v(shaping, "shaping");
+    }
   };
+  static constexpr ProblemKind kProblemKind = ProblemKind::reward_shaping;
 
   // Caller storage of value_at_best_response (bilevel_value.hpp).
   struct BilevelValueWorkspace {
@@ -57,12 +72,15 @@ class RewardShaping {
     task_ = task;
     lower_ = data.lower;
     box_ = data.shaping;
+    digest_ = detail::model_digest<Scalar>(data);
     initialized_ = true;
     return Status::ok;
   }
 
   const MdpType& task() const { return task_; }
   const Box<Scalar>& box() const { return box_; }
+  // The digest of the data init() took (model_digest.hpp; checkpoints record it).
+  const ModelDigest& model_digest() const { return digest_; }
 
   Status validate_parameters(const Params& x) const {
     if (!initialized_) return Status::not_initialized;
@@ -131,6 +149,7 @@ class RewardShaping {
   MdpType task_{};
   Regularizer<Scalar, S, A> lower_{};
   Box<Scalar> box_{};
+  ModelDigest digest_{};
   bool initialized_ = false;
 };
 

@@ -49,6 +49,7 @@
 #include "pbrl/evaluation.hpp"
 #include "pbrl/oracle/soft_value_iteration.hpp"
 #include "pbrl/policy.hpp"
+#include "pbrl/model_digest.hpp"
 #include "pbrl/problem.hpp"
 
 #include <utility>
@@ -91,7 +92,23 @@ class Stackelberg {
     Regularizer<Scalar, S, AL> leader{};      // tau_l*h_l over A_l (enters V_l only)
     Regularizer<Scalar, S, AF> follower{};    // tau_f*h_f over A_f (enters V_f and M(x))
     Scalar logit_bound = Scalar(10);          // B: X = [-B, B]^(S*AL)
+
+    // Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
+    // name), v(regularizer, name).
+    template <class Visitor>
+    void visit(Visitor& v) const {
+      const std::size_t joint = std::size_t(S) * AL * AF;
+      v(leader_reward, joint, "leader_reward");
+      v(follower_reward, joint, "follower_reward");
+      v(transition, joint * S, "transition");
+      v(initial, std::size_t(S), "initial");
+      v(discount, "discount");
+      v(leader, "leader");
+      v(follower, "follower");
+      v(logit_bound, "logit_bound");
+    }
   };
+  static constexpr ProblemKind kProblemKind = ProblemKind::stackelberg;
 
   // Soft value iteration on M(x) for the follower's exact best response (experiments'
   // optimality gap). `value` is the warm start, kept between calls and changed only on success;
@@ -131,6 +148,7 @@ class Stackelberg {
     if (!std::isfinite(data.logit_bound) || !(data.logit_bound > Scalar(0))) return Status::bad_setting;
     data_ = data;
     box_ = Box<Scalar>{-data.logit_bound, data.logit_bound};
+    digest_ = detail::model_digest<Scalar>(data);
     initialized_ = true;
     return Status::ok;
   }
@@ -138,6 +156,8 @@ class Stackelberg {
   bool initialized() const { return initialized_; }
   const Data& data() const { return data_; }
   const Box<Scalar>& box() const { return box_; }
+  // The digest of the data init() took (model_digest.hpp; checkpoints record it).
+  const ModelDigest& model_digest() const { return digest_; }
   Scalar discount() const { return data_.discount; }
 
   Status validate_parameters(const Params& x) const {
@@ -465,6 +485,7 @@ class Stackelberg {
 
   Data data_{};
   Box<Scalar> box_{};
+  ModelDigest digest_{};
   bool initialized_ = false;
 };
 

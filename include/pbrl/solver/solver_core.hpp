@@ -11,6 +11,7 @@
 // working after convergence, and a later solve() on a converged solver takes no step.
 
 #include "pbrl/evaluation.hpp"
+#include "pbrl/model_digest.hpp"
 #include "pbrl/rng.hpp"
 #include "pbrl/solver/penalty_schedule.hpp"
 #include "pbrl/solver/projected_step.hpp"
@@ -151,6 +152,12 @@ class PenaltySolverCore {
   }
   // Models swapped in since init() (a checkpoint carries it).
   std::int64_t model_generation() const { return counts_.model_generation; }
+  // What a checkpoint records of the model: the problem's kind and the digest of its current data
+  // (model_digest.hpp; zeros before init() and for a problem class without one).
+  static constexpr ProblemKind problem_kind() { return detail::ProblemIdentity<Problem>::kind; }
+  ModelDigest model_digest() const {
+    return problem_ != nullptr ? detail::ProblemIdentity<Problem>::digest(*problem_) : ModelDigest{};
+  }
 
   // lambda_k (tolerance mode: lambda of the next step, whatever k).
   Scalar penalty_constant(std::int64_t k) const { return schedule_.lambda(settings_, k); }

@@ -6,6 +6,7 @@
 #include "pbrl/config.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/mdp.hpp"
+#include "pbrl/model_digest.hpp"
 #include "pbrl/problem.hpp"
 #include "pbrl/problems/rlhf/preference_buffer.hpp"
 #include "pbrl/problems/rlhf/preference_loss.hpp"
@@ -39,7 +40,21 @@ class RlhfProblem {
     Box<Scalar> reward{Scalar(-1), Scalar(1)};  // X = [-B, B]^{S*A}, the reward model's range
     Scalar l2 = Scalar(0);               // optional weight decay: f += l2/2 |x|^2
     const Buffer* preferences = nullptr; // caller-owned; read at every upper() call
+
+    // Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
+    // name), v(regularizer, name), v(box, name). Not the preferences: labels arrive as the
+    // solver runs, and the buffer is the caller's state, not the model.
+    template <class Visitor>
+    void visit(Visitor& v) const {
+      v(transition, std::size_t(S) * A * S, "transition");
+      v(initial, std::size_t(S), "initial");
+      v(discount, "discount");
+      v(lower, "lower");
+      v(reward, "reward");
+      v(l2, "l2");
+    }
   };
+  static constexpr ProblemKind kProblemKind = ProblemKind::rlhf;
 
   // Caller storage of value_at_best_response (bilevel_value.hpp).
   struct BilevelValueWorkspace {
@@ -64,6 +79,7 @@ class RlhfProblem {
     if (!std::isfinite(data.l2) || data.l2 < Scalar(0)) return Status::bad_setting;
     if (data.preferences == nullptr) return Status::null_pointer;
     data_ = data;
+    digest_ = detail::model_digest<Scalar>(data);
     initialized_ = true;
     return Status::ok;
   }
@@ -71,6 +87,8 @@ class RlhfProblem {
   const Data& data() const { return data_; }
   const Buffer& preferences() const { return *data_.preferences; }
   const Box<Scalar>& box() const { return data_.reward; }
+  // The digest of the data init() took (model_digest.hpp; checkpoints record it).
+  const ModelDigest& model_digest() const { return digest_; }
 
   Status validate_parameters(const Params& x) const {
     if (!initialized_) return Status::not_initialized;
@@ -155,6 +173,7 @@ class RlhfProblem {
   }
 
   Data data_{};
+  ModelDigest digest_{};
   bool initialized_ = false;
 };
 
