@@ -30,6 +30,7 @@ class IncentiveDesign {
   static constexpr int kActions1 = A1;
   static constexpr int kActions2 = A2;
   static constexpr int kParams = S * A1 * A2;
+  static constexpr int kTransitionRows = S * A1 * A2;  // rows of Data::transition, the agents' P
   static constexpr bool kRewardOnly = true;
   using Params = Vector<Scalar, kParams>;
   using Matrix1 = StateActionMatrix<Scalar, S, A1>;

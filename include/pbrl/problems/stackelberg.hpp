@@ -64,6 +64,7 @@ class Stackelberg {
   static constexpr int kActions = AF;           // the lower level is the follower
   static constexpr int kLeaderActions = AL;
   static constexpr int kParams = S * AL;        // leader logits x(s, a_l) at [s*AL + a_l]
+  static constexpr int kTransitionRows = S * AL * AF;  // rows of Data::transition, the lower level's P
   using Params = Vector<Scalar, kParams>;
   using Matrix = StateActionMatrix<Scalar, S, AF>;         // follower policies and gradients
   using LeaderMatrix = StateActionMatrix<Scalar, S, AL>;   // leader policies

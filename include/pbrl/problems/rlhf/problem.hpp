@@ -23,6 +23,7 @@ class RlhfProblem {
   static constexpr int kStates = S;
   static constexpr int kActions = A;
   static constexpr int kParams = S * A;
+  static constexpr int kTransitionRows = S * A;  // rows of Data::transition, the lower level's P
   using Params = Vector<Scalar, kParams>;
   using Matrix = StateActionMatrix<Scalar, S, A>;
   using MdpType = Mdp<Scalar, S, A>;

@@ -1,0 +1,150 @@
+#pragma once
+// A problem whose lower-level transition model the device learns from its own transitions: the
+// problem, a TransitionEstimate around the caller's prior, and two RAM transition arrays, the one
+// the solver reads and the one a refresh writes. docs/estimation.md has the rules and a loop.
+//
+// A refresh writes the estimate's mean into the array the solver does not read, in slices of at
+// most max_rows rows (bounded work per tick), and hands it to the solver with swap_model() in a
+// slice of its own; the arrays then trade roles. The solver never reads a half-written model: a
+// step in progress at the commit read the old one and is abandoned (swap_model). Observations made
+// while a refresh is in progress count toward the next one.
+//
+// The solver keeps a pointer to problem(): init the solver after init() here, and do not move or
+// copy an EstimatedModel while a solver uses it. Every call validates its arguments and on an
+// error status changes nothing.
+
+#include "pbrl/estimate/transition_estimate.hpp"
+#include "pbrl/status.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace pbrl {
+
+namespace detail {
+
+// The actions of a problem's first lower-level player (Stackelberg: the leader's, whose actions
+// index the transition; incentive design: agent 1's); single agent: all of them.
+template <class Problem, class = void>
+struct FirstActions : std::integral_constant<int, Problem::kActions> {};
+template <class Problem>
+struct FirstActions<Problem, std::void_t<decltype(Problem::kLeaderActions)>>
+    : std::integral_constant<int, Problem::kLeaderActions> {};
+template <class Problem>
+struct FirstActions<Problem, std::void_t<decltype(Problem::kActions1)>>
+    : std::integral_constant<int, Problem::kActions1> {};
+
+}  // namespace detail
+
+template <class Problem, typename Count = float>
+class EstimatedModel {
+ public:
+  using Scalar = typename Problem::Scalar;
+  using Data = typename Problem::Data;
+  static constexpr int S = Problem::kStates;
+  static constexpr int kRows = Problem::kTransitionRows;
+  static constexpr int kActions1 = detail::FirstActions<Problem>::value;  // joint rows: (s*A1 + a1)*A2 + a2
+  static constexpr int kActions2 = kRows / S / kActions1;
+  using Estimate = TransitionEstimate<Scalar, S, kRows, Count>;
+
+  // prior: the problem's data; its transition array is the estimate's prior (the caller's, read
+  // in place, unchanged while used) and the model the solver starts on. Validates the data as the
+  // problem's init() does and the strength and settings as the estimate's init() does.
+  Status init(const Data& prior, Scalar strength, const EstimateSettings<Scalar>& settings = {}) {
+    if (prior.transition == nullptr) return Status::null_pointer;
+    {
+      Problem check;  // the data, on the stack: a view of pointers
+      if (Status st = check.init(prior); st != Status::ok) return st;
+    }
+    if (Status st = estimate_.init(prior.transition, strength, settings); st != Status::ok) return st;
+    std::memcpy(model_[0], prior.transition, sizeof(model_[0]));
+    data_ = prior;
+    data_.transition = model_[0];
+    front_ = 0;
+    next_row_ = -1;
+    const Status st = problem_.init(data_);  // the same numbers init() accepted above
+    initialized_ = st == Status::ok;
+    return st;
+  }
+  bool initialized() const { return initialized_; }
+
+  // The problem to hand to the solver's init(); it reads model().
+  const Problem& problem() const { return problem_; }
+  Problem& problem() { return problem_; }
+  // The estimate: its observations, counts and state (save_checkpoint(solver, estimate(), ...)).
+  const Estimate& estimate() const { return estimate_; }
+  Estimate& estimate() { return estimate_; }
+  // The transition array the solver reads now.
+  const Scalar* model() const { return model_[front_]; }
+
+  // One observed transition (TransitionEstimate::observe): joint row, or (s, a) of a single agent,
+  // or (s, a1, a2) of two players (Stackelberg: leader, follower).
+  Status observe_row(int row, int s_next) { return estimate_.observe_row(row, s_next); }
+  Status observe(int s, int a, int s_next) { return estimate_.observe(s, a, s_next); }
+  Status observe(int s, int a1, int a2, int s_next) {
+    return estimate_.template observe<kActions1, kActions2>(s, a1, a2, s_next);
+  }
+
+  // The refresh rule (TransitionEstimate::refresh_due), and whether a refresh is under way.
+  bool refresh_due() const { return estimate_.refresh_due(); }
+  bool refresh_in_progress() const { return next_row_ >= 0; }
+
+  // One slice of a refresh. With none in progress it starts one (mark_refreshed); then it writes
+  // the next at most max_rows rows of the mean, or, once every row is written, commits:
+  // solver.swap_model(problem(), ...) with the written array (committed = true). Work: max_rows * S
+  // (plus the discount's O(log d) per row) or the commit's, the problem's init(). max_rows >= 1
+  // (else bad_setting). A refused commit (the solver's status) leaves the refresh pending at its
+  // commit and the solver on its model.
+  template <class Solver>
+  Status refresh_slice(Solver& solver, int max_rows, bool& committed) {
+    committed = false;
+    if (!initialized_) return Status::not_initialized;
+    if (max_rows < 1) return Status::bad_setting;
+    if (!solver.initialized()) return Status::not_initialized;
+    if (next_row_ < 0) {
+      estimate_.mark_refreshed();
+      next_row_ = 0;
+    }
+    Scalar* const back = model_[1 - front_];
+    if (next_row_ < kRows) {
+      const int n = max_rows < kRows - next_row_ ? max_rows : kRows - next_row_;
+      if (Status st = estimate_.write_mean(back, next_row_, n); st != Status::ok) return st;
+      next_row_ += n;
+      return Status::ok;
+    }
+    Data next = data_;
+    next.transition = back;
+    if (Status st = solver.swap_model(problem_, next); st != Status::ok) return st;
+    data_ = next;
+    front_ = 1 - front_;
+    next_row_ = -1;
+    committed = true;
+    return Status::ok;
+  }
+
+  // A whole refresh at once, from row 0 (a refresh in progress starts over): after a restored
+  // checkpoint, or where the work need not be split. Work: kRows * S and the commit's.
+  template <class Solver>
+  Status refresh(Solver& solver) {
+    if (!initialized_) return Status::not_initialized;
+    if (!solver.initialized()) return Status::not_initialized;
+    next_row_ = -1;
+    bool committed = false;
+    for (;;) {
+      if (Status st = refresh_slice(solver, kRows, committed); st != Status::ok) return st;
+      if (committed) return Status::ok;
+    }
+  }
+
+ private:
+  Problem problem_{};
+  Data data_{};
+  Estimate estimate_{};
+  Scalar model_[2][kRows * S] = {};
+  int front_ = 0;       // the array the solver reads
+  int next_row_ = -1;   // the refresh's next row to write; kRows: the commit; -1: none in progress
+  bool initialized_ = false;
+};
+
+}  // namespace pbrl
