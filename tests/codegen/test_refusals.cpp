@@ -385,6 +385,30 @@ TEST_CASE("a bad solver setting: the field, its value and its domain") {
           "gradient");
 }
 
+TEST_CASE("an estimated model: accepted, its declarations written; bad estimate keys refused by name") {
+  const Run ok = run(incentive().set("estimate", R"({"strength": 10, "discount": 0.99, "refresh_every": 100})"));
+  CHECK(ok.status == 0);
+  CHECK(ok.err.empty());
+  refused(incentive().set("estimate", R"({"discount": 0.99})"), "model.json: estimate.strength: missing");
+  refused(incentive().set("estimate", R"({"strength": 0})"),
+          "model.json: estimate.strength: 0 must be finite and in [eps^2, 1/eps^2] of float");
+  refused(incentive().set("estimate", R"({"strength": 1, "discount": 0})"),
+          "model.json: estimate.discount: 0 must be in (0, 1]");
+  refused(incentive().set("estimate", R"({"strength": 1, "count_cap": 1})"),
+          "model.json: estimate.count_cap: 1 must be in [2, 16777216]");
+  refused(incentive().set("estimate", R"({"strength": 1, "count": "int8"})"),
+          "model.json: estimate.count: 'int8' is not one of float, double, uint16, uint32");
+  refused(incentive().set("estimate", R"({"strength": 1, "count": "uint16", "discount": 0.9})"),
+          "model.json: estimate.discount: integer counts (uint16) take no discount: use float or double counts");
+  refused(incentive().set("estimate", R"({"strength": 1, "count": "uint16", "count_cap": 100000})"),
+          "model.json: estimate.count_cap: 100000 is above the largest uint16");
+  refused(incentive().set("estimate", R"({"strength": 1, "support": "sparse"})"),
+          "model.json: estimate.support: \"sparse\" is not one of prior, dense");
+  refused(incentive().set("estimate", R"({"strength": 1, "forgetting": 0.9})"),
+          "model.json: estimate.forgetting: unknown setting (pbrl-codegen --settings KIND lists them)");
+  refused(incentive().set("estimate", "3"), "model.json: estimate: must be an object");
+}
+
 TEST_CASE("sizes too big for ram_limit_bytes") {
   // Flash 200 bytes; solver at least 4 * (2*2 + 3*2*2*2) = 112 bytes.
   CHECK(run(incentive().set("ram_limit_bytes", "312")).status == 0);

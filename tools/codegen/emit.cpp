@@ -89,7 +89,7 @@ std::string model_header(const Model<Scalar>& model) {
 
 template <typename Scalar>
 std::string pbrl_header(const Model<Scalar>& model, const std::string& settings_type,
-                        const std::string& settings_body) {
+                        const std::string& settings_body, const std::string& estimate) {
   const Manifest& m = model.manifest;
   const KindSpec& spec = *m.spec;
   const std::string ns = m.name + "_model::";
@@ -102,6 +102,7 @@ std::string pbrl_header(const Model<Scalar>& model, const std::string& settings_
   out += "#include \"" + m.name + "_model.hpp\"\n\n";
   out += "#include <" + std::string(spec.problem_header) + ">\n";
   out += spec.zero_sum ? "#include <pbrl/solver/pbrl_zero_sum.hpp>\n" : "#include <pbrl/solver/pbrl.hpp>\n";
+  if (m.estimated) out += "#include <pbrl/estimate/estimated_model.hpp>\n\n#include <cstdint>\n";
   out += "\nnamespace " + m.name + " {\n\n";
   out += "using Problem = " + std::string(spec.problem) + "<" + scalar_type<Scalar>();
   for (const char* s : spec.sizes) out += ",\n    " + ns + "k" + camel(s);
@@ -128,13 +129,16 @@ std::string pbrl_header(const Model<Scalar>& model, const std::string& settings_
   out += "  return d;\n}\n\n";
 
   out += "inline " + settings_type + " settings() {\n  " + settings_type + " s;\n" + settings_body;
-  out += "  return s;\n}\n\n}  // namespace " + m.name + "\n";
+  out += "  return s;\n}\n\n" + estimate;
+  out += "}  // namespace " + m.name + "\n";
   return out;
 }
 
 template std::string model_header<float>(const Model<float>&);
 template std::string model_header<double>(const Model<double>&);
-template std::string pbrl_header<float>(const Model<float>&, const std::string&, const std::string&);
-template std::string pbrl_header<double>(const Model<double>&, const std::string&, const std::string&);
+template std::string pbrl_header<float>(const Model<float>&, const std::string&, const std::string&,
+                                        const std::string&);
+template std::string pbrl_header<double>(const Model<double>&, const std::string&, const std::string&,
+                                         const std::string&);
 
 }  // namespace codegen

@@ -31,9 +31,11 @@ std::string sizes_source(const Manifest& m);
 template <typename Scalar>
 std::string model_header(const Model<Scalar>& model);
 
-// Everything of pbrl_header but settings(), whose body is `settings_body`.
+// Everything of pbrl_header but settings(), whose body is `settings_body`; `estimate`: the
+// estimated model's declarations (Estimated, estimate_strength(), estimate_settings()), or "".
 template <typename Scalar>
-std::string pbrl_header(const Model<Scalar>& model, const std::string& settings_type, const std::string& settings_body);
+std::string pbrl_header(const Model<Scalar>& model, const std::string& settings_type, const std::string& settings_body,
+                        const std::string& estimate = "");
 
 // One assignment per settings field, in visit() order; fields the manifest does not set are
 // written too (at the library's default), so the header says every setting the device runs.
@@ -60,11 +62,11 @@ struct SettingsWriter {
 
 template <typename Scalar, class Settings>
 std::string pbrl_header(const Model<Scalar>& model, const std::string& settings_type, const Settings& settings,
-                        const std::set<std::string>& given) {
+                        const std::set<std::string>& given, const std::string& estimate = "") {
   std::string body;
   SettingsWriter writer{body, given};
   settings.visit(writer);
-  return pbrl_header(model, settings_type, body);
+  return pbrl_header(model, settings_type, body, estimate);
 }
 
 }  // namespace codegen

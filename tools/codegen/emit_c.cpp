@@ -44,6 +44,7 @@ std::vector<Field> report_fields(bool zero_sum) {
       {"int64_t", "max_sweeps_hit", "evaluations stopped at max_sweeps (0 with LU)"},
       {"int64_t", "penalty_growths", "tolerance mode: growths of lambda since init"},
       {"int64_t", "penalty_backoffs", "tolerance mode: back-offs since init (each halves the steps)"},
+      {"int64_t", "model_generation", "models swapped in since init (refreshes): the model it ran on"},
       {"scalar", "upper_objective", "f at the iterate"},
       {"scalar", "penalty", zero_sum ? "psi, the Nikaido-Isoda NE gap estimate" : "p, the penalty"},
       {"scalar", "objective", "f + lambda * penalty"},
@@ -64,6 +65,52 @@ std::vector<Field> report_fields(bool zero_sum) {
   f.push_back({"bool", "inner_converged", "the oracle stopped on its target"});
   f.push_back({"bool", "converged", "the verdict: tolerances met over the window (solve's converged)"});
   return f;
+}
+
+// The actions of an observation: (s, a, s') of a single agent, (s, a1, a2, s') of two players,
+// named after the manifest's sizes.
+std::vector<std::string> observed_actions(const Manifest& m) {
+  std::vector<std::string> names;
+  for (std::size_t i = 1; i < m.spec->sizes.size(); ++i) {
+    std::string n = m.spec->sizes[i];
+    const std::string suffix = "_actions";
+    if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      n = "a_" + n.substr(0, n.size() - suffix.size());  // leader_actions -> a_leader
+    else if (n.rfind("actions", 0) == 0)
+      n = "a" + n.substr(7);  // actions1 -> a1, actions -> a
+    names.push_back(n);
+  }
+  return names;
+}
+
+std::string observe_parameters(const Manifest& m) {
+  std::string out = "int32_t s";
+  for (const std::string& a : observed_actions(m)) out += ", int32_t " + a;
+  return out + ", int32_t s_next";
+}
+
+std::string estimate_declarations(const Manifest& m) {
+  const std::string N = "PBRL_" + upper(m.name) + "_", p = "pbrl_" + m.name + "_", ws = p + "workspace";
+  std::string out;
+  out += "/* The estimated transition model (manifest \"estimate\", docs/estimation.md): the manifest's\n";
+  out += " * transition array is the prior; the device observes transitions, and a refresh writes the\n";
+  out += " * estimate's mean into the RAM array the solver does not read and swaps it in between steps.\n";
+  out += " * Checkpoints carry the estimate; a restore ends with a whole refresh. */\n";
+  out += "/* One observed transition: PBRL_OUT_OF_BOUNDS for an index outside its range (or, with support\n";
+  out += " * \"prior\", s_next where the prior's row is 0), PBRL_COUNT_OVERFLOW when the count has no room. */\n";
+  out += "pbrl_status " + p + "observe(" + ws + "* ws, " + observe_parameters(m) + ");\n";
+  out += "/* *due = 1 when the refresh rule asks for a refresh (some row's evidence doubled, or the\n";
+  out += " * manifest's refresh_every observations were made), else 0. */\n";
+  out += "pbrl_status " + p + "refresh_due(const " + ws + "* ws, int* due);\n";
+  out += "/* One slice of a refresh (bounded work): the next at most max_rows (>= 1, else PBRL_BAD_SETTING)\n";
+  out += " * rows of the mean, or, once all are written, the swap into the solver (*committed = 1), which\n";
+  out += " * abandons a step in progress. A refresh starts at the first slice after the last one ended. */\n";
+  out += "pbrl_status " + p + "refresh_slice(" + ws + "* ws, int32_t max_rows, int* committed);\n";
+  out += "/* A whole refresh at once (a refresh in progress starts over). */\n";
+  out += "pbrl_status " + p + "refresh(" + ws + "* ws);\n";
+  out += "/* Observations of each joint row since init: " + N + "ROWS entries. */\n";
+  out += "pbrl_status " + p + "row_observations(const " + ws + "* ws, int64_t* counts, size_t length);\n\n";
+  return out;
 }
 
 }  // namespace
@@ -98,7 +145,20 @@ std::string c_header(const Manifest& m) {
            spec.sizes[std::size_t(spec.policy_actions[1])] + " + a]";
   long long entries = 0;
   for (int a : spec.policy_actions) entries += m.sizes[0] * m.sizes[std::size_t(a)];
-  out += ". */\n#define " + N + "POLICY_ENTRIES " + std::to_string(entries) + "\n\n";
+  out += ". */\n#define " + N + "POLICY_ENTRIES " + std::to_string(entries) + "\n";
+  if (m.estimated) {
+    std::vector<std::string> row_axes;
+    long long rows = 1;
+    for (std::size_t i = 0; i < spec.sizes.size(); ++i) {
+      row_axes.push_back(spec.sizes[i]);
+      rows *= m.sizes[i];
+    }
+    out += "/* Joint rows of the estimated transition model, (";
+    for (std::size_t i = 0; i < row_axes.size(); ++i) out += (i ? ", " : "") + row_axes[i];
+    out += "): row [i0, ...] at [" + layout(row_axes) + "]. */\n";
+    out += "#define " + N + "ROWS " + std::to_string(rows) + "\n";
+  }
+  out += "\n";
 
   out += "/* Sizes measured for a target with other pointers do not compile. */\n";
   out += "typedef char " + p + "sizes_match_this_target[sizeof(void*) == " + N + "POINTER_BYTES ? 1 : -1];\n\n";
@@ -160,7 +220,10 @@ std::string c_header(const Manifest& m) {
   out += "pbrl_status " + p + "restore_newest_checkpoint(" + ws +
          "* ws, const unsigned char* slot_a,\n    const unsigned char* slot_b, size_t slot_size);\n";
   out += "pbrl_status " + p + "checkpoint_slot_to_write(const unsigned char* slot_a, const unsigned char* slot_b,\n";
-  out += "    size_t slot_size, int* slot);\n\n";
+  out += "    size_t slot_size, int* slot);\n";
+  out += "/* Models swapped into the solver since init (or restored with a checkpoint). */\n";
+  out += "pbrl_status " + p + "model_generation(const " + ws + "* ws, int64_t* generation);\n\n";
+  if (m.estimated) out += estimate_declarations(m);
   out += "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return out;
 }
@@ -184,7 +247,14 @@ std::string c_api_source(const Manifest& m) {
   for (const auto& c : constants)
     out += "  static constexpr std::size_t " + std::string(c.first) + " = " + N + c.second + ";\n";
   out += "  static Problem::Data data() { return " + m.name + "::data(); }\n";
-  out += "  static Solver::Settings settings() { return " + m.name + "::settings(); }\n};\n";
+  out += "  static Solver::Settings settings() { return " + m.name + "::settings(); }\n";
+  if (m.estimated) {
+    out += "  using Estimated = " + m.name + "::Estimated;\n";
+    out += "  static Problem::Scalar estimate_strength() { return " + m.name + "::estimate_strength(); }\n";
+    out += "  static pbrl::EstimateSettings<Problem::Scalar> estimate_settings() { return " + m.name +
+           "::estimate_settings(); }\n";
+  }
+  out += "};\n";
   out += "using Api = pbrl::c_api::Api<Model>;\n";
   out += "static_assert(std::is_same<Api::Scalar, " + scalar + ">::value, \"the C header's scalar\");\n\n";
   out += "}  // namespace\n\nextern \"C\" {\n\n";
@@ -212,6 +282,17 @@ std::string c_api_source(const Manifest& m) {
   fn("checkpoint_slot_to_write(const unsigned char* slot_a, const unsigned char* slot_b,\n"
      "    size_t slot_size, int* slot)",
      "checkpoint_slot_to_write(slot_a, slot_b, slot_size, slot)");
+  fn("model_generation(const " + ws + "* ws, int64_t* generation)", "model_generation(ws, generation)");
+  if (m.estimated) {
+    std::string args = "ws, s";
+    for (const std::string& a : observed_actions(m)) args += ", " + a;
+    fn("observe(" + ws + "* ws, " + observe_parameters(m) + ")", "observe(" + args + ", s_next)");
+    fn("refresh_due(const " + ws + "* ws, int* due)", "refresh_due(ws, due)");
+    fn("refresh_slice(" + ws + "* ws, int32_t max_rows, int* committed)", "refresh_slice(ws, max_rows, committed)");
+    fn("refresh(" + ws + "* ws)", "refresh(ws)");
+    fn("row_observations(const " + ws + "* ws, int64_t* counts, size_t length)",
+       "row_observations(ws, counts, length)");
+  }
   out += "\n}  // extern \"C\"\n";
   return out;
 }
@@ -222,7 +303,8 @@ std::string sizes_source(const Manifest& m) {
   out += "// Compiled for the target and never linked: the build reads the sizes of these arrays (nm -S)\n";
   out += "// into " + m.name + "_sizes.h, the constants " + m.name + ".h needs, which depend on the target's ABI.\n";
   out += "#include \"" + m.name + "_pbrl.hpp\"\n\n#include <pbrl/c/c_api.hpp>\n\n";
-  out += "namespace {\nusing Sizes = pbrl::c_api::Layout<" + m.name + "::Problem, " + m.name + "::Solver>;\n}\n\n";
+  out += "namespace {\nusing Sizes = pbrl::c_api::Layout<" + m.name + "::Problem, " + m.name + "::Solver" +
+         (m.estimated ? ", " + m.name + "::Estimated" : std::string()) + ">;\n}\n\n";
   out += "extern \"C\" {\n";
   out += "extern const unsigned char " + probe + "workspace_bytes[Sizes::kBytes] = {};\n";
   out += "extern const unsigned char " + probe + "workspace_align[Sizes::kAlign] = {};\n";

@@ -13,8 +13,13 @@
 #include "model.hpp"
 #include "settings_io.hpp"
 
+#include <pbrl/estimate/transition_estimate.hpp>
 #include <pbrl/solver/pbrl.hpp>
 #include <pbrl/solver/pbrl_zero_sum.hpp>
+
+#include <climits>
+#include <cmath>
+#include <limits>
 
 #include <exception>
 #include <cstring>
@@ -67,6 +72,53 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   if (!out) refuse(path.string(), "output", "cannot write");
 }
 
+// The manifest's "estimate" (docs/estimation.md): the prior's strength, the count type and the
+// EstimateSettings, checked as TransitionEstimate::init checks them (the first fault refused with
+// its key), as the declarations pbrl_header appends; "" when the model is not estimated.
+template <typename Scalar>
+std::string estimate_text(const Manifest& m, const Json& root) {
+  if (!m.estimated) return "";
+  const Json& e = root.at("estimate");
+  const ObjectReader reader(e, m.path, "estimate.");
+  const double given_strength = reader.number("strength");
+  const Scalar strength = static_cast<Scalar>(given_strength);
+  const Scalar eps = std::numeric_limits<Scalar>::epsilon();
+  if (!std::isfinite(strength) || !(strength >= eps * eps) || !(strength <= Scalar(1) / (eps * eps)))
+    reader.refuse_key("strength", number_text(given_strength) + " must be finite and in [eps^2, 1/eps^2] of " +
+                                      (m.single ? "float" : "double"));
+  using Settings = pbrl::EstimateSettings<Scalar>;
+  const Settings s = read_settings<Settings>(&e, m.path, "", "estimate", {"strength", "count"});
+  if (pbrl::validate(s) != pbrl::Status::ok) {
+    DomainMessage message{m.path, "estimate."};
+    s.visit(message);
+    refuse(m.path, "estimate", "refused by pbrl::validate");
+  }
+  const bool whole = m.count == "uint16" || m.count == "uint32";
+  if (whole && s.discount < Scalar(1))
+    refuse(m.path, "estimate.discount", "integer counts (" + m.count + ") take no discount: use float or double counts");
+  const std::int64_t count_max = m.count == "uint16" ? 65535 : INT64_MAX;
+  if (s.count_cap > count_max)
+    refuse(m.path, "estimate.count_cap", std::to_string(s.count_cap) + " is above the largest " + m.count);
+  std::map<std::string, const Json*> values;
+  flatten(e, "", values);
+  std::set<std::string> given;
+  for (const auto& v : values) given.insert(v.first);
+  std::string body;
+  SettingsWriter writer{body, given};
+  s.visit(writer);
+  std::string count;
+  for (const auto& c : count_types())
+    if (c.first == m.count) count = c.second;
+  const std::string scalar = m.single ? "float" : "double";
+  std::string out = "// The transition model is estimated on the device (manifest \"estimate\"): the manifest's\n";
+  out += "// transition array is the prior of the estimate, of the given strength in pseudo-counts per row.\n";
+  out += "using Estimated = pbrl::EstimatedModel<Problem, " + count + ">;\n\n";
+  out += "inline " + scalar + " estimate_strength() { return " + literal(strength) + "; }\n\n";
+  out += "inline pbrl::EstimateSettings<" + scalar + "> estimate_settings() {\n  pbrl::EstimateSettings<" + scalar +
+         "> s;\n" + body + "  return s;\n}\n\n";
+  return out;
+}
+
 template <typename Scalar, class Settings>
 int generate(const Manifest& m, const Json& root, const std::string& settings_type, const std::string& out_dir,
              const std::string& depfile) {
@@ -78,6 +130,7 @@ int generate(const Manifest& m, const Json& root, const std::string& settings_ty
   const Settings settings = read_settings<Settings>(solver, m.path);
   auto validate = [&](const Settings& s) { return validate_for(s, actions); };
   check_settings(settings, solver, m.path, validate, actions);
+  const std::string estimate = estimate_text<Scalar>(m, root);
   const Model<Scalar> model = load_model<Scalar>(m, root);
 
   std::map<std::string, const Json*> values;
@@ -85,7 +138,7 @@ int generate(const Manifest& m, const Json& root, const std::string& settings_ty
   std::set<std::string> given;
   for (const auto& v : values) given.insert(v.first);
   const std::string model_text = model_header(model);
-  const std::string pbrl_text = pbrl_header(model, settings_type, settings, given);
+  const std::string pbrl_text = pbrl_header(model, settings_type, settings, given, estimate);
 
   // Everything is checked: now the files.
   const std::filesystem::path dir(out_dir);

@@ -76,7 +76,7 @@ Manifest read_manifest(const std::string& path, const Json& root) {
     for (const KindSpec& k : kinds()) names += (names.empty() ? "" : ", ") + std::string(k.kind);
     top.refuse_key("kind", "'" + kind + "' is not one of " + names);
   }
-  std::vector<std::string> known = {"name", "kind", "scalar", "discount", "solver", "ram_limit_bytes"};
+  std::vector<std::string> known = {"name", "kind", "scalar", "discount", "solver", "ram_limit_bytes", "estimate"};
   for (const char* s : m.spec->sizes) known.push_back(s);
   for (const ArraySpec& a : m.spec->arrays) known.push_back(a.field);
   for (const RegularizerSpec& r : m.spec->regularizers) known.push_back(r.field);
@@ -104,7 +104,27 @@ Manifest read_manifest(const std::string& path, const Json& root) {
                                            " has more entries than an int counts");
   }
   if (top.has("ram_limit_bytes")) m.ram_limit_bytes = top.integer("ram_limit_bytes", 1, INT64_MAX);
+  if (top.has("estimate")) {
+    const ObjectReader estimate = top.object("estimate");
+    m.estimated = true;
+    if (estimate.has("count")) {
+      m.count = estimate.text("count");
+      bool known_count = false;
+      std::string names;
+      for (const auto& c : count_types()) {
+        known_count = known_count || c.first == m.count;
+        names += (names.empty() ? "" : ", ") + c.first;
+      }
+      if (!known_count) estimate.refuse_key("count", "'" + m.count + "' is not one of " + names);
+    }
+  }
   return m;
+}
+
+const std::vector<std::pair<std::string, std::string>>& count_types() {
+  static const std::vector<std::pair<std::string, std::string>> table = {
+      {"float", "float"}, {"double", "double"}, {"uint16", "std::uint16_t"}, {"uint32", "std::uint32_t"}};
+  return table;
 }
 
 void check_ram_limit(const Manifest& m, const Json& root) {
@@ -118,7 +138,15 @@ void check_ram_limit(const Manifest& m, const Json& root) {
   for (const RegularizerSpec& r : m.spec->regularizers)
     if (top.has(r.field) && top.at(r.field).is_object() && top.at(r.field).contains("reference"))
       flash += scalar * m.sizes[0] * m.sizes[std::size_t(r.actions)];
-  const long long solver = scalar * m.spec->solver_scalars(m.sizes);
+  long long solver = scalar * m.spec->solver_scalars(m.sizes);
+  if (m.estimated) {  // two RAM transition arrays, the counts and each row's totals and stamps
+    long long rows = 0;
+    for (const ArraySpec& a : m.spec->arrays)
+      if (std::string(a.field) == "transition")
+        rows = static_cast<long long>(element_count(array_shape(m, a.dims))) / m.sizes[0];
+    const long long count = m.count == "double" ? 8 : m.count == "uint16" ? 2 : 4;
+    solver += 2 * scalar * rows * m.sizes[0] + count * rows * m.sizes[0] + rows * (count + 16);
+  }
   if (flash + solver > m.ram_limit_bytes)
     top.refuse_key("ram_limit_bytes", std::to_string(flash) + " bytes of model arrays + at least " +
                                           std::to_string(solver) + " bytes of solver state = " +

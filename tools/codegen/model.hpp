@@ -25,7 +25,14 @@ struct Manifest {
   bool single = false;             // scalar float (else double)
   std::vector<long long> sizes;    // spec->sizes' values
   long long ram_limit_bytes = -1;  // -1: none given
+  // "estimate" given: the lower level's transition array is the prior of a TransitionEstimate the
+  // device refines (estimate/estimated_model.hpp); count: its count type's name.
+  bool estimated = false;
+  std::string count = "float";
 };
+
+// The count types an estimate's manifest may name, and their C++ types.
+const std::vector<std::pair<std::string, std::string>>& count_types();
 
 // Reads name, kind, scalar and the sizes, and refuses any key the kind does not have.
 Manifest read_manifest(const std::string& path, const Json& root);

@@ -7,6 +7,7 @@
 #include "manifest.hpp"
 
 #include <pbrl/enum_names.hpp>
+#include <pbrl/estimate/transition_estimate.hpp>  // EstimateSettings (manifest "estimate")
 #include <pbrl/solver/settings.hpp>
 
 #include <cmath>
@@ -95,20 +96,23 @@ struct DomainMessage {
 };
 
 // The manifest's "solver" object (null: all defaults) read into Settings; `skip` names one field
-// to leave at its default (to find which fields conflict).
+// to leave at its default (to find which fields conflict). `key`: the object's manifest key, and
+// `own`: keys of that object that are not Settings fields (read by the caller).
 template <class Settings>
-Settings read_settings(const Json* solver, const std::string& file, const std::string& skip = "") {
+Settings read_settings(const Json* solver, const std::string& file, const std::string& skip = "",
+                       const std::string& key = "solver", const std::set<std::string>& own = {}) {
   Settings s{};
   if (solver == nullptr) return s;
-  if (!solver->is_object()) refuse(file, "solver", "must be an object");
+  if (!solver->is_object()) refuse(file, key, "must be an object");
   std::map<std::string, const Json*> values;
   flatten(*solver, "", values);
   values.erase(skip);
-  AssignSettings assign{values, file, "solver.", {}};
+  for (const std::string& k : own) values.erase(k);
+  AssignSettings assign{values, file, key + ".", {}};
   s.visit(assign);
   for (const auto& v : values)
     if (!assign.used.count(v.first))
-      refuse(file, "solver." + v.first, "unknown setting (pbrl-codegen --settings KIND lists them)");
+      refuse(file, key + "." + v.first, "unknown setting (pbrl-codegen --settings KIND lists them)");
   return s;
 }
 

@@ -11,6 +11,7 @@
 // library's own guarantee holds (a failed step, restore or init leaves the solver as it was).
 #include "pbrl/c/pbrl_c.h"
 #include "pbrl/checkpoint.hpp"
+#include "pbrl/estimate/estimated_model.hpp"
 #include "pbrl/policy.hpp"
 #include "pbrl/solver/solve_outcome.hpp"
 #include "pbrl/solver/step_slices.hpp"
@@ -33,21 +34,50 @@ struct Tag {
 };
 constexpr std::uint64_t kMagic = 0x4950414332524250ull;  // "PBR2CAPI" in memory order
 
-template <class Problem, class Solver>
+// The workspace's body: the problem (a view of the flash arrays) and the solver; with an estimated
+// model (Estimated = EstimatedModel<Problem, Count>, estimate/estimated_model.hpp), the
+// EstimatedModel (the problem, the estimate, two RAM transition arrays) in the problem's place.
+template <class Problem, class Solver, class Estimated = void>
 struct Instance {
   Problem problem;
   Solver solver;
+  Problem& model_problem() { return problem; }
+};
+template <class Problem, class Solver, class Estimated>
+struct EstimatedInstance {
+  Estimated model;
+  Solver solver;
+  Problem& model_problem() { return model.problem(); }
 };
 
 // Where things sit in a workspace; depends on the target's ABI (pointer size, alignment), which is
 // why the build measures it with the target's compiler (<name>_sizes.cpp).
-template <class Problem, class Solver>
+template <class Problem, class Solver, class Estimated = void>
 struct Layout {
-  using Body = Instance<Problem, Solver>;
+  static constexpr bool kEstimated = !std::is_void<Estimated>::value;
+  using Body = std::conditional_t<kEstimated, EstimatedInstance<Problem, Solver, Estimated>,
+                                  Instance<Problem, Solver>>;
   static constexpr std::size_t kOffset = (sizeof(Tag) + alignof(Body) - 1) / alignof(Body) * alignof(Body);
   static constexpr std::size_t kBytes = kOffset + sizeof(Body);
   static constexpr std::size_t kAlign = alignof(Body) > alignof(Tag) ? alignof(Body) : alignof(Tag);
-  static constexpr std::size_t kCheckpointBytes = checkpoint_size<Solver>();
+  static constexpr std::size_t checkpoint_bytes() {
+    if constexpr (kEstimated) {
+      return checkpoint_size<Solver, typename Estimated::Estimate>();
+    } else {
+      return checkpoint_size<Solver>();
+    }
+  }
+  static constexpr std::size_t kCheckpointBytes = checkpoint_bytes();
+};
+
+// The generated Model's Estimated type, void for a model the manifest does not estimate.
+template <class Model, class = void>
+struct EstimatedOf {
+  using type = void;
+};
+template <class Model>
+struct EstimatedOf<Model, std::void_t<typename Model::Estimated>> {
+  using type = typename Model::Estimated;
 };
 
 // Lower-level players: 2 for PbrlZeroSum (Matrix1, Matrix2), else 1.
@@ -87,7 +117,9 @@ class Api {
   using Params = typename Problem::Params;
   using CWorkspace = typename Model::Workspace;
   using CReport = typename Model::Report;
-  using Sizes = Layout<Problem, Solver>;
+  using Estimated = typename EstimatedOf<Model>::type;
+  static constexpr bool kEstimated = !std::is_void<Estimated>::value;
+  using Sizes = Layout<Problem, Solver, Estimated>;
   using Body = typename Sizes::Body;
   static constexpr int kPlayers = Players<Solver>::value;
   static constexpr std::size_t kParams = std::size_t(Problem::kParams);
@@ -200,23 +232,45 @@ class Api {
     return PBRL_OK;
   }
 
+  // With an estimated model the image carries the estimate too, and a restore ends with a whole
+  // refresh: the solver then runs on the restored estimate's mean (a new model generation).
   static pbrl_status save_checkpoint(const CWorkspace* ws, unsigned char* buffer, std::size_t size) {
     if (buffer == nullptr) return PBRL_NULL_POINTER;
     if (pbrl_status st = check(ws); st != PBRL_OK) return st;
-    return to_c(pbrl::save_checkpoint(body(*ws).solver, buffer, size));
+    const Body& b = body(*ws);
+    if constexpr (kEstimated) {
+      return to_c(pbrl::save_checkpoint(b.solver, b.model.estimate(), buffer, size));
+    } else {
+      return to_c(pbrl::save_checkpoint(b.solver, buffer, size));
+    }
   }
 
   static pbrl_status restore_checkpoint(CWorkspace* ws, const unsigned char* buffer, std::size_t size) {
     if (buffer == nullptr) return PBRL_NULL_POINTER;
     if (pbrl_status st = check(ws); st != PBRL_OK) return st;
-    return to_c(pbrl::restore_checkpoint(body(*ws).solver, buffer, size));
+    Body& b = body(*ws);
+    if constexpr (kEstimated) {
+      if (Status st = pbrl::restore_checkpoint(b.solver, b.model.estimate(), buffer, size); st != Status::ok)
+        return to_c(st);
+      return to_c(b.model.refresh(b.solver));
+    } else {
+      return to_c(pbrl::restore_checkpoint(b.solver, buffer, size));
+    }
   }
 
   static pbrl_status restore_newest_checkpoint(CWorkspace* ws, const unsigned char* slot_a,
                                                const unsigned char* slot_b, std::size_t slot_size) {
     if (slot_a == nullptr || slot_b == nullptr) return PBRL_NULL_POINTER;
     if (pbrl_status st = check(ws); st != PBRL_OK) return st;
-    return to_c(pbrl::restore_newest_checkpoint(body(*ws).solver, slot_a, slot_b, slot_size));
+    Body& b = body(*ws);
+    if constexpr (kEstimated) {
+      if (Status st = pbrl::restore_newest_checkpoint(b.solver, b.model.estimate(), slot_a, slot_b, slot_size);
+          st != Status::ok)
+        return to_c(st);
+      return to_c(b.model.refresh(b.solver));
+    } else {
+      return to_c(pbrl::restore_newest_checkpoint(b.solver, slot_a, slot_b, slot_size));
+    }
   }
 
   // Slots shorter than an image are refused (the C++ function would count them as empty).
@@ -224,7 +278,57 @@ class Api {
                                               std::size_t slot_size, int* slot) {
     if (slot_a == nullptr || slot_b == nullptr || slot == nullptr) return PBRL_NULL_POINTER;
     if (slot_size < Sizes::kCheckpointBytes) return PBRL_BUFFER_TOO_SMALL;
-    *slot = pbrl::checkpoint_slot_to_write<Solver>(slot_a, slot_b, slot_size);
+    if constexpr (kEstimated) {
+      *slot = pbrl::checkpoint_slot_to_write<Solver, typename Estimated::Estimate>(slot_a, slot_b, slot_size);
+    } else {
+      *slot = pbrl::checkpoint_slot_to_write<Solver>(slot_a, slot_b, slot_size);
+    }
+    return PBRL_OK;
+  }
+
+  static pbrl_status model_generation(const CWorkspace* ws, std::int64_t* out) {
+    if (out == nullptr) return PBRL_NULL_POINTER;
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    *out = body(*ws).solver.model_generation();
+    return PBRL_OK;
+  }
+
+  // An estimated model (EstimatedModel): observations, the refresh rule, refreshes in slices.
+  // One observed transition: (s, a, s') of a single agent, (s, a1, a2, s') of two players.
+  static pbrl_status observe(CWorkspace* ws, std::int32_t s, std::int32_t a1, std::int32_t a2, std::int32_t s_next) {
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    return to_c(body(*ws).model.observe(int(s), int(a1), int(a2), int(s_next)));
+  }
+  static pbrl_status observe(CWorkspace* ws, std::int32_t s, std::int32_t a, std::int32_t s_next) {
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    return to_c(body(*ws).model.observe(int(s), int(a), int(s_next)));
+  }
+  static pbrl_status refresh_due(const CWorkspace* ws, int* due) {
+    if (due == nullptr) return PBRL_NULL_POINTER;
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    *due = body(*ws).model.refresh_due() ? 1 : 0;
+    return PBRL_OK;
+  }
+  static pbrl_status refresh_slice(CWorkspace* ws, std::int32_t max_rows, int* committed) {
+    if (committed == nullptr) return PBRL_NULL_POINTER;
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    Body& b = body(*ws);
+    bool done = false;
+    const Status st = b.model.refresh_slice(b.solver, int(max_rows), done);
+    if (st == Status::ok) *committed = done ? 1 : 0;
+    return to_c(st);
+  }
+  static pbrl_status refresh(CWorkspace* ws) {
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    Body& b = body(*ws);
+    return to_c(b.model.refresh(b.solver));
+  }
+  // Observations of each joint row (s, a) or (s, a1, a2) since init: Estimated::kRows entries.
+  static pbrl_status row_observations(const CWorkspace* ws, std::int64_t* out, std::size_t length) {
+    if (out == nullptr) return PBRL_NULL_POINTER;
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    if (length < std::size_t(Estimated::kRows)) return PBRL_BUFFER_TOO_SMALL;
+    std::memcpy(out, body(*ws).model.estimate().row_observations(), sizeof(std::int64_t) * Estimated::kRows);
     return PBRL_OK;
   }
 
@@ -259,10 +363,23 @@ class Api {
       if (project) scratch.project_parameters(x);
       if (Status st = scratch.validate_parameters(x); st != Status::ok) return to_c(st);
     }
+    if constexpr (kEstimated) {
+      if (Status st = Estimated::Estimate::check_init(Model::data().transition, Model::estimate_strength(),
+                                                      Model::estimate_settings());
+          st != Status::ok)
+        return to_c(st);
+    }
     if (!initialized(ws)) new (ws.bytes + Sizes::kOffset) Body();
     Body& b = body(ws);
-    // An initialized workspace's problem gets the same views again; its solver points at it.
-    if (Status st = b.problem.init(Model::data()); st != Status::ok) return to_c(st);
+    // An initialized workspace's problem gets the same views again (an estimated model starts over
+    // from its prior); its solver points at it.
+    if constexpr (kEstimated) {
+      if (Status st = b.model.init(Model::data(), Model::estimate_strength(), Model::estimate_settings());
+          st != Status::ok)
+        return to_c(st);
+    } else {
+      if (Status st = b.problem.init(Model::data()); st != Status::ok) return to_c(st);
+    }
     const typename Solver::Settings settings = Model::settings();
     Status st;
     if constexpr (kPlayers == 2) {
@@ -270,11 +387,11 @@ class Api {
       typename Solver::Matrix2 y2;
       uniform_parameters(settings.policy, y1);
       uniform_parameters(settings.policy, y2);
-      st = b.solver.init(b.problem, settings, x, y1, y2);
+      st = b.solver.init(b.model_problem(), settings, x, y1, y2);
     } else {
       typename Solver::Matrix y;
       uniform_parameters(settings.policy, y);
-      st = b.solver.init(b.problem, settings, x, y);
+      st = b.solver.init(b.model_problem(), settings, x, y);
     }
     if (st != Status::ok) return to_c(st);
     const Tag tag{kMagic, ws.bytes};
@@ -290,6 +407,7 @@ class Api {
     out.max_sweeps_hit = r.max_sweeps_hit;
     out.penalty_growths = r.penalty_growths;
     out.penalty_backoffs = r.penalty_backoffs;
+    out.model_generation = r.model_generation;
     out.upper_objective = r.upper_objective;
     out.penalty = r.penalty;
     out.objective = r.objective;

@@ -216,6 +216,17 @@ class TransitionEstimate {
   // in [epsilon^2, 1/epsilon^2] of Scalar. Starts with no observations; on error the estimate
   // stays as it was (initialized or not).
   Status init(const Scalar* prior, Scalar strength, const EstimateSettings<Scalar>& settings = {}) {
+    if (Status st = check_init(prior, strength, settings); st != Status::ok) return st;
+    prior_ = prior;
+    prior_digest_ = detail::array_digest(prior, std::size_t(Rows) * S);
+    strength_ = strength;
+    settings_ = settings;
+    std::memset(static_cast<void*>(&state_), 0, sizeof(State));  // no State{} temporary: Rows*S counts
+    return Status::ok;
+  }
+
+  // init()'s checks alone: the status init() would return, with nothing changed.
+  static Status check_init(const Scalar* prior, Scalar strength, const EstimateSettings<Scalar>& settings) {
     if (prior == nullptr) return Status::null_pointer;
     if (Status st = detail::check_transition_rows(prior, Rows, S); st != Status::ok) return st;
     const Scalar eps = std::numeric_limits<Scalar>::epsilon();
@@ -226,11 +237,6 @@ class TransitionEstimate {
       if (settings.discount < Scalar(1)) return Status::bad_setting;
       if (settings.count_cap > std::int64_t(std::numeric_limits<Count>::max())) return Status::bad_setting;
     }
-    prior_ = prior;
-    prior_digest_ = detail::array_digest(prior, std::size_t(Rows) * S);
-    strength_ = strength;
-    settings_ = settings;
-    std::memset(static_cast<void*>(&state_), 0, sizeof(State));  // no State{} temporary: Rows*S counts
     return Status::ok;
   }
 

@@ -7,6 +7,8 @@ in their natural numpy shapes, saved with numpy.save (and numpy.savetxt for the 
   incentive_csv.json  the same model from .csv files
   stackelberg.json    Stackelberg game in double (<f8), the follower KL-regularized to a reference
   shaping.json        reward shaping in double (<f8)
+  stackelberg_estimated.json, shaping_estimated.json: the same arrays, the transition array the
+                      prior of an estimate the device refines ("estimate"; float and uint16 counts)
 """
 import json
 import os
@@ -105,6 +107,14 @@ manifest("stackelberg.json", {
     "solver": {"penalty": "bellman", "oracle": "soft_value_iteration", "inner_steps": 3,
                "step_x": 0.05, "step_y": 0.05, "penalty_final": 2.5, "penalty_ramp": 10},
 })
+with open(os.path.join(HERE, "stackelberg.json")) as f:
+    estimated = json.load(f)
+manifest("stackelberg_estimated.json", {
+    **estimated, "name": "stackelberg_estimated", "scalar": "float",
+    "solver": {"gap_tolerance": 0.01, "step_x": 0.05, "step_y": 0.05},
+    "estimate": {"strength": 4, "count": "float", "discount": 0.99, "discount_clock": "observations",
+                 "refresh_every": 50},
+})
 
 # Reward shaping, double: S = 4, A = 2.
 S, A = 4, 2
@@ -120,4 +130,11 @@ manifest("shaping.json", {
     "upper": {"kind": "entropy", "tau": 0},
     "shaping": {"lower": -1, "upper": 1},
     "solver": {"penalty_final": 5, "inner_steps": 10},
+})
+with open(os.path.join(HERE, "shaping.json")) as f:
+    estimated = json.load(f)
+manifest("shaping_estimated.json", {
+    **estimated, "name": "shaping_estimated",
+    "estimate": {"strength": 2, "count": "uint16", "support": "prior", "count_cap": 1000,
+                 "refresh_row_observations": 4},
 })
