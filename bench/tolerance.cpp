@@ -73,6 +73,7 @@ bool set_field(Settings& s, const std::string& name, double v, double Settings::
   else if (name == "penalty_stall") s.penalty_stall = v;
   else if (name == "penalty_smoothness") s.penalty_smoothness = v;
   else if (name == "penalty_backoff") s.penalty_backoff = v;
+  else if (name == "penalty_step_limit") s.penalty_step_limit = v;
   else if (name == "oracle_gap_fraction") s.oracle_gap_fraction = v;
   else if (name == "stationarity_tolerance") s.stationarity_tolerance = v;
   else return false;
@@ -148,9 +149,10 @@ bool run_steps(Solver& solver, long steps, RunResult& r) {
     r.final_lambda = double(report.penalty_constant);
     r.inner_steps += long(report.inner_steps);
     if (g_trace)
-      std::fprintf(g_trace, "%s,%s,%g,%d,%ld,%.6e,%g,%g,%ld,%d,%d\n", r.kind.c_str(), r.config.c_str(), r.eps, r.index, k,
-                   gap, double(report.penalty_constant), double(report.step_x), long(report.inner_steps),
-                   int(report.inner_converged), int(report.tolerance_met));
+      std::fprintf(g_trace, "%s,%s,%g,%d,%ld,%.6e,%g,%g,%ld,%d,%d,%.6e,%.8g\n", r.kind.c_str(), r.config.c_str(), r.eps,
+                   r.index, k, gap, double(report.penalty_constant), double(report.step_x), long(report.inner_steps),
+                   int(report.inner_converged), int(report.tolerance_met), double(report.projected_gradient_norm),
+                   double(report.upper_objective));
     if (report.tolerance_met && r.first_met < 0) {
       r.first_met = k;
       r.cpu_to_met = cpu;
@@ -368,8 +370,8 @@ const char* kUsage =
     "  --set NAME=V,...     settings changed before each configuration's own (candidate defaults):\n"
     "                       inner_steps, inner_steps_max, oracle_step, step_x, lower_step (step_y /\n"
     "                       step_pi), penalty_start, penalty_max, penalty_growth, penalty_patience,\n"
-    "                       penalty_stall, penalty_smoothness, penalty_backoff, oracle_gap_fraction,\n"
-    "                       stationarity_tolerance\n"
+    "                       penalty_stall, penalty_smoothness, penalty_backoff, penalty_step_limit,\n"
+    "                       oracle_gap_fraction, stationarity_tolerance\n"
     "  --configs LIST       comma-separated, default all: defaults, user-tuning (T 1, eta 0.7, step_x 0.3,\n"
     "                       step_y/step_pi 0.2, penalty_start 5), larger-steps (T 1, step_x and\n"
     "                       step_y/step_pi 0.5), small-penalty-start (0.1), large-penalty-start (50)\n"
@@ -378,7 +380,8 @@ const char* kUsage =
     "                       of the value at the exact lower-level solution\n"
     "  --sweep-tolerance E  the sweep's second epsilon (default 1e-4)\n"
     "  --csv FILE           CSV lines to FILE instead of stdout\n"
-    "  --trace FILE         a CSV line per step() of every run (gap_bound, lambda, step_x, oracle steps)\n"
+    "  --trace FILE         a CSV line per step() of every run (gap_bound, lambda, step_x, oracle steps,\n"
+    "                       |G|, upper objective)\n"
     "  --quick              smoke test: 3 runs per kind (the three smallest sizes), 200 steps\n"
     "  --quiet              no progress on stderr\n"
     "Sizes: Stackelberg (S, A_l, A_f) (3,2,2) (5,3,4) (8,5,2) (12,4,4) (20,5,5); incentive design\n"
@@ -459,7 +462,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: cannot write %s\n", trace_path.c_str());
       return 1;
     }
-    std::fputs("kind,config,eps,run,step,gap_bound,lambda,step_x,inner_steps,inner_converged,tolerance_met\n", g_trace);
+    std::fputs("kind,config,eps,run,step,gap_bound,lambda,step_x,inner_steps,inner_converged,tolerance_met,"
+               "projected_gradient_norm,upper_objective\n", g_trace);
   }
   std::vector<double> tolerances{eps};
   if (sweep) tolerances.push_back(eps_sweep);

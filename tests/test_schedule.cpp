@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace test_schedule {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
@@ -673,45 +674,55 @@ TEST_CASE("sampled mode: a step whose objective F = f + lambda p would overflow 
   CHECK(refused > 0);  // |p_hat| > 1 in some steps: lambda * p_hat overflows there
 }
 
+// bench/tolerance.cpp's incentive design run `run` (seed 1) at its smallest size, S = 3 and 2 x 2
+// actions (runs 0, 4, 8, ...), in this tree's scalar.
+struct SmallDesign {
+  static constexpr int GS = 3, A1 = 2, A2 = 2;
+  using Instance = bench::IncentiveInstance<GS, A1, A2>;
+  using Design = pbrl::IncentiveDesign<Real, GS, A1, A2>;
+  using ZeroSum = pbrl::PbrlZeroSum<Design>;
+  Instance instance;
+  Real reward[Instance::kJoint], transition[Instance::kJoint * GS], designer_reward[Instance::kJoint],
+      designer_transition[Instance::kJoint * GS], initial[GS];
+  Design problem;
+  explicit SmallDesign(int run) : instance(bench::instance_spec(1u, run, 4)) {
+    REQUIRE(run % 4 == 0);
+    for (int i = 0; i < Instance::kJoint; ++i) {
+      reward[i] = Real(instance.reward[i]);
+      designer_reward[i] = Real(instance.designer_reward[i]);
+    }
+    for (int i = 0; i < Instance::kJoint * GS; ++i) {
+      transition[i] = Real(instance.transition[i]);
+      designer_transition[i] = Real(instance.designer_transition[i]);
+    }
+    for (int s = 0; s < GS; ++s) initial[s] = Real(instance.initial[s]);
+    Design::Data d;
+    d.reward = reward;
+    d.transition = transition;
+    d.initial = initial;
+    d.discount = Real(instance.discount);
+    d.regularizer1 = {pbrl::RegularizerKind::entropy, Real(instance.tau), nullptr};
+    d.regularizer2 = {pbrl::RegularizerKind::entropy, Real(instance.tau), nullptr};
+    d.designer_reward = designer_reward;
+    d.designer_transition = designer_transition;
+    d.designer_cost = nullptr;
+    d.incentive_scale = Real(0.2);
+    d.incentive = {Real(-10), Real(10)};
+    // Row sums drawn in double and rounded to float stay within the validation's tolerance.
+    REQUIRE(problem.init(d) == Status::ok);
+  }
+};
+
 TEST_CASE("tolerance mode: a growth after which the gap gets worse is taken back (a runaway the generator found)") {
   // bench/tolerance.cpp's incentive-design run 32 under the user tuning (T 1, eta 0.7, step_x 0.3,
   // step_pi 0.2, penalty_start 5): S = 3, 2 x 2 actions, gamma 0.9. A schedule that grows lambda on
   // a rising gap met epsilon there, then lost it: lambda ran to 320 and the gap ended at 0.67, 50
   // times the smallest it had reached (docs/tolerance.md).
-  constexpr int GS = 3, A1 = 2, A2 = 2;
-  using Instance = bench::IncentiveInstance<GS, A1, A2>;
-  using Design = pbrl::IncentiveDesign<Real, GS, A1, A2>;
-  using ZeroSum = pbrl::PbrlZeroSum<Design>;
-  static const Instance instance(bench::instance_spec(1u, 32, 4));
-  REQUIRE(instance.discount == 0.9);
-  // The instance's arrays in this tree's scalar.
-  static Real reward[Instance::kJoint], transition[Instance::kJoint * GS], designer_reward[Instance::kJoint],
-      designer_transition[Instance::kJoint * GS], initial[GS];
-  for (int i = 0; i < Instance::kJoint; ++i) {
-    reward[i] = Real(instance.reward[i]);
-    designer_reward[i] = Real(instance.designer_reward[i]);
-  }
-  for (int i = 0; i < Instance::kJoint * GS; ++i) {
-    transition[i] = Real(instance.transition[i]);
-    designer_transition[i] = Real(instance.designer_transition[i]);
-  }
-  for (int s = 0; s < GS; ++s) initial[s] = Real(instance.initial[s]);
-  Design::Data d;
-  d.reward = reward;
-  d.transition = transition;
-  d.initial = initial;
-  d.discount = Real(instance.discount);
-  d.regularizer1 = {pbrl::RegularizerKind::entropy, Real(instance.tau), nullptr};
-  d.regularizer2 = {pbrl::RegularizerKind::entropy, Real(instance.tau), nullptr};
-  d.designer_reward = designer_reward;
-  d.designer_transition = designer_transition;
-  d.designer_cost = nullptr;
-  d.incentive_scale = Real(0.2);
-  d.incentive = {Real(-10), Real(10)};
-  static Design problem;
-  // Row sums drawn in double and rounded to float stay within the validation's tolerance.
-  REQUIRE(problem.init(d) == Status::ok);
-
+  static SmallDesign design(32);
+  REQUIRE(design.instance.discount == 0.9);
+  using Design = SmallDesign::Design;
+  using ZeroSum = SmallDesign::ZeroSum;
+  const Design& problem = design.problem;
   pbrl::PbrlZeroSumSettings<Real> s;
   s.gap_tolerance = Real(0.01);
   s.inner_steps = 1;
@@ -788,6 +799,92 @@ TEST_CASE("the back-off: a gap above penalty_backoff times the best halves the s
   // The setting is validated: a factor of at most 1 is refused in tolerance mode.
   s.penalty_backoff = Real(1);
   CHECK(pbrl::validate(s) == Status::bad_setting);
+}
+
+TEST_CASE("the start: a large penalty_start starts with the steps scaled to penalty_step_limit") {
+  pbrl::PenaltySolverSettings<Real> s;
+  s.gap_tolerance = Real(0.01);
+  REQUIRE(s.penalty_step_limit == Real(0.75));  // the documented default
+  REQUIRE(s.step_x == Real(0.1));
+  pbrl::PenaltySchedule<Real> schedule;
+  const Real alpha = Real(0.1);
+  // The defaults: step_x * penalty_start = 0.1, below the limit: the full steps.
+  schedule.reset(s);
+  CHECK(schedule.step_scale() == Real(1));
+  // penalty_start 50: step_x * penalty_start = 5, the scale starts at 0.75 / 5.
+  s.penalty_start = Real(50);
+  schedule.reset(s);
+  CHECK(schedule.step_scale() == doctest::Approx(Real(0.15)));
+  CHECK(schedule.step(s, alpha) ==
+        doctest::Approx(Real(0.15) * alpha / (Real(1) + alpha * Real(50) * s.penalty_smoothness)));
+  CHECK(s.step_x * s.penalty_start * schedule.step_scale() <= s.penalty_step_limit * Real(1.0001));
+  // A back-off halves the start's scale as it halves 1.
+  const Real start = schedule.step_scale();
+  std::int64_t k = 0;
+  schedule.observe(s, k++, Real(1), Real(1), false);
+  schedule.observe(s, k++, Real(3), Real(1), false);  // above twice the best: a back-off
+  CHECK(schedule.backoffs() == 1);
+  CHECK(schedule.step_scale() == start / Real(2));
+  CHECK(schedule.validate_state(s, k) == Status::ok);
+  // 0: the full steps at any start; fixed mode: the steps as given, the state reset()'s.
+  s.penalty_step_limit = Real(0);
+  schedule.reset(s);
+  CHECK(schedule.step_scale() == Real(1));
+  s.penalty_step_limit = Real(0.75);
+  s.gap_tolerance = Real(0);
+  schedule.reset(s);
+  CHECK(schedule.step_scale() == Real(1));
+  CHECK(schedule.step(s, alpha) == alpha);
+  CHECK(schedule.validate_state(s, 0) == Status::ok);
+  // The setting is validated in tolerance mode: negative or not finite is refused.
+  s.gap_tolerance = Real(0.01);
+  s.penalty_step_limit = Real(-1);
+  CHECK(pbrl::validate(s) == Status::bad_setting);
+  s.penalty_step_limit = std::numeric_limits<Real>::infinity();
+  CHECK(pbrl::validate(s) == Status::bad_setting);
+  s.gap_tolerance = Real(0);  // fixed mode: not used, any value passes
+  CHECK(pbrl::validate(s) == Status::ok);
+}
+
+TEST_CASE("the start: penalty_start 50 meets epsilon where the full first steps lost the lower level") {
+  // bench/tolerance.cpp's incentive-design run 12 under large-penalty-start (penalty_start 50, the
+  // defaults otherwise): S = 3, 2 x 2 actions, gamma 0.99. With the full steps at lambda 50 the
+  // gap was smallest at step 7 (2.1) and ended at 3.1 after 2000 steps with lambda at its cap
+  // (docs/tolerance.md); with the start's scale it meets epsilon at step 13 (double).
+  static SmallDesign design(12);
+  REQUIRE(design.instance.discount == 0.99);
+  using Design = SmallDesign::Design;
+  using ZeroSum = SmallDesign::ZeroSum;
+  static ZeroSum solver;
+  auto run = [&](Real limit, int steps, Real& smallest, Real& last) {
+    pbrl::PbrlZeroSumSettings<Real> s;
+    s.gap_tolerance = Real(0.01);
+    s.penalty_start = Real(50);
+    s.penalty_step_limit = limit;
+    REQUIRE(solver.init(design.problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(),
+                        ZeroSum::Matrix2::Zero()) == Status::ok);
+    ZeroSum::Report r;
+    smallest = std::numeric_limits<Real>::infinity();
+    int first = -1;
+    for (int k = 1; k <= steps; ++k) {
+      REQUIRE(solver.step(&r) == Status::ok);
+      smallest = std::min(smallest, r.gap_bound);
+      if (r.tolerance_met && first < 0) first = k;
+    }
+    last = r.gap_bound;
+    return first;
+  };
+  Real smallest = 0, last = 0;
+  const int first = run(Real(0.75), 300, smallest, last);
+  CAPTURE(smallest);
+  CAPTURE(last);
+  CHECK(first > 0);
+  CHECK(first <= 100);
+  CHECK(last <= std::max(Real(0.01), Real(2) * smallest));  // it does not run away
+  if (std::is_same<Real, double>::value) {  // the contrast, in double (float's path may differ)
+    CHECK(run(Real(0), 300, smallest, last) < 0);
+    CHECK(smallest > Real(1));
+  }
 }
 
 TEST_CASE("counts never overflow: a count with no room is refused, step() says count_overflow") {
@@ -868,6 +965,7 @@ TEST_CASE("tolerance settings are validated; a refused init() leaves the solver 
   { auto s = tolerance(); s.penalty_max = Real(1); bad.push_back(s); }  // below penalty_start = 2
   { auto s = tolerance(); s.penalty_start = Real(0); bad.push_back(s); }  // lambda could never grow
   { auto s = tolerance(); s.penalty_smoothness = Real(-1); bad.push_back(s); }
+  { auto s = tolerance(); s.penalty_step_limit = Real(-1); bad.push_back(s); }
   { auto s = tolerance(); s.inner_steps_max = 0; bad.push_back(s); }
   { auto s = tolerance(); s.inner_steps = 3; s.inner_steps_max = 2; bad.push_back(s); }
   { auto s = tolerance(); s.inner_steps_max = pbrl::kMaxInnerSteps + 1; bad.push_back(s); }

@@ -23,6 +23,15 @@
 //     alone would read the alternation as a fall (never growing, never backing off) or as a rise;
 //   - the steps follow lambda: alpha_k = scale * alpha / (1 + alpha * lambda_k *
 //     penalty_smoothness), so lambda_k * alpha_k < scale / penalty_smoothness at every lambda;
+//   - the start: `scale` starts at min(1, penalty_step_limit / (step_x * penalty_start)), so that
+//     step_x * penalty_start * scale <= penalty_step_limit at the first step. Why: penalty_smoothness
+//     is small (the step scaling is meant for the lambda the growths reach, when the iterates are
+//     near the lower level's solution and the penalty's gradient is small), and far from it, at the
+//     first steps, a large penalty_start (50) with the full steps pushed the softmax logits to
+//     where their gradient vanishes: the gap was smallest within the first 25 steps and then stayed
+//     of that order at every lambda (docs/tolerance.md). At the defaults (step_x 0.1, penalty_start
+//     1) and in the paper's experiments (step_x * penalty_start 0.1 to 0.7) the scale starts at 1;
+//     penalty_step_limit = 0 leaves it at 1 always;
 //   - the back-off: when a step's gap is above penalty_backoff times the smallest gap since init()
 //     or the last back-off (or times epsilon, if larger), the steps are too long for this lambda
 //     (the iterates overshoot): the schedule halves `scale` (at most 30 times), takes lambda's
@@ -96,6 +105,10 @@ class PenaltySchedule {
     window_min_ = Scalar(0);
     backoffs_ = 0;
     level_ = 0;
+    if (s.tolerance_mode() && s.penalty_step_limit > Scalar(0)) {  // the start's scale (above)
+      const Scalar first = s.step_x * s.penalty_start;
+      if (first > s.penalty_step_limit) scale_ = s.penalty_step_limit / first;
+    }
   }
 
   // lambda_k.

@@ -167,7 +167,8 @@ inline Status validate(const GradientSettings& s) { return check_domains(s); }
 //     penalty_growth, up to penalty_max, while the measured lower-level gap stays above epsilon and
 //     has stopped falling (over penalty_patience steps, by less than the factor penalty_stall);
 //     the steps shrink as lambda grows, alpha_k = 1 / (1/alpha + lambda_k * penalty_smoothness)
-//     (the paper's alpha <= 1/(L_f + lambda L_p), with L_f read as 1/alpha); the oracle runs at
+//     (the paper's alpha <= 1/(L_f + lambda L_p), with L_f read as 1/alpha), times a scale that
+//     starts at min(1, penalty_step_limit / (step_x * penalty_start)); the oracle runs at
 //     least inner_steps and at most inner_steps_max steps, until its own gap is below
 //     oracle_gap_fraction * max(epsilon, the last measured gap). penalty_final and penalty_ramp
 //     are not used. The defaults of the tolerance settings are the ones measured best by
@@ -190,6 +191,9 @@ struct PenaltySolverSettings : GradientSettings {
   Scalar penalty_stall = Scalar(0.9);  // tolerance mode: ... and only if the gap fell by less than this
                                        // factor since the last window, in [0, 1] (0: whenever above epsilon)
   Scalar penalty_backoff = Scalar(2);  // tolerance mode: the gap's rise over its best that halves the steps (> 1)
+  Scalar penalty_step_limit = Scalar(0.75);  // tolerance mode: the steps' scale starts at min(1, this /
+                                             // (step_x * penalty_start)), so that a large penalty_start does
+                                             // not begin with long steps (>= 0; 0: the scale starts at 1)
   Scalar penalty_smoothness = Scalar(0.01);  // tolerance mode: L_p in the step scaling (>= 0); the
                                              // theorem's L_p is problem-dependent: 0.01 measured best
                                              // of 1, 0.1, 0.01 on the paper's three experiments (README)
@@ -228,6 +232,7 @@ struct PenaltySolverSettings : GradientSettings {
       "penalty_patience");
     v(penalty_stall, when(tolerance, unit()), "penalty_stall");
     v(penalty_backoff, when(tolerance, above_one()), "penalty_backoff");
+    v(penalty_step_limit, when(tolerance, non_negative()), "penalty_step_limit");
     v(penalty_smoothness, when(tolerance, non_negative()), "penalty_smoothness");
     v(inner_steps_max, when(tolerance, range(1, kMaxInnerSteps)), "inner_steps_max");
     v(oracle_gap_fraction, when(tolerance, unit_above_zero()), "oracle_gap_fraction");
