@@ -9,6 +9,7 @@
 #include "pbrl/baselines/drlhf.hpp"
 #include "pbrl/baselines/independent_pg.hpp"
 #include "pbrl/baselines/meta_gradient.hpp"
+#include "pbrl/estimate/estimated_model.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
 #include "pbrl/problems/rlhf.hpp"
@@ -54,6 +55,10 @@ template <typename T> using DrlhfRlhf = pbrl::Drlhf<Rlhf<T>>;
 template <typename T> using DrlhfRlhfExact = pbrl::Drlhf<Rlhf<T>, EvaluationMethod::direct, pbrl::GradientSources::exact>;
 template <typename T> using PbrlMinimal = pbrl::Pbrl<Minimal<T>>;
 template <typename T> using RlhfBuffer = typename Rlhf<T>::Buffer;
+// The estimated transition model of Figure 3's agents (estimate/): 250 joint rows of 10 states.
+template <typename T> using EstimateIncentive = pbrl::TransitionEstimate<T, 10, 250>;
+template <typename T> using EstimateIncentiveWhole = pbrl::TransitionEstimate<T, 10, 250, std::uint16_t>;
+template <typename T> using EstimatedIncentive = pbrl::EstimatedModel<Incentive<T>>;
 
 PBRL_SIZEOF_BOTH(solver_pbrl_stackelberg100_direct, PbrlStackelberg)
 PBRL_SIZEOF_BOTH(solver_pbrl_stackelberg100_sweeps, PbrlStackelbergSweeps)
@@ -73,5 +78,8 @@ PBRL_SIZEOF_BOTH(problem_incentive10, Incentive)
 PBRL_SIZEOF_BOTH(problem_rlhf10, Rlhf)
 PBRL_SIZEOF_BOTH(problem_minimal, Minimal)
 PBRL_SIZEOF_BOTH(buffer_rlhf10, RlhfBuffer)
+PBRL_SIZEOF_BOTH(estimate_incentive10, EstimateIncentive)
+PBRL_SIZEOF_BOTH(estimate_incentive10_uint16, EstimateIncentiveWhole)
+PBRL_SIZEOF_BOTH(estimated_model_incentive10, EstimatedIncentive)
 
 }  // namespace sizes

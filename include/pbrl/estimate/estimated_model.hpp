@@ -24,16 +24,27 @@ namespace pbrl {
 
 namespace detail {
 
+template <class Problem, class = void>
+struct HasLeaderActions : std::false_type {};
+template <class Problem>
+struct HasLeaderActions<Problem, std::void_t<decltype(Problem::kLeaderActions)>> : std::true_type {};
+template <class Problem, class = void>
+struct HasActions1 : std::false_type {};
+template <class Problem>
+struct HasActions1<Problem, std::void_t<decltype(Problem::kActions1)>> : std::true_type {};
+
 // The actions of a problem's first lower-level player (Stackelberg: the leader's, whose actions
 // index the transition; incentive design: agent 1's); single agent: all of them.
-template <class Problem, class = void>
-struct FirstActions : std::integral_constant<int, Problem::kActions> {};
 template <class Problem>
-struct FirstActions<Problem, std::void_t<decltype(Problem::kLeaderActions)>>
-    : std::integral_constant<int, Problem::kLeaderActions> {};
-template <class Problem>
-struct FirstActions<Problem, std::void_t<decltype(Problem::kActions1)>>
-    : std::integral_constant<int, Problem::kActions1> {};
+constexpr int first_actions() {
+  if constexpr (HasLeaderActions<Problem>::value) {
+    return Problem::kLeaderActions;
+  } else if constexpr (HasActions1<Problem>::value) {
+    return Problem::kActions1;
+  } else {
+    return Problem::kActions;
+  }
+}
 
 }  // namespace detail
 
@@ -44,7 +55,7 @@ class EstimatedModel {
   using Data = typename Problem::Data;
   static constexpr int S = Problem::kStates;
   static constexpr int kRows = Problem::kTransitionRows;
-  static constexpr int kActions1 = detail::FirstActions<Problem>::value;  // joint rows: (s*A1 + a1)*A2 + a2
+  static constexpr int kActions1 = detail::first_actions<Problem>();  // joint rows: (s*A1 + a1)*A2 + a2
   static constexpr int kActions2 = kRows / S / kActions1;
   using Estimate = TransitionEstimate<Scalar, S, kRows, Count>;
 
