@@ -12,15 +12,18 @@
 #      (pointer size, alignment), so that the host tool cannot know them; and the checkpoint's;
 #   3. <name>_c_api.cpp is compiled into <target> (-fno-exceptions -fno-rtti); its static_asserts
 #      refuse a <name>_sizes.h that does not fit the types.
-# CODEGEN: the pbrl-codegen to run, a path or a target; default: the pbrl-codegen target of this
+# CODEGEN: the pbrl-codegen to run, a path or a target (required under add_subdirectory(pbrl),
+# which builds no tools unless PBRL_BUILD_TOOLS is ON); default: the pbrl-codegen target of this
 # build if there is one (a host tree), else a pbrl-codegen program found next to the installed
 # package or on the PATH (a cross build runs a host's). Needs CMake 3.20 (the manifest's name is
 # read with string(JSON), and DEPFILE with every generator).
 include_guard(GLOBAL)
 
-set(_PBRL_C_API_SIZES_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/PbrlCApiSizes.cmake")
-
 function(pbrl_add_c_api target)
+  # The script beside this file, found from the function's own file: a variable set at include
+  # time would live in pbrl's directory scope only, unseen by a caller in a parent project
+  # (add_subdirectory(pbrl)).
+  set(sizes_script "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/PbrlCApiSizes.cmake")
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "MANIFEST;CODEGEN;OUTPUT_DIR" "")
   if(arg_UNPARSED_ARGUMENTS OR NOT arg_MANIFEST)
     message(FATAL_ERROR "usage: pbrl_add_c_api(<target> MANIFEST <json> [CODEGEN <pbrl-codegen>] [OUTPUT_DIR <dir>])")
@@ -92,8 +95,8 @@ function(pbrl_add_c_api target)
     OUTPUT "${dir}/${name}_sizes.h"
     COMMAND "${CMAKE_COMMAND}" "-DNM=${CMAKE_NM}" "-DOBJECT=$<TARGET_OBJECTS:${target}_sizes>" "-DNAME=${name}"
             "-DCOMPILER=${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} ${CMAKE_CXX_COMPILER}"
-            "-DOUT=${dir}/${name}_sizes.h" -P "${_PBRL_C_API_SIZES_SCRIPT}"
-    DEPENDS ${target}_sizes "$<TARGET_OBJECTS:${target}_sizes>" "${_PBRL_C_API_SIZES_SCRIPT}"
+            "-DOUT=${dir}/${name}_sizes.h" -P "${sizes_script}"
+    DEPENDS ${target}_sizes "$<TARGET_OBJECTS:${target}_sizes>" "${sizes_script}"
     COMMENT "pbrl ${name}: workspace and checkpoint sizes for this target"
     VERBATIM)
   # Users' sources include <name>.h, which includes <name>_sizes.h: both exist before they compile.

@@ -81,3 +81,20 @@ if(_pbrl_consumer)
       -P "${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.cmake")
   set_tests_properties(pbrl_install_consumer PROPERTIES TIMEOUT 900 LABELS "install")
 endif()
+# consumer/run_subdirectory.cmake: the other documented route, add_subdirectory(pbrl) and
+# pbrl_add_c_api(... CODEGEN <this tree's pbrl-codegen>), on host trees that build the tool.
+if(_pbrl_consumer AND NOT CMAKE_CROSSCOMPILING AND TARGET pbrl-codegen)
+  add_test(NAME pbrl_subdirectory_consumer
+    COMMAND "${CMAKE_COMMAND}"
+      "-DPBRL_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+      "-DCODEGEN=$<TARGET_FILE:pbrl-codegen>"
+      "-DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/subdirectory_consumer"
+      "-DGENERATOR=${CMAKE_GENERATOR}"
+      "-DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}"
+      "-DC_COMPILER=${CMAKE_C_COMPILER}"
+      "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}"
+      "-DEIGEN3_DIR=${Eigen3_DIR}"
+      "-DCTEST=${CMAKE_CTEST_COMMAND}"
+      -P "${CMAKE_CURRENT_SOURCE_DIR}/consumer/run_subdirectory.cmake")
+  set_tests_properties(pbrl_subdirectory_consumer PROPERTIES TIMEOUT 900 LABELS "install")
+endif()
