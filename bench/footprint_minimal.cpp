@@ -1,7 +1,7 @@
 // The minimal link of scripts/footprint: what a firmware pays for pbrl when it init()s and
 // step()s one small solver and nothing else. The model is a compile-time constant (flash), the
-// solver a static object (RAM: sizeof(Solver) bytes of .bss), exactly as README's firmware
-// sketch. No stdio, so the image holds the library, the startup code and libc/libm only.
+// solver a static object (RAM: sizeof(Solver) bytes of .bss), exactly as the firmware
+// sketch of README.md. No stdio, so the image holds the library, the startup code and libc/libm only.
 //
 // scripts/footprint reads the image's text/data/bss with the target's `size`, and the worst stack
 // path from Solver::step() from this file's -fcallgraph-info=su output (bench/CMakeLists.txt).

@@ -4,7 +4,7 @@
 // regularization, initial distribution, number of outer iterations, oracle step sizes) or where
 // the tabular setting has no counterpart (the RLHF experiment ran on Atari).
 // Each value says where it comes from: "paper" or "choice". The experiment programs read these
-// and print them with their results; the README quotes them.
+// and print them with their results; docs/results.md quotes them.
 
 namespace settings {
 

@@ -83,7 +83,7 @@ TEST_CASE("a sampled solver at the caps runs, and its steps are the capped work"
   REQUIRE(solver->init(*problem, s, Solver::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
   Solver::Report report;
   for (int k = 0; k < 3; ++k) REQUIRE(solver->step(&report) == Status::ok);
-  // (T + 2) B H environment steps per step (README, "Work per step").
+  // (T + 2) B H environment steps per step (docs/performance.md, "Work per step").
   CHECK(report.environment_steps == 3 * (3 + 2) * 24 * 5);
   CHECK(solver->x().allFinite());
 }

@@ -47,7 +47,7 @@ constexpr int kBatch = 24;            // B
 constexpr int kHorizon = 5;           // H
 constexpr int kSliceRollouts = 3;     // the most rollouts one slice runs (bench/step_instructions)
 // A product build fixes these as the library's work caps (-DPBRL_MAX_BATCH=24 -DPBRL_MAX_HORIZON=5
-// -DPBRL_MAX_INNER_STEPS=1, README "Work per step"): then no setting can make step() heavier than
+// -DPBRL_MAX_INNER_STEPS=1, docs/performance.md, "Work per step"): then no setting can make step() heavier than
 // this one, whose instructions CTest's step_instructions_budget bounds.
 constexpr float kLogitBound = 10.0f;  // choice: box of the agents' logits
 constexpr std::uint32_t kSeed = 1u;   // solver's random stream

@@ -42,7 +42,7 @@ struct KindSpec {
   bool incentive_scale;             // incentive design: c_x, finite (default: Data's)
   std::vector<int> policy_actions;  // the action counts the solver's policy sets are checked for
   std::vector<int> params;          // the axes of x in its flat layout (Problem::kParams, the C API)
-  // A lower bound on the solver's RAM in scalars (README "ram_limit_bytes"): the problem's Model,
+  // A lower bound on the solver's RAM in scalars (tools/codegen/README.md, "ram_limit_bytes"): the problem's Model,
   // which every solver holds (M(x)), and the S x S matrix of the direct evaluation's LU.
   long long (*solver_scalars)(const std::vector<long long>& sizes);
 };

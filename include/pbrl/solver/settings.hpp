@@ -196,7 +196,7 @@ struct PenaltySolverSettings : GradientSettings {
                                              // not begin with long steps (>= 0; 0: the scale starts at 1)
   Scalar penalty_smoothness = Scalar(0.01);  // tolerance mode: L_p in the step scaling (>= 0); the
                                              // theorem's L_p is problem-dependent: 0.01 measured best
-                                             // of 1, 0.1, 0.01 on the paper's three experiments (README)
+                                             // of 1, 0.1, 0.01 on the paper's three experiments (docs/results.md)
   int inner_steps_max = 100;           // tolerance mode: T_max >= inner_steps
   Scalar oracle_gap_fraction = Scalar(0.1);  // tolerance mode: the oracle's target over max(epsilon, last
                                              // measured gap), in (0, 1]
