@@ -1,9 +1,10 @@
 // Adaptation on the host (docs/adaptation.md): a device that starts from a prior model of its
-// plant, observes the plant's transitions, keeps a Dirichlet posterior over them
-// (TransitionEstimate), hands the posterior mean to its running PBRL solver (swap_model) and goes
-// on solving; the plant is a World (world.hpp) whose TRUE model the device never sees. Both kinds:
-// a Stackelberg leader (Pbrl; x = the leader's logits) and an incentive designer (PbrlZeroSum; x =
-// the incentive), in double and, with --precision float or both, in float.
+// plant, observes the plant's transitions, keeps a Dirichlet posterior over them, hands the
+// posterior mean to its running PBRL solver (EstimatedModel: the estimate, and the two model arrays
+// its refresh writes and swaps in) and goes on solving; the plant is a World (world.hpp) whose TRUE
+// model the device never sees. Both kinds: a Stackelberg leader (Pbrl; x = the leader's logits)
+// and an incentive designer (PbrlZeroSum; x = the incentive), in double and, with --precision float
+// or both, in float.
 //
 // Per kind, on one random instance (seed): the TRUE model P1, a second TRUE model P2 (the drift),
 // the prior P0 = (1 - m) P1 + m Q (Q an independent random array, m = --prior-mix; rows drawn as
@@ -15,11 +16,12 @@
 // forgetting and with it (--discount, per row visit).
 // A run's device solves on its prior as the reference did (so it starts at x_prior, bit for bit),
 // then loops in ticks of --tick observations: the world draws each observation with the lower level
-// responding to the device's current x, the estimate observes it; after the tick, if refresh_due()
-// (the doubling rule, or --refresh-every observations since the last refresh) the device writes the
-// mean into its second model array and swaps it in; then solve(--steps) (a converged solver takes
-// no step until the next swap). At each checkpoint the honest metric: V(x), the upper level's value
-// at the exact lower-level solution of the TRUE model of that time under the device's x
+// responding to the device's current x, the estimated model observes it; after the tick, if
+// refresh_due() (the doubling rule, or --refresh-every observations since the last refresh) the
+// device refreshes it (EstimatedModel::refresh: the mean written into the array the solver does not
+// read, swapped in); then solve(--steps) (a converged solver takes no step until the next swap).
+// At each checkpoint the honest metric: V(x), the upper level's value at the exact lower-level
+// solution of the TRUE model of that time under the device's x
 // (World::value_at), gap_true = V(x_true) - V(x) and gap_prior_alone = V(x_true) - V(x_prior).
 //
 // Output: DIR/adaptation.csv, DIR/adaptation.png (gnuplot; DIR/adaptation.png.gp the script),
@@ -28,7 +30,7 @@
 #include "pbrl/pbrl.hpp"
 
 #include "../experiment.hpp"
-#include "pbrl/estimate/transition_estimate.hpp"
+#include "pbrl/estimate/estimated_model.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/problems/random_instance.hpp"
 #include "pbrl/problems/stackelberg.hpp"
@@ -199,6 +201,10 @@ struct IncentiveKind {
     solving_settings(c, c.step_x > 0 ? c.step_x : kStepX, kStationarity, s);
     s.step_pi = Scalar(step);
     s.penalty_start = Scalar(4);  // the paper's PBRL-NI lambda
+    // The schedule's start scale min(1, limit / (step_x * lambda_0)) reads step_x = 10 as a long
+    // first step, but x's gradient is at most 0.05 per entry: it would cut every step to 1/53 and the
+    // quick consistency run would end at a gap of 0.03 (against 0.0014). 0: the scale starts at 1.
+    s.penalty_step_limit = Scalar(0);
     return s;
   }
   static pbrl::Status init(Solver& solver, const Problem& p, const typename Solver::Settings& s) {
@@ -261,7 +267,8 @@ class Experiment {
   using Params = typename Problem::Params;
   using World = adaptation::World<Problem>;
   static constexpr int S = K::S, A1 = K::A1, A2 = K::A2, kRows = S * A1 * A2;
-  using Estimate = pbrl::TransitionEstimate<Scalar, S, kRows>;
+  using Model = pbrl::EstimatedModel<Problem>;  // the device's problem on its estimate
+  static_assert(Model::kActions1 == A1 && Model::kActions2 == A2 && Model::kRows == kRows, "the world's rows");
 
   explicit Experiment(const Config& c) : c_(c) {
     // One stream per kind and seed: rewards, P1, Q, Q2 (the float and double instances see the
@@ -351,7 +358,11 @@ class Experiment {
   bool deploy(const Scalar* transition, const char* what) {
     data_ = instance_->data(transition);
     if (!check(problem_->init(data_), what)) return false;
-    if (!check(K::init(*solver_, *problem_, K::settings(c_)), what)) return false;
+    return deploy(*problem_, what);
+  }
+  // ... on `problem` (problem_, or the device's estimated model's).
+  bool deploy(Problem& problem, const char* what) {
+    if (!check(K::init(*solver_, problem, K::settings(c_)), what)) return false;
     return solve(what);
   }
   // `transition` swapped into the running solver, solved to the verdict.
@@ -380,11 +391,10 @@ class Experiment {
     es.support = pbrl::EstimateSupport::dense;  // the prior's zeros are a guess
     es.discount = Scalar(run.discount);
     es.refresh_every = c_.refresh_every;
-    if (!check(estimate_->init(prior_.data(), Scalar(c_.strength), es), "estimate init")) return false;
-    Scalar* front = model_a_.data();
-    Scalar* back = model_b_.data();
-    if (!check(estimate_->write_mean(front), "write_mean")) return false;  // the prior, bit for bit
-    if (!deploy(front, "device on its prior")) return false;
+    // The model starts as a copy of the prior, bit for bit.
+    if (!check(model_->init(instance_->data(prior_.data()), Scalar(c_.strength), es), "estimated model init"))
+      return false;
+    if (!deploy(model_->problem(), "device on its prior")) return false;
     if (solver_->x() != x_prior_) {  // the same solve on the same numbers
       std::fprintf(stderr, "the device's solve on its prior did not reproduce x_prior\n");
       return false;
@@ -418,15 +428,10 @@ class Experiment {
       if (n >= c_.observations) break;
       for (long i = 0; i < c_.tick; ++i) {
         if (!check(world_->observe(solver_->x(), o), "world")) return false;
-        if (!check(estimate_->template observe<A1, A2>(o.state, o.action1, o.action2, o.next_state), "observe"))
-          return false;
+        if (!check(model_->observe(o.state, o.action1, o.action2, o.next_state), "observe")) return false;
       }
-      if (estimate_->refresh_due()) {
-        estimate_->mark_refreshed();
-        if (!check(estimate_->write_mean(back), "write_mean")) return false;
-        data_.transition = back;
-        if (!check(solver_->swap_model(*problem_, data_), "swap_model")) return false;
-        std::swap(front, back);  // the solver reads front; back is free to be written
+      if (model_->refresh_due()) {
+        if (!check(model_->refresh(*solver_), "refresh")) return false;
         ++refreshes;
       }
       if (!check(solver_->solve(c_.steps, result), "solve")) return false;
@@ -442,13 +447,12 @@ class Experiment {
   std::unique_ptr<typename K::Instance> instance_;
   std::vector<Scalar> true1_ = std::vector<Scalar>(kRows * S), true2_ = std::vector<Scalar>(kRows * S);
   std::vector<Scalar> prior_ = std::vector<Scalar>(kRows * S);
-  std::vector<Scalar> model_a_ = std::vector<Scalar>(kRows * S), model_b_ = std::vector<Scalar>(kRows * S);
   std::unique_ptr<Problem> problem_ = std::make_unique<Problem>();
   std::unique_ptr<Solver> solver_ = std::make_unique<Solver>();
-  std::unique_ptr<Estimate> estimate_ = std::make_unique<Estimate>();
+  std::unique_ptr<Model> model_ = std::make_unique<Model>();
   std::unique_ptr<World> world_ = std::make_unique<World>();
   std::unique_ptr<World> scorer1_ = std::make_unique<World>(), scorer2_ = std::make_unique<World>();
-  typename Problem::Data data_{};  // the solver's problem's data
+  typename Problem::Data data_{};  // the references' problem's data
   Params x_true1_ = Params::Zero(), x_true2_ = Params::Zero(), x_prior_ = Params::Zero();
   double value_true_[2] = {}, value_prior_[2] = {};
   double gap_at_drift_ = 0;
