@@ -1356,4 +1356,66 @@ TEST_CASE("f's evaluation on pi_y's chain (evaluate_on_chain): Pbrl and independ
   }
 }
 
+TEST_CASE("a normal-form game posed as two identical absorbing states (docs/algorithm.md's recipe)") {
+  // A 2 x 3 bimatrix game (leader rows, follower columns). Two states that each loop to themselves
+  // with the same rewards, rho uniform: each state is the one-shot game repeated, so V_l(rho) is
+  // the one-shot value / (1 - gamma), and both states' iterates stay equal.
+  constexpr int N = 2, L = 2, F = 3;
+  using NormalForm = pbrl::Stackelberg<Real, N, L, F>;
+  const Real rl[L * F] = {Real(1), Real(0), Real(3), Real(2), Real(1), Real(0)};
+  const Real rf[L * F] = {Real(0), Real(1), Real(0.5), Real(1), Real(0), Real(0.2)};
+  Real leader[N * L * F], follower[N * L * F], transition[N * L * F * N];
+  for (int s = 0; s < N; ++s)
+    for (int j = 0; j < L * F; ++j) {
+      leader[s * L * F + j] = rl[j];
+      follower[s * L * F + j] = rf[j];
+      for (int t = 0; t < N; ++t) transition[(s * L * F + j) * N + t] = t == s ? Real(1) : Real(0);
+    }
+  const Real initial[N] = {Real(0.5), Real(0.5)};
+  const Real gamma = Real(0.5), tau = Real(0.1);
+  NormalForm::Data d;
+  d.leader_reward = leader;
+  d.follower_reward = follower;
+  d.transition = transition;
+  d.initial = initial;
+  d.discount = gamma;
+  d.follower.tau = tau;
+  d.logit_bound = Real(5);
+  NormalForm game;
+  REQUIRE(game.init(d) == Status::ok);
+  pbrl::PbrlSettings<Real> s;
+  s.gap_tolerance = Real(kDouble ? 1e-4 : 1e-2);
+  auto solver = std::make_unique<pbrl::Pbrl<NormalForm>>();
+  REQUIRE(solver->init(game, s, NormalForm::Params::Zero(), Mat<N, F>::Zero()) == Status::ok);
+  pbrl::SolveResult result;
+  REQUIRE(solver->solve(20000, result) == Status::ok);
+  const auto& x = solver->x();
+  for (int a = 0; a < L; ++a) CHECK(std::abs(x[a] - x[L + a]) <= Real(kDouble ? 1e-9 : 1e-4));
+
+  // The one-shot game at state 0's leader policy: the follower's regularized best response, the
+  // leader's expected reward.
+  Real p[L], m = x[0];
+  for (int a = 1; a < L; ++a) m = std::max(m, x[a]);
+  Real z(0);
+  for (int a = 0; a < L; ++a) z += p[a] = std::exp(x[a] - m);
+  for (Real& v : p) v /= z;
+  Real u[F], q[F], um = -std::numeric_limits<Real>::infinity(), zq(0);
+  for (int f = 0; f < F; ++f) {
+    u[f] = Real(0);
+    for (int a = 0; a < L; ++a) u[f] += p[a] * rf[a * F + f];
+    um = std::max(um, u[f] / tau);
+  }
+  for (int f = 0; f < F; ++f) zq += q[f] = std::exp(u[f] / tau - um);
+  Real one_shot(0);
+  for (int f = 0; f < F; ++f)
+    for (int a = 0; a < L; ++a) one_shot += p[a] * (q[f] / zq) * rl[a * F + f];
+  auto ws = std::make_unique<NormalForm::BilevelValueWorkspace>();
+  pbrl::BestResponseValue<Real> v;
+  REQUIRE(game.value_at_best_response(x, *ws, v) == Status::ok);
+  CHECK(v.value == doctest::Approx(double(one_shot / (Real(1) - gamma))).epsilon(kDouble ? 1e-6 : 1e-3));
+  // And the solve improved on the uniform leader.
+  REQUIRE(game.value_at_best_response(NormalForm::Params::Zero(), *ws, v) == Status::ok);
+  CHECK(one_shot / (Real(1) - gamma) > v.value);
+}
+
 }  // namespace test_stackelberg
