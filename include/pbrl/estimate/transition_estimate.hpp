@@ -219,6 +219,7 @@ class TransitionEstimate {
     if (Status st = check_init(prior, strength, settings); st != Status::ok) return st;
     prior_ = prior;
     prior_digest_ = detail::array_digest(prior, std::size_t(Rows) * S);
+    cap_ = Scalar(settings.count_cap);
     strength_ = strength;
     settings_ = settings;
     std::memset(static_cast<void*>(&state_), 0, sizeof(State));  // no State{} temporary: Rows*S counts
@@ -259,16 +260,15 @@ class TransitionEstimate {
     Count* const c = st.counts + row * S;
     if (settings_.discount < Scalar(1) && st.observations[row] > 0) {
       const std::int64_t d = settings_.discount_clock == DiscountClock::row_visits ? 1 : st.clock + 1 - st.last[row];
-      scale_row(row, power(settings_.discount, d));
+      scale_row(row, d == 1 ? settings_.discount : power(settings_.discount, d));
     }
     c[s_next] = Count(c[s_next] + Count(1));
     st.totals[row] = Count(st.totals[row] + Count(1));
-    if (!(Scalar(st.totals[row]) < Scalar(settings_.count_cap))) halve_row(row);
+    if (!(Scalar(st.totals[row]) < cap_)) halve_row(row);
     const std::int64_t n = ++st.observations[row];
     st.clock += 1;
     st.last[row] = st.clock;
-    const std::int64_t m = settings_.refresh_row_observations;
-    if (m > 0 && n >= m && n % m == 0 && power_of_two(n / m)) st.refresh_pending = true;
+    if (doubled(n)) st.refresh_pending = true;
     return Status::ok;
   }
   // ... out of state s under joint action a in [0, kActions).
@@ -375,6 +375,18 @@ class TransitionEstimate {
     return result;
   }
   static bool power_of_two(std::int64_t k) { return k > 0 && (k & (k - 1)) == 0; }
+  // The refresh rule's trigger: n = m * 2^k for some k >= 0 (m = refresh_row_observations > 0).
+  // In 32 bits while n fits (a 64-bit division is a library call on a 32-bit core).
+  bool doubled(std::int64_t n) const {
+    const std::int64_t m = settings_.refresh_row_observations;
+    if (m <= 0 || n < m) return false;
+    if (power_of_two(m)) return power_of_two(n);  // m * 2^k with m = 2^j: the powers of two from m on
+    if (n <= std::int64_t(UINT32_MAX)) {
+      const std::uint32_t n32 = std::uint32_t(n), m32 = std::uint32_t(m);
+      return n32 % m32 == 0u && power_of_two(std::int64_t(n32 / m32));
+    }
+    return n % m == 0 && power_of_two(n / m);
+  }
 
   // The factor that ages row's stored counts to now (the clock `observations`; else 1).
   Scalar age(int row) const {
@@ -472,6 +484,7 @@ class TransitionEstimate {
 
   const Scalar* prior_ = nullptr;
   std::uint32_t prior_digest_ = 0;
+  Scalar cap_ = Scalar(0);  // settings_.count_cap as a Scalar (an int64 conversion is a library call on a 32-bit core)
   Scalar strength_ = Scalar(0);
   EstimateSettings<Scalar> settings_{};
   State state_{};
