@@ -283,4 +283,40 @@ TEST_CASE("EstimatedModel: an incentive design's agents' transitions, observed b
   REQUIRE(solver->step() == Status::ok);
 }
 
+TEST_CASE("swap_transition: swap_model for the transition alone, the same iterates; refusals change nothing") {
+  auto truth = std::make_unique<GameArrays>(13u);
+  auto prior = std::make_unique<GameArrays>(14u);
+  Game ga, gb;
+  REQUIRE(ga.init(prior->data()) == Status::ok);
+  REQUIRE(gb.init(prior->data()) == Status::ok);
+  auto a = std::make_unique<Solver>(), b = std::make_unique<Solver>();
+  REQUIRE(a->init(ga, settings(), Solver::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
+  REQUIRE(b->init(gb, settings(), Solver::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
+  CHECK(b->swap_transition(ga, truth->transition) == Status::bad_setting);  // not b's problem
+  REQUIRE(a->run(3) == Status::ok);
+  REQUIRE(b->run(3) == Status::ok);
+  std::vector<Real> bad(truth->transition, truth->transition + Rows * S);
+  bad[S + 1] = Real(-0.25);
+  bad[S] += Real(0.25);
+  const pbrl::ModelDigest before = gb.model_digest();
+  CHECK(b->swap_transition(gb, bad.data()) == Status::bad_transition);
+  CHECK(b->swap_transition(gb, nullptr) == Status::null_pointer);
+  CHECK(b->model_generation() == 0);
+  CHECK(gb.data().transition == prior->transition);
+  CHECK(gb.model_digest().transition == before.transition);
+  pbrl::SliceResult slice;
+  REQUIRE(b->step_slice(1, slice) == Status::ok);
+  REQUIRE(a->step_slice(1, slice) == Status::ok);
+  REQUIRE(a->swap_model(ga, prior->data(truth->transition)) == Status::ok);
+  REQUIRE(b->swap_transition(gb, truth->transition) == Status::ok);
+  CHECK_FALSE(b->step_in_progress());
+  CHECK(b->model_generation() == 1);
+  CHECK(gb.model_digest().transition == ga.model_digest().transition);
+  CHECK(gb.model_digest().data == ga.model_digest().data);
+  REQUIRE(a->run(5) == Status::ok);
+  REQUIRE(b->run(5) == Status::ok);
+  CHECK(a->x() == b->x());
+  CHECK(a->y() == b->y());
+}
+
 }  // namespace test_estimated_model

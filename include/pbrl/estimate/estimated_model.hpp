@@ -4,10 +4,10 @@
 // the solver reads and the one a refresh writes. docs/estimation.md has the rules and a loop.
 //
 // A refresh writes the estimate's mean into the array the solver does not read, in slices of at
-// most max_rows rows (bounded work per tick), and hands it to the solver with swap_model() in a
-// slice of its own; the arrays then trade roles. The solver never reads a half-written model: a
-// step in progress at the commit read the old one and is abandoned (swap_model). Observations made
-// while a refresh is in progress count toward the next one.
+// most max_rows rows (bounded work per tick), and hands it to the solver with swap_transition()
+// (swap_model for the transition alone) in a slice of its own; the arrays then trade roles. The
+// solver never reads a half-written model: a step in progress at the commit read the old one and
+// is abandoned. Observations made while a refresh is in progress count toward the next one.
 //
 // The solver keeps a pointer to problem(): init the solver after init() here, and do not move or
 // copy an EstimatedModel while a solver uses it. Every call validates its arguments and on an
@@ -103,8 +103,9 @@ class EstimatedModel {
 
   // One slice of a refresh. With none in progress it starts one (mark_refreshed); then it writes
   // the next at most max_rows rows of the mean, or, once every row is written, commits:
-  // solver.swap_model(problem(), ...) with the written array (committed = true). Work: max_rows * S
-  // (plus the discount's O(log d) per row) or the commit's, the problem's init(). max_rows >= 1
+  // solver.swap_transition(problem(), ...) with the written array (committed = true). Work:
+  // max_rows * S (plus the discount's O(log d) per row), or the commit's: the array's validation
+  // and digest, O(kRows * S). max_rows >= 1
   // (else bad_setting). A refused commit (the solver's status) leaves the refresh pending at its
   // commit and the solver on its model.
   template <class Solver>
@@ -124,10 +125,8 @@ class EstimatedModel {
       next_row_ += n;
       return Status::ok;
     }
-    Data next = data_;
-    next.transition = back;
-    if (Status st = solver.swap_model(problem_, next); st != Status::ok) return st;
-    data_ = next;
+    if (Status st = solver.swap_transition(problem_, back); st != Status::ok) return st;
+    data_.transition = back;
     front_ = 1 - front_;
     next_row_ = -1;
     committed = true;

@@ -82,6 +82,16 @@ class RewardShaping {
   const Box<Scalar>& box() const { return box_; }
   // The digest of the data init() took (model_digest.hpp; checkpoints record it).
   const ModelDigest& model_digest() const { return digest_; }
+  // The lower level's transition array alone replaced (Solver::swap_transition, EstimatedModel's
+  // commit): validated as init() validates it, O(kTransitionRows * S), and the model digest's
+  // transition half follows; every other array stays. On error nothing changes.
+  Status replace_transition(const Scalar* transition) {
+    if (!initialized_) return Status::not_initialized;
+    if (Status st = validate_transition<Scalar, S, kTransitionRows / S>(transition); st != Status::ok) return st;
+    task_.transition = transition;
+    digest_.transition = detail::array_digest(transition, std::size_t(kTransitionRows) * S);
+    return Status::ok;
+  }
 
   Status validate_parameters(const Params& x) const {
     if (!initialized_) return Status::not_initialized;

@@ -150,6 +150,23 @@ class PenaltySolverCore {
     ++counts_.model_generation;
     return Status::ok;
   }
+  // swap_model for a new lower-level transition array alone (`transition`: the problem's
+  // Data::transition layout), e.g. an estimate's mean: the problem validates only that array
+  // (Problem::replace_transition, O(rows * S) instead of init()'s every array), and the rest is
+  // swap_model's: on error nothing changed; on success a step in progress is abandoned, the solve
+  // goes on warm, the verdict restarts and model_generation() counts it.
+  template <class P = Problem>
+  Status swap_transition(P& problem, const Scalar* transition) {
+    static_assert(std::is_same<P, Problem>::value, "the solver's own problem type");
+    if (problem_ == nullptr) return Status::not_initialized;
+    if (&problem != problem_) return Status::bad_setting;
+    if (counts_.model_generation == StepCounts::kMax) return Status::count_overflow;
+    if (Status st = problem.replace_transition(transition); st != Status::ok) return st;
+    self().abandon_step();
+    schedule_.model_changed(settings_);
+    ++counts_.model_generation;
+    return Status::ok;
+  }
   // Models swapped in since init() (a checkpoint carries it).
   std::int64_t model_generation() const { return counts_.model_generation; }
   // What a checkpoint records of the model: the problem's kind and the digest of its current data
