@@ -14,7 +14,7 @@ if(NOT rc EQUAL 0)
 endif()
 string(TOUPPER "${NAME}" upper)
 set(defines "")
-foreach(what WORKSPACE_BYTES WORKSPACE_ALIGN CHECKPOINT_BYTES POINTER_BYTES)
+foreach(what WORKSPACE_BYTES WORKSPACE_ALIGN CHECKPOINT_BYTES POINTER_BYTES VALUE_WORKSPACE_BYTES VALUE_WORKSPACE_ALIGN)
   string(TOLOWER "${what}" lower)
   # "<address> <size> <type> <name>", sizes in hex.
   if(NOT symbols MATCHES "[0-9a-fA-F]+ ([0-9a-fA-F]+) [A-Za-z] pbrl_${NAME}_probe_${lower}\r?\n")

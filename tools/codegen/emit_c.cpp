@@ -67,6 +67,13 @@ std::vector<Field> report_fields(bool zero_sum) {
   return f;
 }
 
+// What value_at_best_response's value is, by kind (bilevel_value.hpp's BestResponseValue).
+std::string bilevel_value_meaning(const std::string& kind) {
+  if (kind == "stackelberg") return "the leader's V_l(rho) against the follower's exact best response (= -f)";
+  if (kind == "incentive_design") return "the designer's value at the agents' regularized Nash equilibrium (= -f)";
+  return "the task's value of the learner's exact optimal policy (= -f)";
+}
+
 // The actions of an observation: (s, a, s') of a single agent, (s, a1, a2, s') of two players,
 // named after the manifest's sizes.
 std::vector<std::string> observed_actions(const Manifest& m) {
@@ -146,6 +153,10 @@ std::string c_header(const Manifest& m) {
   long long entries = 0;
   for (int a : spec.policy_actions) entries += m.sizes[0] * m.sizes[std::size_t(a)];
   out += ". */\n#define " + N + "POLICY_ENTRIES " + std::to_string(entries) + "\n";
+  if (std::string(spec.kind) == "stackelberg") {
+    out += "/* Entries of the leader's policy pi_x(a_l|s) = softmax(x(s, .)) at [s*leader_actions + a_l]. */\n";
+    out += "#define " + N + "LEADER_POLICY_ENTRIES " + std::to_string(m.sizes[0] * m.sizes[1]) + "\n";
+  }
   if (m.estimated) {
     std::vector<std::string> row_axes;
     long long rows = 1;
@@ -168,6 +179,18 @@ std::string c_header(const Manifest& m) {
   out += " * object of this type, which has the alignment the solver needs. */\n";
   out += "typedef struct " + ws + " {\n  PBRL_C_ALIGNAS(" + N + "WORKSPACE_ALIGN) unsigned char bytes[" + N +
          "WORKSPACE_BYTES];\n} " + ws + ";\n\n";
+  out += "/* Scratch of " + p + "value_at_best_response (M(x) and the lower level's exact solve): a\n";
+  out += " * separate static object, needed only by a firmware that asks for the bilevel answer. */\n";
+  out += "typedef struct " + p + "value_workspace {\n  PBRL_C_ALIGNAS(" + N + "VALUE_WORKSPACE_ALIGN) unsigned char bytes[" + N +
+         "VALUE_WORKSPACE_BYTES];\n} " + p + "value_workspace;\n\n";
+  out += "/* The bilevel answer at x: the upper level's value at the lower level's exact regularized\n";
+  out += " * solution, in the experiments' sign (higher is better), and its certificate. */\n";
+  out += "typedef struct " + p + "bilevel_value {\n";
+  out += "  " + scalar + " value;            /* " + bilevel_value_meaning(spec.kind) + " */\n";
+  out += "  " + scalar + " lower_level_gap;  /* certified bound on the lower level's gap at that solution */\n";
+  out += "  int64_t iterations;      /* value-iteration sweeps used */\n";
+  out += "  bool converged;          /* lower_level_gap met the library's default tolerance */\n";
+  out += "} " + p + "bilevel_value;\n\n";
   out += "/* What a step reports. */\ntypedef struct " + report + " {\n";
   for (const Field& f : report_fields(spec.zero_sum)) {
     const std::string type = std::string(f.type) == "scalar" ? scalar : f.type;
@@ -221,6 +244,15 @@ std::string c_header(const Manifest& m) {
          "* ws, const unsigned char* slot_a,\n    const unsigned char* slot_b, size_t slot_size);\n";
   out += "pbrl_status " + p + "checkpoint_slot_to_write(const unsigned char* slot_a, const unsigned char* slot_b,\n";
   out += "    size_t slot_size, int* slot);\n";
+  out += "/* The bilevel answer at the current x: " + bilevel_value_meaning(spec.kind) + ",\n";
+  out += " * at the lower level's exact regularized solution (not the solver's relaxed y), with its\n";
+  out += " * certificate. scratch is set up afresh by each call; the workspace is not changed. */\n";
+  out += "pbrl_status " + p + "value_at_best_response(const " + ws + "* ws, " + p + "value_workspace* scratch, " + p +
+         "bilevel_value* out);\n";
+  if (std::string(spec.kind) == "stackelberg") {
+    out += "/* Copies the leader's policy (x are its softmax logits): " + N + "LEADER_POLICY_ENTRIES entries. */\n";
+    out += "pbrl_status " + p + "get_leader_policy(const " + ws + "* ws, " + scalar + "* policy, size_t length);\n";
+  }
   out += "/* Models swapped into the solver since init (or restored with a checkpoint). */\n";
   out += "pbrl_status " + p + "model_generation(const " + ws + "* ws, int64_t* generation);\n\n";
   if (m.estimated) out += estimate_declarations(m);
@@ -283,6 +315,11 @@ std::string c_api_source(const Manifest& m) {
      "    size_t slot_size, int* slot)",
      "checkpoint_slot_to_write(slot_a, slot_b, slot_size, slot)");
   fn("model_generation(const " + ws + "* ws, int64_t* generation)", "model_generation(ws, generation)");
+  fn("value_at_best_response(const " + ws + "* ws, " + p + "value_workspace* scratch, " + p + "bilevel_value* out)",
+     "value_at_best_response(ws, scratch, out)");
+  if (std::string(m.spec->kind) == "stackelberg")
+    fn("get_leader_policy(const " + ws + "* ws, " + scalar + "* policy, size_t length)",
+       "get_leader_policy(ws, policy, length)");
   if (m.estimated) {
     std::string args = "ws, s";
     for (const std::string& a : observed_actions(m)) args += ", " + a;
@@ -310,6 +347,8 @@ std::string sizes_source(const Manifest& m) {
   out += "extern const unsigned char " + probe + "workspace_align[Sizes::kAlign] = {};\n";
   out += "extern const unsigned char " + probe + "checkpoint_bytes[Sizes::kCheckpointBytes] = {};\n";
   out += "extern const unsigned char " + probe + "pointer_bytes[sizeof(void*)] = {};\n";
+  out += "extern const unsigned char " + probe + "value_workspace_bytes[Sizes::kValueBytes] = {};\n";
+  out += "extern const unsigned char " + probe + "value_workspace_align[Sizes::kValueAlign] = {};\n";
   out += "}\n";
   return out;
 }

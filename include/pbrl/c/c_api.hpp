@@ -9,6 +9,7 @@
 // place. Every function checks its arguments first, in the C++ API's order (null pointers, a
 // workspace no init succeeded on, short arrays), and on a refusal changes nothing; after that the
 // library's own guarantee holds (a failed step, restore or init leaves the solver as it was).
+#include "pbrl/bilevel_value.hpp"
 #include "pbrl/c/pbrl_c.h"
 #include "pbrl/checkpoint.hpp"
 #include "pbrl/estimate/estimated_model.hpp"
@@ -42,12 +43,14 @@ struct Instance {
   Problem problem;
   Solver solver;
   Problem& model_problem() { return problem; }
+  const Problem& solver_problem() const { return problem; }
 };
 template <class Problem, class Solver, class Estimated>
 struct EstimatedInstance {
   Estimated model;
   Solver solver;
   Problem& model_problem() { return model.problem(); }
+  const Problem& solver_problem() const { return model.problem(); }
 };
 
 // Where things sit in a workspace; depends on the target's ABI (pointer size, alignment), which is
@@ -68,7 +71,18 @@ struct Layout {
     }
   }
   static constexpr std::size_t kCheckpointBytes = checkpoint_bytes();
+  // The caller's scratch of value_at_best_response (a separate object: most firmware never asks).
+  using ValueWorkspace = typename Problem::BilevelValueWorkspace;
+  static constexpr std::size_t kValueBytes = sizeof(ValueWorkspace);
+  static constexpr std::size_t kValueAlign = alignof(ValueWorkspace);
 };
+
+// The Stackelberg leader's action count (its policy is softmax(x) row by row), 0 for other kinds.
+template <class Problem, class = void>
+struct LeaderActions : std::integral_constant<int, 0> {};
+template <class Problem>
+struct LeaderActions<Problem, std::void_t<decltype(Problem::kLeaderActions)>>
+    : std::integral_constant<int, Problem::kLeaderActions> {};
 
 // The generated Model's Estimated type, void for a model the manifest does not estimate.
 template <class Model, class = void>
@@ -283,6 +297,41 @@ class Api {
     } else {
       *slot = pbrl::checkpoint_slot_to_write<Solver>(slot_a, slot_b, slot_size);
     }
+    return PBRL_OK;
+  }
+
+  // The Stackelberg leader's policy pi_x(a_l|s) = softmax(x(s, .)), S x A_l entries.
+  static pbrl_status get_leader_policy(const CWorkspace* ws, Scalar* out, std::size_t length) {
+    constexpr int AL = LeaderActions<Problem>::value;
+    static_assert(AL > 0, "a Stackelberg model's");
+    constexpr std::size_t n = std::size_t(Problem::kStates) * std::size_t(AL);
+    if (pbrl_status st = check_output(ws, out, length, n); st != PBRL_OK) return st;
+    const Body& b = body(*ws);
+    typename Problem::LeaderMatrix pi;
+    if (Status st = b.solver_problem().leader_policy(b.solver.x(), pi); st != Status::ok) return to_c(st);
+    std::memcpy(out, pi.data(), sizeof(Scalar) * n);
+    return PBRL_OK;
+  }
+
+  // The bilevel answer at the current x (Problem::value_at_best_response): the upper level's value
+  // at the lower level's exact regularized solution, with its certificate. `scratch`: the caller's
+  // ValueWorkspace bytes (M(x) and the solves), set up afresh by each call; the workspace is not
+  // changed. The result is written only with PBRL_OK.
+  template <class CValueWorkspace, class CBilevelValue>
+  static pbrl_status value_at_best_response(const CWorkspace* ws, CValueWorkspace* scratch, CBilevelValue* out) {
+    if (scratch == nullptr || out == nullptr) return PBRL_NULL_POINTER;
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    static_assert(sizeof(CValueWorkspace) >= Sizes::kValueBytes && alignof(CValueWorkspace) % Sizes::kValueAlign == 0,
+                  "PBRL_<NAME>_VALUE_WORKSPACE_* do not fit the problem's BilevelValueWorkspace: <name>_sizes.h is stale");
+    auto* v = new (scratch->bytes) typename Sizes::ValueWorkspace();
+    const Body& b = body(*ws);
+    BestResponseValue<Scalar> r;
+    const Status st = b.solver_problem().value_at_best_response(b.solver.x(), *v, r);
+    if (st != Status::ok) return to_c(st);
+    out->value = r.value;
+    out->lower_level_gap = r.lower_level_gap;
+    out->iterations = r.iterations;
+    out->converged = r.converged;
     return PBRL_OK;
   }
 

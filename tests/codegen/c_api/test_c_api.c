@@ -132,6 +132,40 @@ static void refuses_bad_arguments(Workspace* w) {
   CHECK(((const unsigned char*)x)[0] == 0x33 && ((const unsigned char*)pi)[sizeof pi - 1] == 0x33);
 }
 
+/* The bilevel answer and (a Stackelberg model) the leader's policy: refusals change nothing, the
+ * workspace is not changed by a call, the answer is certified and the policy is softmax(x). */
+static T(value_workspace) scratch;
+static void bilevel_answer(Workspace* w) {
+  T(bilevel_value) v;
+  memset(&v, 0x5A, sizeof v);
+  CHECK(FN(value_at_best_response)(NULL, &scratch, &v) == PBRL_NULL_POINTER);
+  REFUSED(PBRL_NULL_POINTER, w, FN(value_at_best_response)(w, NULL, &v));
+  REFUSED(PBRL_NULL_POINTER, w, FN(value_at_best_response)(w, &scratch, NULL));
+  memset(&ws3, 0, sizeof ws3);
+  REFUSED(PBRL_NOT_INITIALIZED, &ws3, FN(value_at_best_response)(&ws3, &scratch, &v));
+  CHECK(((const unsigned char*)&v)[0] == 0x5A);
+  REFUSED(PBRL_OK, w, FN(value_at_best_response)(w, &scratch, &v));
+  CHECK(isfinite(v.value) && v.lower_level_gap >= 0 && v.iterations > 0 && v.converged);
+#if LEADER
+  {
+    enum { kLeader = K(LEADER_POLICY_ENTRIES), kLeaderActions = K(LEADER_ACTIONS) };
+    Scalar leader[kLeader];
+    int s, a;
+    CHECK(FN(get_leader_policy)(NULL, leader, kLeader) == PBRL_NULL_POINTER);
+    REFUSED(PBRL_NULL_POINTER, w, FN(get_leader_policy)(w, NULL, kLeader));
+    REFUSED(PBRL_BUFFER_TOO_SMALL, w, FN(get_leader_policy)(w, leader, kLeader - 1));
+    REFUSED(PBRL_OK, w, FN(get_leader_policy)(w, leader, kLeader));
+    CHECK(FN(get_x)(w, x, kParams) == PBRL_OK);
+    for (s = 0; s < kLeader / kLeaderActions; ++s) {
+      double z = 0.0;
+      for (a = 0; a < kLeaderActions; ++a) z += exp((double)x[s * kLeaderActions + a]);
+      for (a = 0; a < kLeaderActions; ++a)
+        CHECK(fabs((double)leader[s * kLeaderActions + a] - exp((double)x[s * kLeaderActions + a]) / z) < 1e-5);
+    }
+  }
+#endif
+}
+
 /* The iterates of two workspaces, and their checkpoint images, are the same bytes. */
 static int same_state(const Workspace* a, const Workspace* b) {
   return FN(get_x)(a, x, kParams) == PBRL_OK && FN(get_x)(b, x2, kParams) == PBRL_OK &&
@@ -238,6 +272,7 @@ int main(void) {
 
   refuses_bad_arguments(&ws);
   CHECK(FN(iteration)(&ws, &k) == PBRL_OK && k == 10);
+  bilevel_answer(&ws);
 
   /* A workspace copied with memcpy is not initialized: its solver would point at ws's problem. */
   memcpy(&ws3, &ws, sizeof ws3);
