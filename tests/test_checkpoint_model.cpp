@@ -323,4 +323,32 @@ TEST_CASE("checkpoint with an estimate: both restore, and the solve goes on as t
   }
 }
 
+TEST_CASE("A/B with an estimate: saves between which the device only observed are ordered by the observations") {
+  // The sequence number is the solver's iteration count; saves with no step between them tie on
+  // it, and the newest must still win (a fuzzing find: three saves of 10 observations each went to
+  // slots 0, 1, 1, and the restore brought back 10 of 30).
+  auto truth = std::make_unique<GameArrays>(21u);
+  auto prior = std::make_unique<GameArrays>(22u);
+  Game game;
+  REQUIRE(game.init(prior->data()) == Status::ok);
+  auto solver = std::make_unique<Solver>();
+  REQUIRE(solver->init(game, settings(), Solver::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
+  auto est = std::make_unique<Estimate>();
+  REQUIRE(est->init(prior->transition, Real(2)) == Status::ok);
+  const std::size_t n = pbrl::checkpoint_size<Solver, Estimate>();
+  Bytes slots[2] = {Bytes(n, 0xFF), Bytes(n, 0xFF)};
+  pbrl::Rng world(5u);
+  for (int save = 0; save < 3; ++save) {
+    for (int k = 0; k < 10; ++k) observe_one(*est, world, truth->transition);
+    const int slot = pbrl::checkpoint_slot_to_write<Solver, Estimate>(slots[0].data(), slots[1].data(), n);
+    REQUIRE(pbrl::save_checkpoint(*solver, *est, slots[slot].data(), n) == Status::ok);
+  }
+  auto fresh = std::make_unique<Solver>();
+  REQUIRE(fresh->init(game, settings(), Solver::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
+  auto restored = std::make_unique<Estimate>();
+  REQUIRE(restored->init(prior->transition, Real(2)) == Status::ok);
+  REQUIRE(pbrl::restore_newest_checkpoint(*fresh, *restored, slots[0].data(), slots[1].data(), n) == Status::ok);
+  CHECK(restored->observations() == 30);
+}
+
 }  // namespace test_checkpoint_model

@@ -118,14 +118,21 @@ TEST_CASE("EstimatedModel: init validates the prior, the strength and the settin
   REQUIRE(solver->init(m->problem(), settings(), Solver::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
   CHECK(m->refresh_slice(*solver, 0, committed) == Status::bad_setting);
   CHECK_FALSE(m->refresh_in_progress());
-  // A solver of another problem: the commit is refused, the refresh stays pending at its commit.
+  // A solver of another problem could not take the commit: refused before a refresh starts, the
+  // estimate's refresh stamps as they were.
   Game other;
   REQUIRE(other.init(prior->data()) == Status::ok);
   auto stranger = std::make_unique<Solver>();
   REQUIRE(stranger->init(other, settings(), Solver::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
-  REQUIRE(m->refresh_slice(*stranger, Rows, committed) == Status::ok);  // every row
+  pbrl::Rng rng(3u);
+  observe(*m, rng, prior->transition, 40);
+  REQUIRE(m->refresh_due());
+  const auto stamps = m->estimate().state().refreshed_at;
   CHECK(m->refresh_slice(*stranger, Rows, committed) == Status::bad_setting);
-  CHECK(m->refresh_in_progress());
+  CHECK(m->refresh(*stranger) == Status::bad_setting);
+  CHECK_FALSE(m->refresh_in_progress());
+  CHECK(m->refresh_due());
+  CHECK(m->estimate().state().refreshed_at == stamps);
   CHECK(stranger->model_generation() == 0);
 }
 

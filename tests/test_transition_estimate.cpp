@@ -491,6 +491,11 @@ TEST_CASE("estimate: observation counts refuse to overflow; restore checks the s
   CHECK(refused([](Estimate::State& s) { s.clock = -1; }) == Status::bad_setting);
   CHECK(refused([](Estimate::State& s) { s.refreshed_at = 1; }) == Status::ok);
   CHECK(refused([](Estimate::State& s) { s.refreshed_at = -1; }) == Status::bad_setting);
+  // Counts whose sum is not the row's total beyond rounding (a fuzzing find: counts {32, 0} with
+  // total 1 were taken, and the next observation made a state restore refused, so a device
+  // could never restore its next checkpoint).
+  CHECK(refused([](Estimate::State& s) { s.counts[3 * S] += 31.0f; }) == Status::bad_setting);
+  CHECK(refused([](Estimate::State& s) { s.totals[3] += 3.0f; }) == Status::bad_setting);
   REQUIRE(est.restore(copy.state()) == Status::ok);
   CHECK(bytes.same(est));
 

@@ -556,14 +556,27 @@ std::uint32_t image_model_digest(const Solver& solver, const Estimate* estimate)
   return combine_digest(d.data, d.transition);
 }
 
-// Whether a slot holds an intact image of this type (digests not compared); its sequence.
+// An image's place in time, for A/B storage: the solver's iteration count, then (an image with
+// an estimate) the estimate's observation count, so that saves between which the device only
+// observed are ordered too.
+struct ImageAge {
+  std::uint64_t sequence = 0;
+  std::int64_t observations = 0;
+  bool older_than(const ImageAge& o) const {
+    return sequence < o.sequence || (sequence == o.sequence && observations < o.observations);
+  }
+};
+
+// Whether a slot holds an intact image of this type (digests not compared); its age.
 template <class Solver, class Estimate>
-bool holds_checkpoint(const unsigned char* slot, std::size_t size, std::uint64_t& sequence) {
+bool holds_checkpoint(const unsigned char* slot, std::size_t size, ImageAge& age) {
   CheckpointHeader h;
   if (slot == nullptr || read_checkpoint_header(slot, size, h) != Status::ok ||
       match_checkpoint_type(h, checkpoint_type_header<Solver, Estimate>()) != Status::ok)
     return false;
-  sequence = h.sequence;
+  age.sequence = h.sequence;
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value)
+    age.observations = Estimate::checkpoint_observations(slot + kCheckpointHeaderSize + checkpoint_payload_size<Solver>());
   return true;
 }
 
@@ -629,10 +642,10 @@ Status restore_image(Solver& solver, Estimate* estimate, const unsigned char* bu
 
 template <class Solver, class Estimate>
 int slot_to_write(const unsigned char* slot0, const unsigned char* slot1, std::size_t slot_size) {
-  std::uint64_t sequence0 = 0, sequence1 = 0;
-  if (!holds_checkpoint<Solver, Estimate>(slot0, slot_size, sequence0)) return 0;
-  if (!holds_checkpoint<Solver, Estimate>(slot1, slot_size, sequence1)) return 1;
-  return sequence1 < sequence0 ? 1 : sequence0 < sequence1 ? 0 : 1;
+  ImageAge age0, age1;
+  if (!holds_checkpoint<Solver, Estimate>(slot0, slot_size, age0)) return 0;
+  if (!holds_checkpoint<Solver, Estimate>(slot1, slot_size, age1)) return 1;
+  return age1.older_than(age0) ? 1 : age0.older_than(age1) ? 0 : 1;
 }
 
 template <class Solver, class Estimate>
@@ -643,10 +656,10 @@ Status restore_newest(Solver& solver, Estimate* estimate, const unsigned char* s
   if constexpr (!std::is_same<Estimate, NoEstimate>::value)
     if (!estimate->initialized()) return Status::not_initialized;
   if (slot_size < image_size<Solver, Estimate>()) return Status::buffer_too_small;
-  std::uint64_t sequence0 = 0, sequence1 = 0;
-  const bool intact0 = holds_checkpoint<Solver, Estimate>(slot0, slot_size, sequence0);
-  const bool intact1 = holds_checkpoint<Solver, Estimate>(slot1, slot_size, sequence1);
-  const bool slot1_first = intact1 && (!intact0 || sequence1 > sequence0);
+  ImageAge age0, age1;
+  const bool intact0 = holds_checkpoint<Solver, Estimate>(slot0, slot_size, age0);
+  const bool intact1 = holds_checkpoint<Solver, Estimate>(slot1, slot_size, age1);
+  const bool slot1_first = intact1 && (!intact0 || age0.older_than(age1));
   const unsigned char* first = slot1_first ? slot1 : slot0;
   const unsigned char* second = slot1_first ? slot0 : slot1;
   const Status st = restore_image(solver, estimate, first, slot_size);
@@ -704,16 +717,16 @@ Status restore_checkpoint(Solver& solver, Estimate& estimate, const unsigned cha
 }
 
 // A/B storage: the slot (0 or 1) the next save should go to: one that holds no intact image of
-// Solver's type, else the one with the older image (smaller sequence number; slot 1 on a tie,
-// which restore_newest_checkpoint() reads second). Slots are slot_size bytes. With an Estimate:
-// of the images that carry both.
+// Solver's type, else the one with the older image (smaller sequence number, then, with an
+// Estimate, fewer observations; slot 1 on a tie, which restore_newest_checkpoint() reads second).
+// Slots are slot_size bytes. With an Estimate: of the images that carry both.
 template <class Solver, class Estimate = detail::NoEstimate>
 int checkpoint_slot_to_write(const unsigned char* slot0, const unsigned char* slot1, std::size_t slot_size) {
   return detail::slot_to_write<Solver, Estimate>(slot0, slot1, slot_size);
 }
 
-// A/B storage: restores the newest image restore_checkpoint() accepts (slot 0 first on equal
-// sequence numbers). If neither slot has one, returns the refusal of the slot tried first (the
+// A/B storage: restores the newest image restore_checkpoint() accepts (by the order above; slot 0
+// first on a tie). If neither slot has one, returns the refusal of the slot tried first (the
 // newer intact image, else slot 0) and the solver is untouched. Refuses null slots
 // (null_pointer), an uninitialized solver and slots shorter than an image (buffer_too_small).
 template <class Solver>

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 namespace pbrl {
@@ -106,18 +107,20 @@ class EstimatedModel {
   // solver.swap_transition(problem(), ...) with the written array (committed = true). Work:
   // max_rows * S (plus the discount's O(log d) per row), or the commit's: the array's validation
   // and digest, O(kRows * S). max_rows >= 1
-  // (else bad_setting). A refused commit (the solver's status) leaves the refresh pending at its
-  // commit and the solver on its model.
+  // (else bad_setting). A solver that could not take the commit (not init()'d, of another problem:
+  // bad_setting, no room for a model generation: count_overflow) is refused before a refresh
+  // starts, with nothing changed.
   template <class Solver>
   Status refresh_slice(Solver& solver, int max_rows, bool& committed) {
     committed = false;
     if (!initialized_) return Status::not_initialized;
     if (max_rows < 1) return Status::bad_setting;
-    if (!solver.initialized()) return Status::not_initialized;
     if (next_row_ < 0) {
+      if (Status st = can_commit(solver); st != Status::ok) return st;
       estimate_.mark_refreshed();
       next_row_ = 0;
     }
+    if (!solver.initialized()) return Status::not_initialized;
     Scalar* const back = model_[1 - front_];
     if (next_row_ < kRows) {
       const int n = max_rows < kRows - next_row_ ? max_rows : kRows - next_row_;
@@ -138,7 +141,7 @@ class EstimatedModel {
   template <class Solver>
   Status refresh(Solver& solver) {
     if (!initialized_) return Status::not_initialized;
-    if (!solver.initialized()) return Status::not_initialized;
+    if (Status st = can_commit(solver); st != Status::ok) return st;
     next_row_ = -1;
     bool committed = false;
     for (;;) {
@@ -148,6 +151,17 @@ class EstimatedModel {
   }
 
  private:
+  // What a commit checks of the solver, checked before a refresh starts so that a refused refresh
+  // changes nothing: init()'d, on problem(), with room for one more model generation. (The commit
+  // also validates the written array, which a mean of a valid prior and counts always passes.)
+  template <class Solver>
+  Status can_commit(const Solver& solver) const {
+    if (!solver.initialized()) return Status::not_initialized;
+    if (solver.problem() != &problem_) return Status::bad_setting;
+    if (solver.model_generation() == std::numeric_limits<std::int64_t>::max()) return Status::count_overflow;
+    return Status::ok;
+  }
+
   Problem problem_{};
   Data data_{};
   Estimate estimate_{};

@@ -52,6 +52,7 @@
 #include "pbrl/solver/settings.hpp"
 #include "pbrl/status.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -358,6 +359,10 @@ class TransitionEstimate {
     return std::uint8_t((kIntegerCounts ? 0x10 : 0x00) | sizeof(Count));
   }
   std::uint32_t prior_digest() const { return prior_digest_; }
+  // The observation count (clock) of an image's estimate state (A/B storage orders images by it).
+  static std::int64_t checkpoint_observations(const unsigned char* payload) {
+    return typename detail::CheckpointField<State>::View{payload}.clock();
+  }
   Status validate_checkpoint_state(const unsigned char* payload) const {
     if (!initialized()) return Status::not_initialized;
     return check_state(typename detail::CheckpointField<State>::View{payload});
@@ -440,10 +445,13 @@ class TransitionEstimate {
     for (int i = 0; i < S; ++i) out[i] = (a * p[i] + g * Scalar(c[i])) * inverse;
   }
 
-  // restore()'s check. The totals only decide when a row is halved, so a float total need only be
-  // below the cap and the row's counts bounded (their sum at most twice the cap; rounding in the
-  // discount lets the two drift apart); an integer total is the sum of its counts, so that no
-  // count can wrap.
+  // restore()'s check. An integer total is the sum of its counts, so that no count can wrap. A
+  // float total and its counts' sum take the same +1, halving and discount factor, so they differ
+  // only by rounding: each operation adds at most a few ulps of the row's values, and a discount
+  // beta multiplies what came before by beta, so |sum - total| stays below
+  // (S + 2) * 4 * eps * (sum + total + 1) / (1 - beta), plus S half-units for the increments a
+  // float count near 2^24 rounds (beta = 1: counts are integers and halves, exact below that). A
+  // state outside that bound is no state observe() leaves, and one it would refuse to save.
   // The state's fields as check_state reads them: a State, or an image's bytes (checkpoint.hpp).
   struct StateView {
     const State& s;
@@ -459,6 +467,11 @@ class TransitionEstimate {
     const std::int64_t clock = s.clock();
     if (clock < 0 || s.refreshed_at() < 0 || s.refreshed_at() > clock) return Status::bad_setting;
     const Scalar cap = Scalar(settings_.count_cap);
+    using Real = std::conditional_t<kIntegerCounts, Scalar, Count>;  // what the counts round in
+    const Scalar eps = Scalar(std::numeric_limits<Real>::epsilon()) > std::numeric_limits<Scalar>::epsilon()
+                           ? Scalar(std::numeric_limits<Real>::epsilon())
+                           : std::numeric_limits<Scalar>::epsilon();
+    const Scalar memory = settings_.discount < Scalar(1) ? Scalar(1) / (Scalar(1) - settings_.discount) : Scalar(1);
     std::int64_t observed = 0;
     for (int r = 0; r < Rows; ++r) {
       const std::int64_t n = s.observations(r), last = s.last(r);
@@ -476,7 +489,12 @@ class TransitionEstimate {
       }
       const Scalar total = Scalar(s.total(r));
       if (!std::isfinite(total) || total < Scalar(0) || !(total < cap)) return Status::bad_setting;
-      if (kIntegerCounts ? total != sum : !(sum <= Scalar(2) * cap)) return Status::bad_setting;
+      if (kIntegerCounts) {
+        if (total != sum) return Status::bad_setting;
+      } else {
+        const Scalar drift = Scalar(S + 2) * Scalar(4) * eps * (sum + total + Scalar(1)) * memory + Scalar(S) / Scalar(2);
+        if (!(std::abs(sum - total) <= drift)) return Status::bad_setting;
+      }
     }
     if (observed != clock) return Status::bad_setting;
     return Status::ok;

@@ -193,6 +193,8 @@ class PenaltySolverCore {
   Rng& rng() { return rng_; }
   const Rng& rng() const { return rng_; }
   bool initialized() const { return problem_ != nullptr; }
+  // The problem the solver was init()'d with (null before).
+  const Problem* problem() const { return problem_; }
 
   // Checkpoints (checkpoint.hpp): the state, i.e. every field that carries over from one step()
   // to the next, in image order (Derived::state_fields; not the problem, not the per-step
