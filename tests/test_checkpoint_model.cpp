@@ -4,7 +4,7 @@
 // state restores with the solver's, the prior and the estimate's settings are checked, a refused
 // image changes neither, and a power cut at any byte loses at most the observations since the
 // previous checkpoint.
-#include "support.hpp"
+#include "estimate_support.hpp"
 
 #include "pbrl/checkpoint.hpp"
 #include "pbrl/estimate/transition_estimate.hpp"
@@ -28,28 +28,7 @@ using Game = pbrl::Stackelberg<Real, S, AL, AF>;
 using Solver = pbrl::Pbrl<Game>;
 using Estimate = pbrl::TransitionEstimate<Real, S, Rows>;
 
-// A Stackelberg game's arrays, drawn from a seed.
-struct GameArrays {
-  Real leader[Rows], follower[Rows], transition[Rows * S], initial[S];
-  explicit GameArrays(std::uint32_t seed) {
-    pbrl::Rng rng(seed);
-    pbrl::random_reward(rng, leader, Rows);
-    pbrl::random_reward(rng, follower, Rows);
-    pbrl::random_transition(rng, transition, Rows, S);
-    pbrl::random_distribution(rng, initial, S);
-  }
-  Game::Data data(const Real* p = nullptr) const {
-    Game::Data d;
-    d.leader_reward = leader;
-    d.follower_reward = follower;
-    d.transition = p != nullptr ? p : transition;
-    d.initial = initial;
-    d.discount = Real(0.9);
-    d.follower.tau = Real(0.1);
-    d.logit_bound = Real(5);
-    return d;
-  }
-};
+using GameArrays = estimate_support::StackelbergArrays<S, AL, AF>;
 
 pbrl::PbrlSettings<Real> settings() {
   pbrl::PbrlSettings<Real> s;

@@ -3,7 +3,7 @@
 // refresh writes the bits of a whole one; a step in progress never reads a half-written model;
 // the answer on the estimate tends to the answer on the true model as observations grow; images
 // with the estimate restore and go on after a refresh.
-#include "support.hpp"
+#include "estimate_support.hpp"
 
 #include "pbrl/checkpoint.hpp"
 #include "pbrl/estimate/estimated_model.hpp"
@@ -29,26 +29,9 @@ using Solver = pbrl::Pbrl<Game>;
 using Model = pbrl::EstimatedModel<Game>;
 static_assert(Model::kRows == Rows && Model::kActions1 == AL && Model::kActions2 == AF, "joint rows");
 
-struct GameArrays {
-  Real leader[Rows], follower[Rows], transition[Rows * S], initial[S];
-  explicit GameArrays(std::uint32_t seed) {
-    pbrl::Rng rng(seed);
-    pbrl::random_reward(rng, leader, Rows);
-    pbrl::random_reward(rng, follower, Rows);
-    pbrl::random_transition(rng, transition, Rows, S);
-    pbrl::random_distribution(rng, initial, S);
-  }
-  Game::Data data(const Real* p = nullptr) const {
-    Game::Data d;
-    d.leader_reward = leader;
-    d.follower_reward = follower;
-    d.transition = p != nullptr ? p : transition;
-    d.initial = initial;
-    d.discount = Real(0.8);
-    d.follower.tau = Real(0.1);
-    d.logit_bound = Real(5);
-    return d;
-  }
+// The suite's games: gamma 0.8.
+struct GameArrays : estimate_support::StackelbergArrays<S, AL, AF> {
+  explicit GameArrays(std::uint32_t seed) : StackelbergArrays(seed, Real(0.8)) {}
 };
 
 pbrl::PbrlSettings<Real> settings() {

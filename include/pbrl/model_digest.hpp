@@ -11,6 +11,7 @@
 // instructions a byte, so a model's digest costs less than its validation. It tells models
 // apart; it is no defence against a forger.
 
+#include "pbrl/mdp.hpp"
 #include "pbrl/problem.hpp"
 #include "pbrl/regularizer.hpp"
 
@@ -139,6 +140,18 @@ struct ProblemIdentity<Problem, std::void_t<decltype(Problem::kProblemKind),
   static constexpr ProblemKind kind = Problem::kProblemKind;
   static ModelDigest digest(const Problem& p) { return p.model_digest(); }
 };
+
+// A problem's replace_transition, once: `transition` (rows of S entries) validated as init()
+// validates it, then stored in `slot` with the digest's transition half; on error nothing changes.
+template <typename Scalar, int S, int Rows>
+Status replace_transition(const Scalar*& slot, ModelDigest& digest, const Scalar* transition) {
+  if (Status st = validate_transition<Scalar, S, Rows / S>(transition); st != Status::ok) return st;
+  slot = transition;
+  WordHash h;
+  h.array(transition, std::size_t(Rows) * S);
+  digest.transition = h.value();
+  return Status::ok;
+}
 
 // The array digest an estimate records of its prior: the same hash a problem's transition gets.
 template <typename Scalar>

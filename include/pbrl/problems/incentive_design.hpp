@@ -126,10 +126,7 @@ class IncentiveDesign {
   // transition half follows; every other array stays. On error nothing changes.
   Status replace_transition(const Scalar* transition) {
     if (!initialized_) return Status::not_initialized;
-    if (Status st = validate_transition<Scalar, S, kTransitionRows / S>(transition); st != Status::ok) return st;
-    base_.transition = transition;
-    digest_.transition = detail::array_digest(transition, std::size_t(kTransitionRows) * S);
-    return Status::ok;
+    return detail::replace_transition<Scalar, S, kTransitionRows>(base_.transition, digest_, transition);
   }
   Scalar incentive_scale() const { return scale_; }
 

@@ -87,10 +87,7 @@ class RewardShaping {
   // transition half follows; every other array stays. On error nothing changes.
   Status replace_transition(const Scalar* transition) {
     if (!initialized_) return Status::not_initialized;
-    if (Status st = validate_transition<Scalar, S, kTransitionRows / S>(transition); st != Status::ok) return st;
-    task_.transition = transition;
-    digest_.transition = detail::array_digest(transition, std::size_t(kTransitionRows) * S);
-    return Status::ok;
+    return detail::replace_transition<Scalar, S, kTransitionRows>(task_.transition, digest_, transition);
   }
 
   Status validate_parameters(const Params& x) const {

@@ -164,10 +164,7 @@ class Stackelberg {
   // transition half follows; every other array stays. On error nothing changes.
   Status replace_transition(const Scalar* transition) {
     if (!initialized_) return Status::not_initialized;
-    if (Status st = validate_transition<Scalar, S, kTransitionRows / S>(transition); st != Status::ok) return st;
-    data_.transition = transition;
-    digest_.transition = detail::array_digest(transition, std::size_t(kTransitionRows) * S);
-    return Status::ok;
+    return detail::replace_transition<Scalar, S, kTransitionRows>(data_.transition, digest_, transition);
   }
   Scalar discount() const { return data_.discount; }
 
