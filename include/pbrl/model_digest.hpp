@@ -141,18 +141,6 @@ struct ProblemIdentity<Problem, std::void_t<decltype(Problem::kProblemKind),
   static ModelDigest digest(const Problem& p) { return p.model_digest(); }
 };
 
-// A problem's replace_transition, once: `transition` (rows of S entries) validated as init()
-// validates it, then stored in `slot` with the digest's transition half; on error nothing changes.
-template <typename Scalar, int S, int Rows>
-Status replace_transition(const Scalar*& slot, ModelDigest& digest, const Scalar* transition) {
-  if (Status st = validate_transition<Scalar, S, Rows / S>(transition); st != Status::ok) return st;
-  slot = transition;
-  WordHash h;
-  h.array(transition, std::size_t(Rows) * S);
-  digest.transition = h.value();
-  return Status::ok;
-}
-
 // The array digest an estimate records of its prior: the same hash a problem's transition gets.
 template <typename Scalar>
 std::uint32_t array_digest(const Scalar* a, std::size_t n) {
@@ -160,6 +148,17 @@ std::uint32_t array_digest(const Scalar* a, std::size_t n) {
   h.array(a, n);
   return h.value();
 }
+
+// A problem's replace_transition, once: `transition` (rows of S entries) validated as init()
+// validates it, then stored in `slot` with the digest's transition half; on error nothing changes.
+template <typename Scalar, int S, int Rows>
+Status replace_transition(const Scalar*& slot, ModelDigest& digest, const Scalar* transition) {
+  if (Status st = validate_transition<Scalar, S, Rows / S>(transition); st != Status::ok) return st;
+  slot = transition;
+  digest.transition = array_digest(transition, std::size_t(Rows) * S);
+  return Status::ok;
+}
+
 
 }  // namespace detail
 

@@ -71,11 +71,11 @@ class EstimatedModel {
     }
     if (Status st = estimate_.init(prior.transition, strength, settings); st != Status::ok) return st;
     std::memcpy(model_[0], prior.transition, sizeof(model_[0]));
-    data_ = prior;
-    data_.transition = model_[0];
+    Data data = prior;
+    data.transition = model_[0];
     front_ = 0;
     next_row_ = -1;
-    const Status st = problem_.init(data_);  // the same numbers init() accepted above
+    const Status st = problem_.init(data);  // the same numbers init() accepted above
     initialized_ = st == Status::ok;
     return st;
   }
@@ -129,7 +129,6 @@ class EstimatedModel {
       return Status::ok;
     }
     if (Status st = solver.swap_transition(problem_, back); st != Status::ok) return st;
-    data_.transition = back;
     front_ = 1 - front_;
     next_row_ = -1;
     committed = true;
@@ -163,7 +162,6 @@ class EstimatedModel {
   }
 
   Problem problem_{};
-  Data data_{};
   Estimate estimate_{};
   Scalar model_[2][kRows * S] = {};
   int front_ = 0;       // the array the solver reads
