@@ -271,7 +271,7 @@ TEST_CASE("checkpoint with an estimate: both restore, and the solve goes on as t
     }
     // An observation count that does not add up to the clock.
     Bytes forged = img;
-    const std::size_t observations_at = counts_at + std::size_t(Rows * S + Rows) * sizeof(float);
+    const std::size_t observations_at = counts_at + std::size_t(Rows * S + 2 * Rows) * sizeof(float);  // after counts, totals, units
     forged[observations_at] ^= 1u;
     reseal(forged);
     CHECK(pbrl::restore_checkpoint(c->solver, c->estimate, forged.data(), forged.size()) == Status::bad_setting);

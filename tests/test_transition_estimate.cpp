@@ -206,6 +206,81 @@ TEST_CASE("estimate: discount per row visit moves the mean to a changed plant at
   check_discount_per_visit<Real>();
 }
 
+// Aging multiplies a row's unit by 1/beta; at 2^32 the row is rescaled to unit 1 (O(S), rare).
+// Every beta (rescaled every 2,207 visits at 0.99, every 32 at 0.5, at every visit at 1e-30) and
+// both clocks: the mean is the exact discounted one, the unit stays in [1, 2^32], the total below
+// cap * unit, and restore takes every state observe() leaves.
+template <typename Count>
+void check_discount_rescaling(pbrl::DiscountClock clock) {
+  using E = pbrl::TransitionEstimate<Real, S, Rows, Count>;
+  // A few roundings per observation, remembered over the 1 / (1 - beta) = 100 observations a
+  // discount of 0.99 keeps: 256 eps.
+  const double tolerance = std::max(kClose, 256 * double(std::numeric_limits<Count>::epsilon()));
+  Real prior[Rows * S];
+  random_prior(37u, prior, Rows, false);
+  for (const double beta_wanted : {0.99, 0.5, 1e-30}) {
+    CAPTURE(beta_wanted);
+    Settings settings;
+    settings.discount = Real(beta_wanted);
+    settings.discount_clock = clock;
+    const double beta = double(Real(beta_wanted)), a = 0.5;
+    E est;
+    REQUIRE(est.init(prior, Real(a), settings) == Status::ok);
+    const int r = 4;
+    double c[S] = {};
+    pbrl::Rng rng(8u);
+    Real out[Rows * S];
+    for (int k = 1; k <= 5000; ++k) {
+      const int next = int(rng.below(S));
+      REQUIRE(est.observe_row(r, next) == Status::ok);
+      for (double& x : c) x *= beta;  // the same row only: both clocks age it by beta per observation
+      c[next] += 1;
+      const double unit = double(est.state().unit[r]);
+      REQUIRE(unit >= 1);
+      REQUIRE(unit <= 4294967296.0);
+      REQUIRE(double(est.state().totals[r]) < double(settings.count_cap) * unit);
+      if (k % 97 == 0 || k > 4990) {
+        CAPTURE(k);
+        REQUIRE(est.write_mean(out, r, 1) == Status::ok);
+        check_mean_row(out + r * S, prior + r * S, a, c, tolerance);
+        double total = 0;
+        for (double x : c) total += x;
+        CHECK(std::abs(double(est.row_total(r)) - total) <= tolerance * (total + 1));
+        E copy;
+        REQUIRE(copy.init(prior, Real(a), settings) == Status::ok);
+        REQUIRE(copy.restore(est.state()) == Status::ok);
+      }
+    }
+  }
+}
+
+TEST_CASE("estimate: a discount ages the unit, O(1); a unit at 2^32 rescales the row; the mean stays exact") {
+  for (const auto clock : {pbrl::DiscountClock::row_visits, pbrl::DiscountClock::observations}) {
+    CAPTURE(int(clock));
+    check_discount_rescaling<float>(clock);
+    check_discount_rescaling<Real>(clock);
+  }
+  // The clock `observations` across a gap whose aging underflows: the row's counts vanish and its
+  // mean is the prior's (up to the rounding of a * p / a).
+  Real prior[Rows * S];
+  random_prior(38u, prior, Rows, false);
+  Settings settings;
+  settings.discount = Real(0.5);
+  settings.discount_clock = pbrl::DiscountClock::observations;
+  Estimate est;
+  REQUIRE(est.init(prior, Real(1), settings) == Status::ok);
+  for (int k = 0; k < 10; ++k) REQUIRE(est.observe_row(0, 1) == Status::ok);
+  for (int k = 0; k < 2000; ++k) REQUIRE(est.observe_row(1, 1) == Status::ok);
+  REQUIRE(est.observe_row(0, 2) == Status::ok);  // aged by 0.5^2001: rescaled to counts (0, 0, 1, 0, ...)
+  CHECK(double(est.state().unit[0]) == 1);
+  CHECK(double(est.row_total(0)) == 1);
+  Real out[Rows * S];
+  REQUIRE(est.write_mean(out, 0, 1) == Status::ok);
+  double c[S] = {};
+  c[2] = 1;
+  check_mean_row(out, prior, 1.0, c);
+}
+
 TEST_CASE("estimate: discount per observation ages every row, lazily") {
   check_discount_per_observation<float>();
   check_discount_per_observation<Real>();
@@ -460,6 +535,7 @@ TEST_CASE("estimate: observation counts refuse to overflow; restore checks the s
   state->last[3] = kMax - 1;
   state->counts[3 * S + 2] = 5;
   state->totals[3] = 5;
+  state->unit[3] = 1;
   REQUIRE(est.restore(*state) == Status::ok);
   CHECK(est.observe_row(3, 1) == Status::ok);
   CHECK(est.observations() == kMax);
@@ -491,6 +567,11 @@ TEST_CASE("estimate: observation counts refuse to overflow; restore checks the s
   CHECK(refused([](Estimate::State& s) { s.clock = -1; }) == Status::bad_setting);
   CHECK(refused([](Estimate::State& s) { s.refreshed_at = 1; }) == Status::ok);
   CHECK(refused([](Estimate::State& s) { s.refreshed_at = -1; }) == Status::bad_setting);
+  // Units: 0 before a row's first observation, then 1 without a discount.
+  CHECK(refused([](Estimate::State& s) { s.unit[3] = 0; }) == Status::bad_setting);
+  CHECK(refused([](Estimate::State& s) { s.unit[3] = 2; }) == Status::bad_setting);
+  CHECK(refused([](Estimate::State& s) { s.unit[3] = kNaN; }) == Status::bad_setting);
+  CHECK(refused([](Estimate::State& s) { s.unit[0] = 1; }) == Status::bad_setting);  // row 0 never observed
   // Counts whose sum is not the row's total beyond rounding (a fuzzing find: counts {32, 0} with
   // total 1 were taken, and the next observation made a state restore refused, so a device
   // could never restore its next checkpoint).

@@ -32,7 +32,7 @@
 //     progress, steps and slices read the old model;
 //   - a committed model is, row by row, the estimate's mean at the time each row was written (a
 //     shadow of the refresh kept by the harness; a whole refresh(): the mean of the state now),
-//     and without aging the mean is (a p + c) / (a + sum c) within rounding;
+//     and without aging the mean is (a p + c/u) / (a + sum c/u) within rounding (u the row's unit);
 //   - every refusal changes nothing: the estimate's state (its checkpoint encoding), the solver's
 //     plain image, the model array and pointer, the refresh and step in progress; a failed step
 //     keeps what its contract keeps (fuzz_solvers.hpp); observe's status is predicted exactly;
@@ -471,7 +471,7 @@ class Case : public CaseBase {
   }
 
   // Rows of a mean: valid distributions; the prior's zeros kept under support prior; without
-  // aging, (a p + c) / (a + sum c) within rounding (computed here in long double).
+  // aging, (a p + c/u) / (a + sum c/u) within rounding (u the row's unit; in long double).
   void check_rows(const Device& d, const Scalar* m, int first, int count) const {
     const Estimate& e = d.model.estimate();
     const Scalar* p = e.prior();
@@ -489,9 +489,10 @@ class Case : public CaseBase {
       if (aging) continue;
       long double sum = 0;
       const Count* c = e.state().counts + r * S;
-      for (int i = 0; i < S; ++i) sum += (long double)e.strength() * p[r * S + i] + (long double)c[i];
+      const long double unit = (long double)e.state().unit[r];  // the row's counts are c / unit
+      for (int i = 0; i < S; ++i) sum += (long double)e.strength() * p[r * S + i] + (long double)c[i] / unit;
       for (int i = 0; i < S; ++i) {
-        const long double want = ((long double)e.strength() * p[r * S + i] + (long double)c[i]) / sum;
+        const long double want = ((long double)e.strength() * p[r * S + i] + (long double)c[i] / unit) / sum;
         FUZZ_CHECK(std::fabs((long double)m[r * S + i] - want) <= (long double)tol);
       }
     }
@@ -509,7 +510,7 @@ class Case : public CaseBase {
       for (int r = 0; r < Rows; ++r) {
         Scalar sum(0);
         for (int i = 0; i < S; ++i) sum += Scalar(s.counts[r * S + i]);
-        if (!(sum <= Scalar(2) * Scalar(cap))) return true;
+        if (!(sum <= Scalar(2) * Scalar(cap) * std::max(Scalar(1), Scalar(s.unit[r])))) return true;
       }
       return false;
     }
@@ -556,7 +557,8 @@ class Case : public CaseBase {
       FUZZ_CHECK(!"a state the estimate reached is one its restore() accepts");
     }
     const State& s = e.state();
-    for (int r = 0; r < Rows; ++r) FUZZ_CHECK(Scalar(s.totals[r]) < Scalar(e.settings().count_cap));
+    for (int r = 0; r < Rows; ++r)
+      FUZZ_CHECK(s.observations[r] == 0 || Scalar(s.totals[r]) < Scalar(e.settings().count_cap) * Scalar(s.unit[r]));
   }
 
   // ---- the operations ----
@@ -633,7 +635,7 @@ class Case : public CaseBase {
         FUZZ_CHECK(encode(e.state()) == was);
         continue;
       }
-      FUZZ_CHECK(Scalar(e.state().totals[row]) < Scalar(e.settings().count_cap));
+      FUZZ_CHECK(Scalar(e.state().totals[row]) < Scalar(e.settings().count_cap) * Scalar(e.state().unit[row]));
       FUZZ_CHECK(e.state().counts[row * S + sn] >= Count(0));
     }
   }
@@ -786,8 +788,9 @@ class Case : public CaseBase {
     const int edits = 1 + in.byte() % 4;
     for (int k = 0; k < edits; ++k) {
       const int r = in.byte() % Rows, i = in.byte() % S;
-      switch (in.byte() % 9) {
+      switch (in.byte() % 10) {
         case 0: s.counts[r * S + i] = count_value(in, cap); break;
+        case 8: s.unit[r] = unit_value(in); break;
         case 1: s.totals[r] = count_value(in, cap); break;
         case 2: {  // the row's observations, the clock following
           const std::int64_t v = std::int64_t(in.byte() % 4 == 0 ? in.u64() >> 1 : in.byte());
@@ -796,6 +799,7 @@ class Case : public CaseBase {
           s.clock = wrap_add(s.clock, delta);
           s.observations[r] = v;
           s.last[r] = v > 0 ? s.clock : 0;
+          if ((v > 0) != (s.unit[r] > Count(0))) s.unit[r] = Count(v > 0 ? 1 : 0);
           if (s.refreshed_at > s.clock) s.refreshed_at = s.clock;
           break;
         }
@@ -817,6 +821,7 @@ class Case : public CaseBase {
             s.clock += 1;
             s.observations[r] = 1;
             s.last[r] = s.clock;
+            s.unit[r] = Count(1);
           }
           for (int j = 0; j < S; ++j) s.counts[r * S + j] = Count(0);
           s.counts[r * S + i] = Count(cap - 1);
@@ -829,6 +834,24 @@ class Case : public CaseBase {
           if (kInteger) s.totals[r] = Count(s.totals[r] + extra);
           break;
         }
+      }
+    }
+  }
+  // A unit: the values a row's unit takes (0 before its first observation, 1, up to 2^32 with a
+  // discount) and the ones past them.
+  Count unit_value(fuzz::Input& in) {
+    const int pick = in.byte() % 6;
+    if constexpr (kInteger) {
+      const Count values[4] = {Count(0), Count(1), Count(2), std::numeric_limits<Count>::max()};
+      return pick < 4 ? values[pick] : Count(in.byte());
+    } else {
+      switch (pick) {
+        case 0: return Count(0);
+        case 1: return Count(1);
+        case 2: return Count(4294967296.0);  // 2^32, the largest
+        case 3: return Count(8589934592.0);
+        case 4: return Count(std::ldexp(1.0, in.byte() % 64) * (0.5 + in.byte() / 256.0));
+        default: return std::numeric_limits<Count>::quiet_NaN();
       }
     }
   }

@@ -22,7 +22,11 @@
 //   DiscountClock::observations: d = the observations of any row since the row's last one (each
 //     observation ages every row; applied lazily to a row when it is observed, and to the mean
 //     when it is written: no other row is touched).
-// beta = 1 keeps every observation (observe() is O(1)); beta < 1 costs O(S) per observe().
+// A row stores its counts times a unit u (the row's counts are stored / u): aging multiplies u by
+// beta^-d instead of the row's S counts, and an observation adds u to one count. observe() is O(1)
+// (plus O(log d) for the clock `observations`); O(S) only when u reaches 2^32 (the row's counts
+// are then rescaled to u = 1: once every 32 / log2(1/beta) observations of a row, 2,207 at
+// beta = 0.99) or when the row's total reaches the cap. beta = 1 keeps u = 1.
 // Saturation: when a row's total reaches settings.count_cap, the row's counts are halved (exact in
 // binary floating point but for subnormals; an integer Count rounds odd counts down): the
 // empirical frequencies stay, the prior's weight in the mean doubles relative to the counts (a
@@ -39,7 +43,7 @@
 // Count: the storage type of the counts, float (default) or double pseudo-counts, or an unsigned
 // integer type (std::uint16_t, std::uint32_t) holding whole counts, which halves (uint16_t) the
 // memory and allows no discount (init() refuses discount < 1 and a cap above the type's maximum).
-// Memory: sizeof(TransitionEstimate) = Rows*S*sizeof(Count) + Rows*(sizeof(Count) + 16) + a few
+// Memory: sizeof(TransitionEstimate) = Rows*S*sizeof(Count) + Rows*(2*sizeof(Count) + 16) + a few
 // words (docs/estimation.md has the paper's sizes).
 //
 // Library rules: no heap, no exceptions; every call that takes data validates it and on an error
@@ -100,8 +104,9 @@ Status validate(const EstimateSettings<Scalar>& s) {
 // Everything of an estimate that changes after init(), as plain arrays (a checkpoint carries it).
 template <typename Count, int S, int Rows>
 struct TransitionEstimateState {
-  Count counts[Rows * S] = {};             // c(row, s'): discounted pseudo-counts at [row*S + s']
-  Count totals[Rows] = {};                 // sum over s' of c(row, s') (< count_cap)
+  Count counts[Rows * S] = {};             // c(row, s') * unit[row]: discounted pseudo-counts at [row*S + s']
+  Count totals[Rows] = {};                 // sum over s' of counts[row*S + s'] (< count_cap * unit[row])
+  Count unit[Rows] = {};                   // what an observation adds to the row now (0: none yet; 1 without discount)
   std::int64_t observations[Rows] = {};    // n(row): observations of the row since init()
   std::int64_t last[Rows] = {};            // the clock after the row's last observation (0: none)
   std::int64_t clock = 0;                  // observations of every row since init()
@@ -111,7 +116,7 @@ struct TransitionEstimateState {
 
 namespace detail {
 
-// A checkpoint's encoding of an estimate's state, in field order: each count in sizeof(Count)
+// A checkpoint's encoding of an estimate's state, in field order: each count, total and unit in sizeof(Count)
 // bytes (IEEE-754 bits, or the unsigned integer), little-endian; the observation counts, stamps,
 // clock and refresh stamp as 64-bit counts; refresh_pending as one byte, 0 or 1.
 template <typename Count, int S, int Rows>
@@ -119,7 +124,7 @@ struct CheckpointField<TransitionEstimateState<Count, S, Rows>> {
   using State = TransitionEstimateState<Count, S, Rows>;
   using Word = CheckpointField<std::int64_t>;
   static constexpr std::size_t kCount = sizeof(Count);
-  static constexpr std::size_t kCounts = std::size_t(Rows) * S + Rows;  // counts, then totals
+  static constexpr std::size_t kCounts = std::size_t(Rows) * S + 2 * std::size_t(Rows);  // counts, totals, units
   static constexpr std::size_t size = kCounts * kCount + (2 * std::size_t(Rows) + 2) * Word::size + 1;
 
   static void put_count(unsigned char*& p, Count c) {
@@ -142,6 +147,7 @@ struct CheckpointField<TransitionEstimateState<Count, S, Rows>> {
   static void write(unsigned char*& p, const State& s) {
     for (const Count c : s.counts) put_count(p, c);
     for (const Count c : s.totals) put_count(p, c);
+    for (const Count c : s.unit) put_count(p, c);
     for (const std::int64_t n : s.observations) Word::write(p, n);
     for (const std::int64_t n : s.last) Word::write(p, n);
     Word::write(p, s.clock);
@@ -164,6 +170,7 @@ struct CheckpointField<TransitionEstimateState<Count, S, Rows>> {
   static void read(const unsigned char*& p, State& s) {
     for (Count& c : s.counts) c = get_count(p), p += kCount;
     for (Count& c : s.totals) c = get_count(p), p += kCount;
+    for (Count& c : s.unit) c = get_count(p), p += kCount;
     for (std::int64_t& n : s.observations) Word::read(p, n);
     for (std::int64_t& n : s.last) Word::read(p, n);
     Word::read(p, s.clock);
@@ -175,6 +182,7 @@ struct CheckpointField<TransitionEstimateState<Count, S, Rows>> {
     const unsigned char* p;
     Count count(int i) const { return get_count(p + std::size_t(i) * kCount); }
     Count total(int r) const { return get_count(p + (std::size_t(Rows) * S + std::size_t(r)) * kCount); }
+    Count unit(int r) const { return get_count(p + (std::size_t(Rows) * (S + 1) + std::size_t(r)) * kCount); }
     std::int64_t word(std::size_t i) const { return std::int64_t(get_le(p + kCounts * kCount + i * 8, 8)); }
     std::int64_t observations(int r) const { return word(std::size_t(r)); }
     std::int64_t last(int r) const { return word(std::size_t(Rows) + std::size_t(r)); }
@@ -221,6 +229,9 @@ class TransitionEstimate {
     prior_ = prior;
     prior_digest_ = detail::array_digest(prior, std::size_t(Rows) * S);
     cap_ = Scalar(settings.count_cap);
+    forgetting_ = settings.discount < Scalar(1);
+    refresh_power_of_two_ = power_of_two(settings.refresh_row_observations);
+    inverse_discount_ = Count(Count(1) / Count(settings.discount));
     strength_ = strength;
     settings_ = settings;
     std::memset(static_cast<void*>(&state_), 0, sizeof(State));  // no State{} temporary: Rows*S counts
@@ -247,8 +258,8 @@ class TransitionEstimate {
   Scalar strength() const { return strength_; }
   const EstimateSettings<Scalar>& settings() const { return settings_; }
 
-  // One observed transition out of joint row `row` to s_next. O(1) with discount 1, O(S) with
-  // discount < 1 (the row's aging) or when the row's total reaches the cap (halving).
+  // One observed transition out of joint row `row` to s_next. O(1) (O(log d) for the discount
+  // clock `observations`); O(S) when the row's unit is rescaled or its total reaches the cap.
   // out_of_bounds: an index outside its range, or (support prior) s_next outside the prior's
   // support; count_overflow: the observation count has no room; nothing changed on error.
   Status observe_row(int row, int s_next) {
@@ -258,18 +269,19 @@ class TransitionEstimate {
       return Status::out_of_bounds;
     if (state_.clock == std::numeric_limits<std::int64_t>::max()) return Status::count_overflow;
     State& st = state_;
+    const std::int64_t n = st.observations[row];
+    Count unit = Count(1);
+    if constexpr (!kIntegerCounts)
+      if (forgetting_ && n > 0) unit = aged_unit(row);
     Count* const c = st.counts + row * S;
-    if (settings_.discount < Scalar(1) && st.observations[row] > 0) {
-      const std::int64_t d = settings_.discount_clock == DiscountClock::row_visits ? 1 : st.clock + 1 - st.last[row];
-      scale_row(row, d == 1 ? settings_.discount : power(settings_.discount, d));
-    }
-    c[s_next] = Count(c[s_next] + Count(1));
-    st.totals[row] = Count(st.totals[row] + Count(1));
-    if (!(Scalar(st.totals[row]) < cap_)) halve_row(row);
-    const std::int64_t n = ++st.observations[row];
+    c[s_next] = Count(c[s_next] + unit);
+    st.totals[row] = Count(st.totals[row] + unit);
+    if (!(Scalar(st.totals[row]) < cap_ * Scalar(unit))) halve_row(row);
+    st.unit[row] = unit;
+    st.observations[row] = n + 1;
     st.clock += 1;
     st.last[row] = st.clock;
-    if (doubled(n)) st.refresh_pending = true;
+    if (doubled(n + 1)) st.refresh_pending = true;
     return Status::ok;
   }
   // ... out of state s under joint action a in [0, kActions).
@@ -325,7 +337,7 @@ class TransitionEstimate {
   const std::int64_t* row_observations() const { return state_.observations; }
   Scalar row_total(int row) const {
     if (row < 0 || row >= Rows) return Scalar(0);
-    return Scalar(state_.totals[row]) * age(row);
+    return Scalar(state_.totals[row]) * weight(row);
   }
 
   // The state (checkpoints): read it whole, or set it whole with restore(), which accepts only a
@@ -385,7 +397,7 @@ class TransitionEstimate {
   bool doubled(std::int64_t n) const {
     const std::int64_t m = settings_.refresh_row_observations;
     if (m <= 0 || n < m) return false;
-    if (power_of_two(m)) return power_of_two(n);  // m * 2^k with m = 2^j: the powers of two from m on
+    if (refresh_power_of_two_) return power_of_two(n);  // m * 2^k with m = 2^j: the powers of two from m on
     if (n <= std::int64_t(UINT32_MAX)) {
       const std::uint32_t n32 = std::uint32_t(n), m32 = std::uint32_t(m);
       return n32 % m32 == 0u && power_of_two(std::int64_t(n32 / m32));
@@ -393,25 +405,45 @@ class TransitionEstimate {
     return n % m == 0 && power_of_two(n / m);
   }
 
-  // The factor that ages row's stored counts to now (the clock `observations`; else 1).
+  // The factor that ages row's counts to now (the clock `observations`; else 1).
   Scalar age(int row) const {
-    if (settings_.discount < Scalar(1) && settings_.discount_clock == DiscountClock::observations &&
-        state_.observations[row] > 0)
+    if (forgetting_ && settings_.discount_clock == DiscountClock::observations && state_.observations[row] > 0)
       return power(settings_.discount, state_.clock - state_.last[row]);
     return Scalar(1);
   }
+  // What a row's stored counts are divided by to give its counts now (0 for a row never observed).
+  Scalar weight(int row) const {
+    const Scalar u = Scalar(state_.unit[row]);
+    return u > Scalar(0) ? age(row) / u : Scalar(0);
+  }
 
-  void scale_row(int row, Scalar f) {
+  // The unit of an observation of a row observed before, aged by beta^d: unit / beta^d while that
+  // stays below kRescale, else the row's counts rescaled to unit 1 (the counts aged to now).
+  static constexpr Scalar kRescale = Scalar(4294967296.0);  // 2^32
+  Count aged_unit(int row) {
+    const Count unit = state_.unit[row];
+    if (settings_.discount_clock == DiscountClock::row_visits) {
+      const Count next = Count(unit * inverse_discount_);
+      if (Scalar(next) < kRescale) return next;
+      return rescale_row(row, settings_.discount / Scalar(unit));
+    }
+    const Scalar f = power(settings_.discount, state_.clock + 1 - state_.last[row]);
+    if (Scalar(unit) < kRescale * f) return Count(Scalar(unit) / f);
+    return rescale_row(row, f / Scalar(unit));
+  }
+  // Multiplies the row's stored counts by g (<= 1) and returns the unit 1.
+  [[gnu::noinline]] Count rescale_row(int row, Scalar g) {
     if constexpr (!kIntegerCounts) {
       Count* const c = state_.counts + row * S;
-      for (int i = 0; i < S; ++i) c[i] = Count(Scalar(c[i]) * f);
-      state_.totals[row] = Count(Scalar(state_.totals[row]) * f);
+      for (int i = 0; i < S; ++i) c[i] = Count(Scalar(c[i]) * g);
+      state_.totals[row] = Count(Scalar(state_.totals[row]) * g);
     } else {
       (void)row;
-      (void)f;  // integer counts take no discount (init refuses it)
+      (void)g;  // integer counts take no discount (init refuses it)
     }
+    return Count(1);
   }
-  void halve_row(int row) {
+  [[gnu::noinline]]   void halve_row(int row) {
     Count* const c = state_.counts + row * S;
     if constexpr (kIntegerCounts) {
       Count total(0);
@@ -433,7 +465,7 @@ class TransitionEstimate {
       return;
     }
     const Count* const c = state_.counts + r * S;
-    const Scalar a = strength_, g = age(r);
+    const Scalar a = strength_, g = weight(r);
     Scalar sum(0);
     for (int i = 0; i < S; ++i) sum += a * p[i] + g * Scalar(c[i]);
     // sum >= a * (1 - tolerance) > 0 by init's bounds; kept as a guard.
@@ -446,17 +478,18 @@ class TransitionEstimate {
   }
 
   // restore()'s check. An integer total is the sum of its counts, so that no count can wrap. A
-  // float total and its counts' sum take the same +1, halving and discount factor, so they differ
-  // only by rounding: each operation adds at most a few ulps of the row's values, and a discount
-  // beta multiplies what came before by beta, so |sum - total| stays below
-  // (S + 2) * 4 * eps * (sum + total + 1) / (1 - beta), plus S half-units for the increments a
-  // float count near 2^24 rounds (beta = 1: counts are integers and halves, exact below that). A
-  // state outside that bound is no state observe() leaves, and one it would refuse to save.
+  // float total and its counts' sum take the same increment u, halving and rescaling, so they
+  // differ only by rounding: each operation adds at most a few ulps of the row's values, and the
+  // increments grow by 1/beta per aging, so |sum - total| stays below
+  // (S + 2) * 4 * eps * (sum + total + u) / (1 - beta), plus S half-units u for the increments a
+  // float count near 2^24 u rounds (beta = 1: u = 1, counts are integers and halves, exact below
+  // that). A state outside that bound is no state observe() leaves, and one it would refuse to save.
   // The state's fields as check_state reads them: a State, or an image's bytes (checkpoint.hpp).
   struct StateView {
     const State& s;
     Count count(int i) const { return s.counts[i]; }
     Count total(int r) const { return s.totals[r]; }
+    Count unit(int r) const { return s.unit[r]; }
     std::int64_t observations(int r) const { return s.observations[r]; }
     std::int64_t last(int r) const { return s.last[r]; }
     std::int64_t clock() const { return s.clock; }
@@ -487,12 +520,18 @@ class TransitionEstimate {
           return Status::bad_setting;
         sum += x;
       }
+      // A unit is 0 before the row's first observation, then 1, or with a discount in [1, 2^32].
+      const Scalar unit = Scalar(s.unit(r));
+      if (n == 0 ? unit != Scalar(0)
+                 : !(unit >= Scalar(1) && unit <= (forgetting_ ? kRescale : Scalar(1))))
+        return Status::bad_setting;
       const Scalar total = Scalar(s.total(r));
-      if (!std::isfinite(total) || total < Scalar(0) || !(total < cap)) return Status::bad_setting;
+      if (!std::isfinite(total) || total < Scalar(0) || (n > 0 && !(total < cap * unit))) return Status::bad_setting;
       if (kIntegerCounts) {
         if (total != sum) return Status::bad_setting;
       } else {
-        const Scalar drift = Scalar(S + 2) * Scalar(4) * eps * (sum + total + Scalar(1)) * memory + Scalar(S) / Scalar(2);
+        const Scalar drift =
+            Scalar(S + 2) * Scalar(4) * eps * (sum + total + unit) * memory + Scalar(S) / Scalar(2) * unit;
         if (!(std::abs(sum - total) <= drift)) return Status::bad_setting;
       }
     }
@@ -503,6 +542,9 @@ class TransitionEstimate {
   const Scalar* prior_ = nullptr;
   std::uint32_t prior_digest_ = 0;
   Scalar cap_ = Scalar(0);  // settings_.count_cap as a Scalar (an int64 conversion is a library call on a 32-bit core)
+  bool forgetting_ = false;            // settings_.discount < 1
+  bool refresh_power_of_two_ = false;  // settings_.refresh_row_observations is a power of two
+  Count inverse_discount_ = Count(1);  // 1 / beta, what a row visit multiplies a unit by
   Scalar strength_ = Scalar(0);
   EstimateSettings<Scalar> settings_{};
   State state_{};
