@@ -572,6 +572,23 @@ TEST_CASE("estimate: observation counts refuse to overflow; restore checks the s
   CHECK(refused([](Estimate::State& s) { s.unit[3] = 2; }) == Status::bad_setting);
   CHECK(refused([](Estimate::State& s) { s.unit[3] = kNaN; }) == Status::bad_setting);
   CHECK(refused([](Estimate::State& s) { s.unit[0] = 1; }) == Status::bad_setting);  // row 0 never observed
+  CHECK(refused([](Estimate::State& s) { s.totals[0] = Real(0.25); }) == Status::bad_setting);
+  // A discount near 1 allows a large rounding drift between a row's counts and its total; a row
+  // never observed still has total 0 (a fuzzing find: total 3.1 was taken at discount 1 - 1e-10,
+  // and the row's first observation left its total above cap * unit).
+  {
+    Settings near_one;
+    near_one.discount = kDouble ? Real(1 - 1e-10) : Real(1 - 1e-6);
+    near_one.count_cap = 2;
+    Estimate e;
+    REQUIRE(e.init(prior, Real(1), near_one) == Status::ok);
+    REQUIRE(e.observe_row(1, 0) == Status::ok);
+    Estimate::State s = e.state();
+    s.totals[9] = Real(3.1);
+    CHECK(e.restore(s) == Status::bad_setting);
+    s.totals[9] = 0;
+    CHECK(e.restore(s) == Status::ok);
+  }
   // Counts whose sum is not the row's total beyond rounding (a fuzzing find: counts {32, 0} with
   // total 1 were taken, and the next observation made a state restore refused, so a device
   // could never restore its next checkpoint).

@@ -520,13 +520,13 @@ class TransitionEstimate {
           return Status::bad_setting;
         sum += x;
       }
-      // A unit is 0 before the row's first observation, then 1, or with a discount in [1, 2^32].
-      const Scalar unit = Scalar(s.unit(r));
-      if (n == 0 ? unit != Scalar(0)
-                 : !(unit >= Scalar(1) && unit <= (forgetting_ ? kRescale : Scalar(1))))
+      // A row never observed has unit and total 0; then the unit is 1, or with a discount in
+      // [1, 2^32], and the total below cap * unit.
+      const Scalar unit = Scalar(s.unit(r)), total = Scalar(s.total(r));
+      if (n == 0 ? unit != Scalar(0) || total != Scalar(0)
+                 : !(unit >= Scalar(1) && unit <= (forgetting_ ? kRescale : Scalar(1))) || !(total >= Scalar(0)) ||
+                       !(total < cap * unit))
         return Status::bad_setting;
-      const Scalar total = Scalar(s.total(r));
-      if (!std::isfinite(total) || total < Scalar(0) || (n > 0 && !(total < cap * unit))) return Status::bad_setting;
       if (kIntegerCounts) {
         if (total != sum) return Status::bad_setting;
       } else {
