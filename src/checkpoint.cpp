@@ -11,7 +11,6 @@ constexpr std::uint32_t kCrcNibble[16] = {
     0x00000000u, 0x1DB71064u, 0x3B6E20C8u, 0x26D930ACu, 0x76DC4190u, 0x6B6B51F4u, 0x4DB26158u, 0x5005713Cu,
     0xEDB88320u, 0xF00F9344u, 0xD6D6A3E8u, 0xCB61B38Cu, 0x9B64C2B0u, 0x86D3D2D4u, 0xA00AE278u, 0xBDBDF21Cu};
 
-constexpr std::uint32_t kMagic = 0x4B434250u;  // "PBCK" in memory order
 constexpr std::size_t kSequenceAt = 4, kVersionAt = 12, kSolverAt = 14, kScalarSizeAt = 15, kMethodAt = 16,
                       kProblemAt = 17, kStatesAt = 18, kActions1At = 20, kActions2At = 22, kParametersAt = 24,
                       kPayloadSizeAt = 28, kDigestAt = 32, kModelDigestAt = 36, kEstimateAt = 40, kReservedAt = 41,
@@ -51,7 +50,7 @@ std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t c
 namespace detail {
 
 void seal_checkpoint(const CheckpointHeader& h, unsigned char* image) {
-  put_le(image, kMagic, 4);
+  put_le(image, kCheckpointMagic, 4);
   put_le(image + kSequenceAt, h.sequence, 8);
   put_le(image + kVersionAt, h.version, 2);
   image[kSolverAt] = h.solver;
@@ -73,7 +72,7 @@ void seal_checkpoint(const CheckpointHeader& h, unsigned char* image) {
 
 Status read_checkpoint_header(const unsigned char* buffer, std::size_t size, CheckpointHeader& out) {
   constexpr std::size_t frame = kCheckpointHeaderSize + kCheckpointCommitSize;
-  if (buffer == nullptr || size < frame || get_le(buffer, 4) != kMagic) return Status::checkpoint_corrupt;
+  if (buffer == nullptr || size < frame || get_le(buffer, 4) != kCheckpointMagic) return Status::checkpoint_corrupt;
   // The payload size is checked against the buffer before it is trusted to find the CRC's end.
   const std::uint64_t payload = get_le(buffer + kPayloadSizeAt, 4);
   if (payload > size - frame) return Status::checkpoint_corrupt;

@@ -299,7 +299,7 @@ struct NameRecorder {
         CHECK(d.lo == 0);
         CHECK(pbrl::enum_names(T{}).size == d.hi + 1);
       } else {
-        CHECK(d.kind == pbrl::Domain::Kind::any);  // the policy sets' parameterization
+        CHECK(d.kind == pbrl::Domain::Kind::policy_set);  // the policy sets' parameterization
       }
       check_enum_names<T>();
     }

@@ -264,7 +264,16 @@ TEST_CASE("every Status has a distinct, non-null name") {
     CHECK(std::strcmp(name, "unknown") != 0);
     CHECK(pbrl::ok(st) == (i == 0));
     for (int j = 0; j < i; ++j) CHECK(std::strcmp(name, pbrl::to_string(static_cast<Status>(j))) != 0);
+    // The names are kStatusTable's (the reference page prints its meanings) and read back.
+    REQUIRE(i < pbrl::kStatusCount);
+    CHECK(pbrl::kStatusTable[i].status == st);
+    CHECK(std::strcmp(name, pbrl::kStatusTable[i].name) == 0);
+    CHECK(std::strlen(pbrl::kStatusTable[i].meaning) > 0);
+    Status back = Status::ok;
+    CHECK(pbrl::enum_from_name(name, back));
+    CHECK(back == st);
   }
+  CHECK(pbrl::kStatusCount == kCount);
   CHECK(std::strcmp(pbrl::to_string(Status::ok), "ok") == 0);
   CHECK(std::strcmp(pbrl::to_string(Status::numerical_failure), "numerical_failure") == 0);
   CHECK(std::strcmp(pbrl::to_string(Status::checkpoint_corrupt), "checkpoint_corrupt") == 0);

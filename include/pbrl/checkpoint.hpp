@@ -89,6 +89,7 @@ namespace pbrl {
 // counts as no bytes.
 std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t crc = 0u);
 
+constexpr std::uint32_t kCheckpointMagic = 0x4B434250u;  // "PBCK" as the image's first 4 bytes (little-endian)
 constexpr std::uint16_t kCheckpointVersion = 7;
 constexpr std::size_t kCheckpointHeaderSize = 48;
 constexpr std::size_t kCheckpointCommitSize = 8;

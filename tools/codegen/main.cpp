@@ -196,10 +196,9 @@ struct SettingsLister {
     } else {
       value = std::to_string(field);
     }
-    if (d.kind != pbrl::Domain::Kind::any && !std::is_enum<T>::value) notes = domain_text(d);
+    if (d.kind == pbrl::Domain::Kind::policy_set || (d.kind != pbrl::Domain::Kind::any && !std::is_enum<T>::value))
+      notes += (notes.empty() ? "" : "; ") + domain_text(d);
     if (!d.active) notes += "; not used at the defaults";
-    if (std::string(name).find("policy.") != std::string::npos)  // PolicySet: checked with the action count
-      notes += (notes.empty() ? "" : "; ") + std::string("checked for the problem's action counts");
     std::cout << name << " = " << value << (notes.empty() ? "" : "  (" + notes + ")") << "\n";
   }
 };

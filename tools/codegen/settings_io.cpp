@@ -18,6 +18,8 @@ std::string domain_text(const pbrl::Domain& d) {
       return "must be in (0, 1]";
     case K::range:
       return "must be in [" + std::to_string(d.lo) + ", " + std::to_string(d.hi) + "]";
+    case K::policy_set:
+      return "checked for the problem's action counts";
     case K::any:
       break;
   }

@@ -89,7 +89,7 @@ struct EstimateSettings {
     using namespace domain;
     v(support, enumerator(EstimateSupport::dense), "support");
     v(discount, unit_above_zero(), "discount");
-    v(discount_clock, when(discount < Scalar(1), enumerator(DiscountClock::observations)), "discount_clock");
+    v(discount_clock, when(Mode{discount < Scalar(1), "discount < 1"}, enumerator(DiscountClock::observations)), "discount_clock");
     v(count_cap, range(2, kMaxCountCap), "count_cap");
     v(refresh_row_observations, range(0, std::numeric_limits<std::int64_t>::max()), "refresh_row_observations");
     v(refresh_every, range(0, std::numeric_limits<std::int64_t>::max()), "refresh_every");

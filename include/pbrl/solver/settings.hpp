@@ -55,7 +55,9 @@ inline bool is_oracle_kind(OracleKind k) {
 }
 
 // The values one setting accepts. inactive: the setting is not used in the current mode (a
-// tolerance-mode setting in fixed mode, a sampling setting in exact mode), and any value passes.
+// tolerance-mode setting in fixed mode, a sampling setting in exact mode), and any value passes;
+// condition, if given, is the rule of the mode the setting is used in ("gap_tolerance > 0"), for
+// readers (docs/reference/settings.md), never evaluated.
 struct Domain {
   enum class Kind : unsigned char {
     any,            // every value
@@ -65,17 +67,19 @@ struct Domain {
     above_one,      // finite and > 1
     unit,           // in [0, 1]
     unit_above_zero,  // in (0, 1]
-    range           // an integer or enum in [lo, hi]
+    range,          // an integer or enum in [lo, hi]
+    policy_set      // every value here; validate(PolicySet, actions) checks it with the action count
   };
   Kind kind = Kind::any;
   std::int64_t lo = 0, hi = 0;
   bool active = true;
+  const char* condition = nullptr;
 
   Status refusal() const { return kind == Kind::step_size ? Status::bad_step_size : Status::bad_setting; }
 
   template <typename T>
   bool admits(const T& value) const {
-    if (!active || kind == Kind::any) return true;
+    if (!active || kind == Kind::any || kind == Kind::policy_set) return true;
     if constexpr (std::is_floating_point<T>::value) {
       switch (kind) {
         case Kind::step_size:
@@ -110,7 +114,19 @@ constexpr Domain enumerator(Enum last) {
   return range(0, static_cast<std::int64_t>(last));
 }
 // The policy set's fields: validate<Scalar, A>(PolicySet) checks them against the action count.
-constexpr Domain policy_set() { return {}; }
+constexpr Domain policy_set() { return {Domain::Kind::policy_set}; }
+// A mode of the settings: whether it is on, and the rule that turns it on, as readers see it.
+struct Mode {
+  bool on;
+  const char* rule;
+};
+// d, checked only in the mode.
+constexpr Domain when(Mode mode, Domain d) {
+  d.active = mode.on;
+  d.condition = mode.rule;
+  return d;
+}
+// d, checked only if active (a mode without a rule to show).
 constexpr Domain when(bool active, Domain d) {
   d.active = active;
   return d;
@@ -146,7 +162,7 @@ struct GradientSettings {
   // Each field once, with its domain and its name (visitor: v(field, Domain, name)).
   template <class Visitor>
   void visit(Visitor& v) const {
-    const bool sampled = gradient == GradientMode::sampled;
+    const domain::Mode sampled{gradient == GradientMode::sampled, "gradient = sampled"};
     v(gradient, domain::enumerator(GradientMode::sampled), "gradient");
     v(sampling.horizon, domain::when(sampled, domain::range(1, kMaxHorizon)), "sampling.horizon");
     v(sampling.batch, domain::when(sampled, domain::range(1, kMaxBatch)), "sampling.batch");
@@ -211,7 +227,7 @@ struct PenaltySolverSettings : GradientSettings {
   void visit(Visitor& v) const {
     using namespace domain;
     GradientSettings::visit(v);
-    const bool tolerance = tolerance_mode();
+    const Mode tolerance{tolerance_mode(), "gap_tolerance > 0"};
     v(policy.parameterization, policy_set(), "policy.parameterization");
     v(policy.floor, policy_set(), "policy.floor");
     v(policy.logit_bound, policy_set(), "policy.logit_bound");
