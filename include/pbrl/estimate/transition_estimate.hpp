@@ -1,53 +1,17 @@
 #pragma once
-// A fixed-memory Dirichlet posterior over a tabular transition model, for a device that observes
-// its own transitions. docs/estimation.md has the model, the rules and the memory.
+// TransitionEstimate: a fixed-memory Dirichlet posterior over a tabular transition model, for a
+// device that observes its own transitions. docs/estimation.md has the model, the support rule,
+// forgetting, saturation, the refresh rule and the memory.
 //
-// The model has Rows joint rows over S next states, laid out as every problem's transition array:
-// row = s*A + a (Mdp, RewardShaping), ((s*A_l + a_l)*A_f + a_f) (Stackelberg),
-// ((s*A_1 + a_1)*A_2 + a_2) (IncentiveDesign); P(s'|row) at [row*S + s']. Row `row` has the
-// posterior
-//   Dirichlet(a * p_row + c_row),
-// p the prior (a valid transition array, the caller's: flash, read in place, never copied),
-// a > 0 the prior's strength in pseudo-counts per row, c_row the row's (discounted) counts of
-// observed next states. write_mean() writes its mean (a p_row + c_row) / (a sum p_row + sum c_row),
-// what a solver uses; a row never observed is written as its prior row, bit for bit.
-//
-// Support (EstimateSupport): `prior` refuses an observed s' where the prior row is 0
-// (Status::out_of_bounds; nothing counted), so the mean keeps the prior's zeros; `dense` counts it,
-// and the mean of that row gives s' the mass c(s') / (a + sum c).
-//
-// Forgetting (a drifting plant): before an observation is added to its row, the row's counts are
-// multiplied by beta^d, beta = settings.discount in (0, 1]:
-//   DiscountClock::row_visits:   d = 1 (each observation of the row ages the row's earlier ones);
-//   DiscountClock::observations: d = the observations of any row since the row's last one (each
-//     observation ages every row; applied lazily to a row when it is observed, and to the mean
-//     when it is written: no other row is touched).
-// A row stores its counts times a unit u (the row's counts are stored / u): aging multiplies u by
-// beta^-d instead of the row's S counts, and an observation adds u to one count. observe() is O(1)
-// (plus O(log d) for the clock `observations`); O(S) only when u reaches 2^32 (the row's counts
-// are then rescaled to u = 1: once every 32 / log2(1/beta) observations of a row, 2,207 at
-// beta = 0.99) or when the row's total reaches the cap. beta = 1 keeps u = 1.
-// Saturation: when a row's total reaches settings.count_cap, the row's counts are halved (exact in
-// binary floating point but for subnormals; an integer Count rounds odd counts down): the
-// empirical frequencies stay, the prior's weight in the mean doubles relative to the counts (a
-// change of at most a / (a + cap/2) in any entry). Totals stay below cap <= 2^24, where a float
-// count is still an exact integer, so counts never overflow and never stop growing.
-// The observation counts (per row and in all) are std::int64_t, never discounted nor halved; an
-// observation that would overflow them is refused with Status::count_overflow.
-//
-// Refresh rule (refresh_due(), mark_refreshed()): due once some row's observation count reached
-// m * 2^k (k >= 0, m = settings.refresh_row_observations > 0: the row's evidence doubled since its
-// last trigger) or once settings.refresh_every > 0 observations were made, since the last
-// mark_refreshed(). O(1) per observation, no per-row memory.
-//
-// Count: the storage type of the counts, float (default) or double pseudo-counts, or an unsigned
-// integer type (std::uint16_t, std::uint32_t) holding whole counts, which halves (uint16_t) the
-// memory and allows no discount (init() refuses discount < 1 and a cap above the type's maximum).
-// Memory: sizeof(TransitionEstimate) = Rows*S*sizeof(Count) + Rows*(2*sizeof(Count) + 16) + a few
-// words (docs/estimation.md has the paper's sizes).
-//
-// Library rules: no heap, no exceptions; every call that takes data validates it and on an error
-// status changes nothing.
+// Rows joint rows over S next states, laid out as the problems' transition arrays (row = s*A + a;
+// (s*A1 + a1)*A2 + a2 for two players; P(s'|row) at [row*S + s']). Row r's posterior is
+// Dirichlet(a p_r + c_r): p the prior (the caller's array, read in place, which must stay valid and
+// unchanged), a > 0 its strength, c_r the row's counts (discounted with settings.discount < 1,
+// halved when the row's total reaches settings.count_cap). write_mean() writes the posterior mean,
+// a valid transition row by construction; a row never observed is its prior row, bit for bit.
+// observe() is O(1) (O(S) at a row's rare rescale or halving). Count: float or double
+// pseudo-counts, or uint16_t / uint32_t whole counts (no discount). Every call that takes data
+// validates it and on an error status changes nothing.
 
 #include "pbrl/checkpoint.hpp"
 #include "pbrl/config.hpp"
