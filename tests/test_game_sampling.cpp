@@ -151,7 +151,7 @@ TEST_CASE("sampled game policy gradients of both players agree with the exact on
     const JointEvaluation e(g, pi1, pi2);
     M1 g1 = M1::Zero(), y1;
     M2 g2 = M2::Zero(), y2;
-    pbrl::add_game_policy_gradients(g, pi1, pi2, e.eval.value, e.eval.occupancy, Real(1), &g1, Real(1), &g2);
+    pbrl::add_game_policy_gradients(g, {pi1, pi2, e.eval.value, e.eval.occupancy}, Real(1), &g1, Real(1), &g2);
     pbrl::chain_policy_gradient<Real, S, A1>(param, pi1, g1, y1);
     pbrl::chain_policy_gradient<Real, S, A2>(param, pi2, g2, y2);
     Real exact[N];

@@ -72,8 +72,8 @@ TEST_CASE("run_oracle says whether it stopped on its target or ran to max_steps"
       Mat<S, A> scratch, pi = Mat<S, A>::Constant(Real(1) / A);
       Mat<S, A> log_pi = pi.array().log().matrix();
       Vec<S> value = Vec<S>::Zero();
-      REQUIRE(pbrl::run_oracle(kind, set, Real(10), m, 1, max_steps, goal, *ws, e, scratch, log_pi, pi, value,
-                               result) == Status::ok);
+      REQUIRE(pbrl::run_oracle(pbrl::OracleSpec<Real>{kind, set, Real(10), 1, max_steps, goal}, m, *ws, scratch,
+                               {e, log_pi, pi, value}, result) == Status::ok);
     };
     pbrl::OracleResult met, capped, untargeted;
     run(1000, target, met);  // reachable: stops early on the target
@@ -108,10 +108,11 @@ TEST_CASE("oracle_step checks its warm start; the solvers' form (checked warm st
     // Two steps each: the second starts from the first's output.
     auto checked = std::make_unique<State>(*start), formed = std::make_unique<State>(*start);
     for (int i = 0; i < 2; ++i) {
-      REQUIRE(pbrl::oracle_step(kind, set, Real(0.5), m, 1, 2, Real(0), checked->ws, checked->e, checked->scratch,
-                                checked->log_pi, checked->pi, checked->value, checked->run) == Status::ok);
-      REQUIRE(pbrl::detail::oracle_step<false>(kind, set, Real(0.5), m, 1, 2, Real(0), formed->ws, formed->e,
-                                               formed->scratch, formed->log_pi, formed->pi, formed->value,
+      const pbrl::OracleSpec<Real> spec{kind, set, Real(0.5), 1, 2, Real(0)};
+      REQUIRE(pbrl::oracle_step(spec, m, checked->ws, checked->scratch,
+                                {checked->e, checked->log_pi, checked->pi, checked->value}, checked->run) == Status::ok);
+      REQUIRE(pbrl::detail::oracle_step<false>(spec, m, formed->ws, formed->scratch,
+                                               {formed->e, formed->log_pi, formed->pi, formed->value},
                                                formed->run) == Status::ok);
     }
     CHECK(checked->run.done);
@@ -129,8 +130,8 @@ TEST_CASE("oracle_step checks its warm start; the solvers' form (checked warm st
       else
         s->log_pi(2, 1) = std::numeric_limits<Real>::quiet_NaN();
       const Mat<S, A> pi = s->pi, log_pi = s->log_pi;
-      CHECK(pbrl::oracle_step(kind, set, Real(0.5), m, 1, 2, Real(0), s->ws, s->e, s->scratch, s->log_pi, s->pi,
-                              s->value, s->run) == (bad == 0 ? Status::bad_policy : Status::not_finite));
+      CHECK(pbrl::oracle_step(pbrl::OracleSpec<Real>{kind, set, Real(0.5), 1, 2, Real(0)}, m, s->ws, s->scratch,
+                              {s->e, s->log_pi, s->pi, s->value}, s->run) == (bad == 0 ? Status::bad_policy : Status::not_finite));
       CHECK(s->pi == pi);
       CHECK(((s->log_pi.array() == log_pi.array()) || (s->log_pi.array().isNaN() && log_pi.array().isNaN())).all());
       CHECK(s->run.result.steps == 0);

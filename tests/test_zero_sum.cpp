@@ -225,7 +225,7 @@ TEST_CASE("zero-sum game: the induced MDPs give the joint value; best responses 
     // The game-level policy gradients are the induced MDPs' policy gradients.
     M1 g1 = M1::Zero(), p1;
     M2 g2 = M2::Zero(), p2;
-    pbrl::add_game_policy_gradients(g, pi1, pi2, e1.value, e1.occupancy, Real(1), &g1, Real(1), &g2);
+    pbrl::add_game_policy_gradients(g, {pi1, pi2, e1.value, e1.occupancy}, Real(1), &g1, Real(1), &g2);
     pbrl::policy_gradient(mdp1, pi1, e1, p1);
     pbrl::policy_gradient(mdp2, pi2, e2, p2);
     CHECK((g1 - p1).cwiseAbs().maxCoeff() <= kTight * std::max(Real(1), p1.cwiseAbs().maxCoeff()));
@@ -242,13 +242,12 @@ TEST_CASE("zero-sum game: the induced MDPs give the joint value; best responses 
       const M2 log2 = pi2.unaryExpr([](Real p) { return std::log(p); });
       M1 one1 = M1::Constant(Real(0.25)), pair1 = one1;
       M2 one2 = M2::Constant(Real(-0.5)), pair2 = one2;
-      pbrl::add_game_policy_gradients(g, pi1, pi2, e1.value, e1.occupancy, Real(0), static_cast<M1*>(nullptr),
-                                      Real(1.5), &one2, static_cast<const M1*>(nullptr), &log2);
-      pbrl::add_game_policy_gradients(g, pi1b, pi2b, vb, db, Real(-2), &one1, Real(0), static_cast<M2*>(nullptr),
-                                      &log1b, static_cast<const M2*>(nullptr));
-      pbrl::add_game_policy_gradient_pair(g, pi1, pi2, e1.value, e1.occupancy, Real(1.5), pair2,
-                                          static_cast<const M1*>(nullptr), &log2, pi1b, pi2b, vb, db, Real(-2), pair1,
-                                          &log1b, static_cast<const M2*>(nullptr));
+      pbrl::add_game_policy_gradients(g, {pi1, pi2, e1.value, e1.occupancy, nullptr, &log2}, Real(0),
+                                      static_cast<M1*>(nullptr), Real(1.5), &one2);
+      pbrl::add_game_policy_gradients(g, {pi1b, pi2b, vb, db, &log1b, nullptr}, Real(-2), &one1, Real(0),
+                                      static_cast<M2*>(nullptr));
+      pbrl::add_game_policy_gradient_pair(g, {pi1, pi2, e1.value, e1.occupancy, nullptr, &log2}, Real(1.5), pair2,
+                                          {pi1b, pi2b, vb, db, &log1b, nullptr}, Real(-2), pair1);
       CHECK(std::memcmp(pair1.data(), one1.data(), sizeof(Real) * S * A1) == 0);
       CHECK(std::memcmp(pair2.data(), one2.data(), sizeof(Real) * S * A2) == 0);
     }
@@ -260,7 +259,7 @@ TEST_CASE("zero-sum game: the induced MDPs give the joint value; best responses 
       const M2 log2 = pi2.unaryExpr([](Real p) { return std::log(p); });
       M1 h1 = M1::Zero();
       M2 h2 = M2::Zero();
-      pbrl::add_game_policy_gradients(g, pi1, pi2, e1.value, e1.occupancy, Real(1), &h1, Real(1), &h2, &log1, &log2);
+      pbrl::add_game_policy_gradients(g, {pi1, pi2, e1.value, e1.occupancy, &log1, &log2}, Real(1), &h1, Real(1), &h2);
       check_same_unless_fused(h1.data(), g1.data(), S * A1, 8);
       check_same_unless_fused(h2.data(), g2.data(), S * A2, 8);
       const Real c = Real(0.5);
@@ -270,8 +269,9 @@ TEST_CASE("zero-sum game: the induced MDPs give the joint value; best responses 
         CAPTURE(which);
         h1.setZero();
         h2.setZero();
-        pbrl::add_game_policy_gradients(g, pi1, pi2, e1.value, e1.occupancy, Real(1), &h1, Real(1), &h2,
-                                        which == 1 ? &up1 : &log1, which == 2 ? &up2 : &log2);
+        pbrl::add_game_policy_gradients(
+            g, {pi1, pi2, e1.value, e1.occupancy, which == 1 ? &up1 : &log1, which == 2 ? &up2 : &log2}, Real(1), &h1,
+            Real(1), &h2);
         const Real sign = which == 2 ? Real(1) : Real(-1);
         for (int s = 0; s < S; ++s) {
           const Real move = sign * g.tau() * e1.occupancy(s) * c;
@@ -733,7 +733,7 @@ TEST_CASE("meta-gradient: occupancy derivative, exact mixed derivative and meta-
     const At b = at(xh, pi1, pi2);
     M1 g1 = M1::Zero();
     M2 g2 = M2::Zero();
-    pbrl::add_game_policy_gradients(b.g, pi1, pi2, b.e.value, b.e.occupancy, Real(1), &g1, Real(1), &g2);
+    pbrl::add_game_policy_gradients(b.g, {pi1, pi2, b.e.value, b.e.occupancy}, Real(1), &g1, Real(1), &g2);
     return (u1.cwiseProduct(g1)).sum() + (u2.cwiseProduct(g2)).sum();
   };
   Incentive::Params mixed = Incentive::Params::Zero();

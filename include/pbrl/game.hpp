@@ -305,24 +305,38 @@ void add_player_gradient_row(const Regularizer<Scalar, S, A>& own, const Regular
 }
 }  // namespace detail
 
-// Policy gradients of V^{pi1,pi2}(rho) in direct coordinates, from the joint value v = V^{pi1,pi2}
-// and state occupancy d of (pi1, pi2). With Q(s,a1,a2) = r(s,a1,a2) + gamma*<P(.|s,a1,a2), v>:
+// A joint policy (pi1, pi2) and what the policy gradients read at it: the joint value v =
+// V^{pi1,pi2} and state occupancy d of (pi1, pi2), and the policies' logs where the caller keeps
+// them (an oracle's pi-hat), so that h and dh/dpi take no logarithms (Regularizer::value_from), or
+// nullptr.
+template <typename Scalar, int S, int A1, int A2>
+struct GamePoint {
+  const StateActionMatrix<Scalar, S, A1>& pi1;
+  const StateActionMatrix<Scalar, S, A2>& pi2;
+  const StateVector<Scalar, S>& value;
+  const StateVector<Scalar, S>& occupancy;
+  const StateActionMatrix<Scalar, S, A1>* log_pi1 = nullptr;
+  const StateActionMatrix<Scalar, S, A2>* log_pi2 = nullptr;
+};
+
+// Policy gradients of V^{pi1,pi2}(rho) in direct coordinates at the point p. With
+// Q(s,a1,a2) = r(s,a1,a2) + gamma*<P(.|s,a1,a2), v>:
 //   grad1(s,a1) += scale1 * d(s) ( sum_a2 pi2 Q + tau*h2_s(pi2(s)) - tau*dh1_s/dpi1(a1|s) )
 //   grad2(s,a2) += scale2 * d(s) ( sum_a1 pi1 Q - tau*h1_s(pi1(s)) + tau*dh2_s/dpi2(a2|s) )
 // grad1 equals policy_gradient() on player1_mdp(pi2) at pi1, grad2 equals minus policy_gradient()
 // on player2_mdp(pi1) at pi2. The per-state constants (the other player's h) do not matter along
 // the simplex, for softmax logits or for projections onto the simplex. Pass nullptr to skip one.
-// log_pi1, log_pi2: the policies' logs where the caller keeps them (an oracle's pi-hat), so h and
-// dh/dpi take no logarithms (Regularizer::value_from), or nullptr.
 // Work O(S * A1 * A2 * S), no storage.
 template <typename Scalar, int S, int A1, int A2>
-void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
-                               const StateActionMatrix<Scalar, S, A2>& pi2, const StateVector<Scalar, S>& v,
-                               const StateVector<Scalar, S>& d, Scalar scale1,
-                               StateActionMatrix<Scalar, S, A1>* grad1, Scalar scale2,
-                               StateActionMatrix<Scalar, S, A2>* grad2,
-                               const StateActionMatrix<Scalar, S, A1>* log_pi1 = nullptr,
-                               const StateActionMatrix<Scalar, S, A2>* log_pi2 = nullptr) {
+void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const GamePoint<Scalar, S, A1, A2>& p,
+                               Scalar scale1, StateActionMatrix<Scalar, S, A1>* grad1, Scalar scale2,
+                               StateActionMatrix<Scalar, S, A2>* grad2) {
+  const auto& pi1 = p.pi1;
+  const auto& pi2 = p.pi2;
+  const auto& v = p.value;
+  const auto& d = p.occupancy;
+  const auto* log_pi1 = p.log_pi1;
+  const auto* log_pi2 = p.log_pi2;
   for (int s = 0; s < S; ++s) {
     // q1 = sum_a2 pi2 Q and q2 = sum_a1 pi1 Q, each summed in the same order whichever is asked
     // for; one alone is summed in a register, with the loop over the other player's actions inside.
@@ -357,23 +371,19 @@ void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const Sta
 }
 
 // Two calls of add_game_policy_gradients in one pass over P, each row read once for both values:
-// the player-2 gradient of (pi1a, pi2a) at (va, da), scaled by scale_a, into grad2, and the
-// player-1 gradient of (pi1b, pi2b) at (vb, db), scaled by scale_b, into grad1 (the two terms of
-// the Nikaido-Isoda penalty's policy gradient). The numbers of the two calls, to the bit.
+// the player-2 gradient at point a, scaled by scale_a, into grad2, and the player-1 gradient at
+// point b, scaled by scale_b, into grad1 (the two terms of the Nikaido-Isoda penalty's policy
+// gradient). The numbers of the two calls, to the bit.
 template <typename Scalar, int S, int A1, int A2>
-void add_game_policy_gradient_pair(const MarkovGame<Scalar, S, A1, A2>& g,
-                                   const StateActionMatrix<Scalar, S, A1>& pi1a,
-                                   const StateActionMatrix<Scalar, S, A2>& pi2a, const StateVector<Scalar, S>& va,
-                                   const StateVector<Scalar, S>& da, Scalar scale_a,
-                                   StateActionMatrix<Scalar, S, A2>& grad2,
-                                   const StateActionMatrix<Scalar, S, A1>* log_pi1a,
-                                   const StateActionMatrix<Scalar, S, A2>* log_pi2a,
-                                   const StateActionMatrix<Scalar, S, A1>& pi1b,
-                                   const StateActionMatrix<Scalar, S, A2>& pi2b, const StateVector<Scalar, S>& vb,
-                                   const StateVector<Scalar, S>& db, Scalar scale_b,
-                                   StateActionMatrix<Scalar, S, A1>& grad1,
-                                   const StateActionMatrix<Scalar, S, A1>* log_pi1b,
-                                   const StateActionMatrix<Scalar, S, A2>* log_pi2b) {
+void add_game_policy_gradient_pair(const MarkovGame<Scalar, S, A1, A2>& g, const GamePoint<Scalar, S, A1, A2>& a,
+                                   Scalar scale_a, StateActionMatrix<Scalar, S, A2>& grad2,
+                                   const GamePoint<Scalar, S, A1, A2>& b, Scalar scale_b,
+                                   StateActionMatrix<Scalar, S, A1>& grad1) {
+  const auto &pi1a = a.pi1, &pi1b = b.pi1;
+  const auto &pi2a = a.pi2, &pi2b = b.pi2;
+  const auto &va = a.value, &vb = b.value, &da = a.occupancy, &db = b.occupancy;
+  const auto *log_pi1a = a.log_pi1, *log_pi1b = b.log_pi1;
+  const auto *log_pi2a = a.log_pi2, *log_pi2b = b.log_pi2;
   for (int s = 0; s < S; ++s) {
     Scalar q2[A2];  // sum_a1 pi1a Q_a, over a1 in order as the single call sums it
     Scalar q1[A1];  // sum_a2 pi2b Q_b

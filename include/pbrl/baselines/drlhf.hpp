@@ -233,8 +233,8 @@ class Drlhf {
   Status run_oracle(const MdpType& mdp) {
     OracleResult used;  // no target: exactly T steps
     const int T = settings_.policy_steps;
-    return pbrl::run_oracle(settings_.policy_oracle, settings_.oracle_policy, settings_.policy_step, mdp, T, T,
-                            Scalar(0), ws_, eval_, weights_, log_pi_next_, pi_next_, value_next_, used);
+    const OracleSpec<Scalar> spec{settings_.policy_oracle, settings_.oracle_policy, settings_.policy_step, T, T, Scalar(0)};
+    return pbrl::run_oracle(spec, mdp, ws_, weights_, {eval_, log_pi_next_, pi_next_, value_next_}, used);
   }
 
   const Problem* problem_ = nullptr;

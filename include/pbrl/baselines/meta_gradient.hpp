@@ -238,7 +238,7 @@ class MetaGradient {
         value = eval1_.value_rho;
         g1_.setZero();
         g2_.setZero();
-        add_game_policy_gradients(game, pi1_, pi2_, eval1_.value, eval1_.occupancy, Scalar(1), &g1_, Scalar(-1),
+        add_game_policy_gradients(game, {pi1_, pi2_, eval1_.value, eval1_.occupancy}, Scalar(1), &g1_, Scalar(-1),
                                   &g2_);
         chain_policy_gradient<Scalar, S, A1>(param, pi1_, g1_, w1_);
         chain_policy_gradient<Scalar, S, A2>(param, pi2_, g2_, w2_);

@@ -49,9 +49,10 @@ Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProb
     joint_occupancy(hat2.eval.occupancy, y1.pi, hat2.pi, scratch.weights);
     problem.vjp(model, scratch.weights, scratch.value, -scale, grad_x);
   }
-  add_game_policy_gradient_pair(game, hat1.pi, y2.pi, hat1.eval.value, hat1.eval.occupancy, scale, grad_pi2,
-                                hat1.log_pi, y2.log_pi, y1.pi, hat2.pi, scratch.value, hat2.eval.occupancy, -scale,
-                                grad_pi1, y1.log_pi, hat2.log_pi);
+  add_game_policy_gradient_pair(game, {hat1.pi, y2.pi, hat1.eval.value, hat1.eval.occupancy, hat1.log_pi, y2.log_pi},
+                                scale, grad_pi2,
+                                {y1.pi, hat2.pi, scratch.value, hat2.eval.occupancy, y1.log_pi, hat2.log_pi}, -scale,
+                                grad_pi1);
   return hat1.eval.value_rho + hat2.eval.value_rho;
 }
 

@@ -47,85 +47,101 @@ struct OracleRun {
   bool done = false;  // the oracle has finished (and its policy passed the final check)
 };
 
+// What an oracle run does: kind, set (the policy-gradient oracle's) and eta (PMD's or policy
+// gradient's step) as in the settings; at least min_steps and at most max_steps steps; target > 0
+// stops it on a certified gap (above), 0 runs max_steps.
+template <typename Scalar>
+struct OracleSpec {
+  OracleKind kind;
+  const PolicySet<Scalar>& set;
+  Scalar eta;
+  int min_steps;
+  int max_steps;
+  Scalar target;
+};
+
+// The oracle's iterate, in place: its evaluation (the warm start of the next), the policy and its
+// logs, and soft value iteration's values.
+template <typename Scalar, int S, int A>
+struct OracleIterate {
+  Evaluation<Scalar, S, A>& eval;
+  StateActionMatrix<Scalar, S, A>& log_pi;
+  StateActionMatrix<Scalar, S, A>& pi;
+  StateVector<Scalar, S>& value;
+};
+
 namespace detail {
 // oracle_step() below. CheckWarmStart = false leaves out PMD's and policy gradient's O(S*A) checks
 // of the warm start (log_pi, pi): the solvers' pi-hat, which every run checks on its way out (the
 // end of this function), and init() and restore_checkpoint() check on the way in; within a run,
 // the previous step's output, which those steps form valid (normalize_policy_row, the projection).
 template <bool CheckWarmStart, typename Scalar, int S, int A, EvaluationMethod M>
-Status oracle_step(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, const Mdp<Scalar, S, A>& mdp,
-                   int min_steps, int max_steps, Scalar target, EvaluationWorkspace<Scalar, S, M>& ws,
-                   Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& scratch,
-                   StateActionMatrix<Scalar, S, A>& log_pi, StateActionMatrix<Scalar, S, A>& pi,
-                   StateVector<Scalar, S>& value, OracleRun& run) {
-  if (max_steps == 0) {
+Status oracle_step(const OracleSpec<Scalar>& spec, const Mdp<Scalar, S, A>& mdp, EvaluationWorkspace<Scalar, S, M>& ws,
+                   StateActionMatrix<Scalar, S, A>& scratch, const OracleIterate<Scalar, S, A>& it, OracleRun& run) {
+  if (spec.max_steps == 0) {
     run.done = true;
     return Status::ok;
   }
   OracleResult& result = run.result;
   const auto i = static_cast<int>(result.steps);  // PMD and policy gradient: one step per call
-  auto certified = [&] { return target > Scalar(0) && i + 1 >= min_steps && optimality_gap_bound(mdp, eval) <= target; };
-  switch (kind) {
+  auto certified = [&] {
+    return spec.target > Scalar(0) && i + 1 >= spec.min_steps && optimality_gap_bound(mdp, it.eval) <= spec.target;
+  };
+  switch (spec.kind) {
     case OracleKind::policy_mirror_descent:
-      if (Status st = pmd_step<CheckWarmStart>(mdp, eta, ws, eval, log_pi, pi); st != Status::ok) return st;
+      if (Status st = pmd_step<CheckWarmStart>(mdp, spec.eta, ws, it.eval, it.log_pi, it.pi); st != Status::ok)
+        return st;
       ++result.steps;
       result.converged = certified();
-      run.done = result.converged || result.steps >= max_steps;
+      run.done = result.converged || result.steps >= spec.max_steps;
       break;
     case OracleKind::policy_gradient:
-      if (Status st = policy_gradient_step<CheckWarmStart>(mdp, set, eta, ws, eval, scratch, log_pi, pi);
+      if (Status st = policy_gradient_step<CheckWarmStart>(mdp, spec.set, spec.eta, ws, it.eval, scratch, it.log_pi,
+                                                           it.pi);
           st != Status::ok)
         return st;
       ++result.steps;
       result.converged = certified();
-      run.done = result.converged || result.steps >= max_steps;
+      run.done = result.converged || result.steps >= spec.max_steps;
       break;
     case OracleKind::soft_value_iteration: {
-      const Scalar change = target * (Scalar(1) - mdp.discount) * (Scalar(1) - mdp.discount) / Scalar(2);
+      const Scalar change = spec.target * (Scalar(1) - mdp.discount) * (Scalar(1) - mdp.discount) / Scalar(2);
       SoftValueIterationResult<Scalar> sweeps;
-      if (Status st = soft_value_iteration(mdp, max_steps, change, value, scratch, log_pi, pi, &sweeps);
+      if (Status st = soft_value_iteration(mdp, spec.max_steps, change, it.value, scratch, it.log_pi, it.pi, &sweeps);
           st != Status::ok)
         return st;
       result.steps = sweeps.iterations;
-      result.converged = target > Scalar(0) && sweeps.converged;
+      result.converged = spec.target > Scalar(0) && sweeps.converged;
       run.done = true;
       break;
     }
     default:
       return Status::bad_setting;
   }
-  if (run.done && (!pbrl::all_finite(log_pi) || validate_policy(pi) != Status::ok)) return Status::numerical_failure;
+  if (run.done && (!pbrl::all_finite(it.log_pi) || validate_policy(it.pi) != Status::ok))
+    return Status::numerical_failure;
   return Status::ok;
 }
 }  // namespace detail
 
-// The next step of an oracle run: kind, set (the policy-gradient oracle's) and eta (PMD's or
-// policy gradient's step) as in the settings. PMD and policy gradient take one step; soft value
-// iteration runs all its sweeps as its one step. run.done once the run is over; then the policy
-// is checked (the oracles may return ok with a non-finite policy on overflow: never let one through).
+// The next step of an oracle run on mdp, in place on the iterate; scratch is the oracle's
+// workspace. PMD and policy gradient take one step; soft value iteration runs all its sweeps as
+// its one step. run.done once the run is over; then the policy is checked (the oracles may return
+// ok with a non-finite policy on overflow: never let one through).
 template <typename Scalar, int S, int A, EvaluationMethod M>
-Status oracle_step(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, const Mdp<Scalar, S, A>& mdp,
-                   int min_steps, int max_steps, Scalar target, EvaluationWorkspace<Scalar, S, M>& ws,
-                   Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& scratch,
-                   StateActionMatrix<Scalar, S, A>& log_pi, StateActionMatrix<Scalar, S, A>& pi,
-                   StateVector<Scalar, S>& value, OracleRun& run) {
-  return detail::oracle_step<true>(kind, set, eta, mdp, min_steps, max_steps, target, ws, eval, scratch, log_pi, pi,
-                                   value, run);
+Status oracle_step(const OracleSpec<Scalar>& spec, const Mdp<Scalar, S, A>& mdp, EvaluationWorkspace<Scalar, S, M>& ws,
+                   StateActionMatrix<Scalar, S, A>& scratch, const OracleIterate<Scalar, S, A>& it, OracleRun& run) {
+  return detail::oracle_step<true>(spec, mdp, ws, scratch, it, run);
 }
 
-// The whole oracle run, in place on (log_pi, pi, value).
+// The whole oracle run, in place on the iterate.
 template <typename Scalar, int S, int A, EvaluationMethod M>
-Status run_oracle(OracleKind kind, const PolicySet<Scalar>& set, Scalar eta, const Mdp<Scalar, S, A>& mdp,
-                  int min_steps, int max_steps, Scalar target, EvaluationWorkspace<Scalar, S, M>& ws,
-                  Evaluation<Scalar, S, A>& eval,
-                  StateActionMatrix<Scalar, S, A>& scratch, StateActionMatrix<Scalar, S, A>& log_pi,
-                  StateActionMatrix<Scalar, S, A>& pi, StateVector<Scalar, S>& value, OracleResult& result) {
+Status run_oracle(const OracleSpec<Scalar>& spec, const Mdp<Scalar, S, A>& mdp, EvaluationWorkspace<Scalar, S, M>& ws,
+                  StateActionMatrix<Scalar, S, A>& scratch, const OracleIterate<Scalar, S, A>& it,
+                  OracleResult& result) {
   OracleRun run;
   while (!run.done)
-    if (Status st = oracle_step(kind, set, eta, mdp, min_steps, max_steps, target, ws, eval, scratch, log_pi, pi,
-                                value, run);
-        st != Status::ok)
-      return st;
+    if (Status st = oracle_step(spec, mdp, ws, scratch, it, run); st != Status::ok) return st;
   result = run.result;
   return Status::ok;
 }

@@ -219,11 +219,8 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
       }
       case StepPart::oracle_step:
         // pi-hat was checked by init(), the last oracle run or restore_checkpoint().
-        if (Status st = detail::oracle_step<false>(settings_.oracle, settings_.oracle_policy, settings_.oracle_step,
-                                                   p.mdp, schedule_.inner_steps_min(settings_),
-                                                   schedule_.inner_steps_max(settings_),
-                                                   schedule_.oracle_target(settings_), ws_, eval_hat_, weights_,
-                                                   log_pi_next_, pi_next_, value_next_, p.run);
+        if (Status st = detail::oracle_step<false>(oracle_spec(), p.mdp, ws_, weights_,
+                                                   {eval_hat_, log_pi_next_, pi_next_, value_next_}, p.run);
             st != Status::ok)
           return st;
         if (p.run.done) p.next = StepPart::evaluation;
@@ -376,6 +373,16 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
       ++p.batch_step;
       return policy_ascent_update<Scalar, S, A>(set, settings_.oracle_step, weights_, log_pi_next_, pi_next_);
     }
+  }
+
+  // The exact oracle's run at the schedule's current steps and target.
+  OracleSpec<Scalar> oracle_spec() const {
+    return {settings_.oracle,
+            settings_.oracle_policy,
+            settings_.oracle_step,
+            schedule_.inner_steps_min(settings_),
+            schedule_.inner_steps_max(settings_),
+            schedule_.oracle_target(settings_)};
   }
 
   // The sampled penalty's two batches (sampled_value_penalty or sampled_bellman_penalty), before

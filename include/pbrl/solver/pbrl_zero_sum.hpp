@@ -345,10 +345,13 @@ class PbrlZeroSum
   Status oracle_step_of(const Mdp<Scalar, S, A>& m, Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& scratch,
                         StateActionMatrix<Scalar, S, A>& log_pi_next, StateActionMatrix<Scalar, S, A>& pi_next,
                         StateVector<Scalar, S>& value_next, OracleRun& run) {
-    return detail::oracle_step<false>(settings_.oracle, settings_.oracle_policy, settings_.oracle_step, m,
-                                      schedule_.inner_steps_min(settings_), schedule_.inner_steps_max(settings_),
-                                      schedule_.oracle_target(settings_) / Scalar(2), ws_, eval, scratch,
-                                      log_pi_next, pi_next, value_next, run);
+    const OracleSpec<Scalar> spec{settings_.oracle,
+                                  settings_.oracle_policy,
+                                  settings_.oracle_step,
+                                  schedule_.inner_steps_min(settings_),
+                                  schedule_.inner_steps_max(settings_),
+                                  schedule_.oracle_target(settings_) / Scalar(2)};
+    return detail::oracle_step<false>(spec, m, ws_, scratch, {eval, log_pi_next, pi_next, value_next}, run);
   }
 
   // Sampled mode's rollouts, at most max_rollouts of one batch: T sampled policy-gradient steps
