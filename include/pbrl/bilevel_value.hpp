@@ -1,22 +1,14 @@
 #pragma once
-// The bilevel answer: the upper-level value against the lower level's EXACT regularized solution
-// at x. A leader deployed against a follower that really best-responds meets pi*(x) (or, for a
-// zero-sum lower level, the regularized Nash equilibrium of M_tau(x)), not the solver's current y;
-// PBRL's y is a relaxed, penalized follower, so f(x, y) flatters it. The problems offer
-//   Status value_at_best_response(const Params& x, [task,] BilevelValueWorkspace& ws,
-//                                 BestResponseValue<Scalar>& out) const;
-// (Stackelberg, RewardShaping, RlhfProblem: pi*(x) by soft value iteration on M_tau(x);
-// IncentiveDesign: the regularized NE by regularized_nash_equilibrium below). This header holds
-// what they share:
-//   BestResponseSettings     iteration caps and the tolerance the certificate is held to
-//   BestResponseValue        the value, the certified lower-level gap, iterations, converged
-//   regularized_best_response  pi* of a regularized MDP, certified by optimality_gap_bound
-//                            (oracle/optimality_gap.hpp: one evaluation of pi*, one soft
-//                            Bellman step: max_s V*(s) - V^{pi*}(s) <= max_s (T V - V)(s)/(1-gamma))
-//   regularized_nash_equilibrium  the regularized NE of a tabular zero-sum Markov game,
-//                            certified by its Nikaido-Isoda gap psi
+// The bilevel answer: the upper-level value against the lower level's exact regularized solution
+// at x (pi*(x), or for a zero-sum lower level the regularized Nash equilibrium), which is what a
+// deployed leader meets; f(x, y) at the solver's relaxed y flatters it. The problems'
+// value_at_best_response(x, [task,] ws, out) use what this header holds: BestResponseSettings
+// (caps, the certificate's tolerance), BestResponseValue (value, certified lower-level gap,
+// iterations, converged), regularized_best_response (certified by optimality_gap_bound) and
+// regularized_nash_equilibrium (certified by its Nikaido-Isoda gap psi).
 // "Tolerance not met" is an outcome (converged = false), never an error Status; a Status other
 // than ok means the inputs were refused (outputs unchanged) or a computation was not finite.
+// More: docs/algorithm.md#the-bilevel-value.
 
 #include "pbrl/evaluation.hpp"
 #include "pbrl/game.hpp"

@@ -1,19 +1,13 @@
 #pragma once
-// Exact policy evaluation of a regularized MDP (paper, Section 2.1, ERRATA item 4):
-//   V(s)   = <pi(s), Q(s,.)> - tau*h_s(pi(s)),   Q(s,a) = r(s,a) + gamma * sum_s' P(s'|s,a) V(s')
-//   d(s)   = sum_t gamma^t Pr(s_t = s | s_0 ~ rho, pi)          (discounted state occupancy)
-//   mu(s,a)= d(s) pi(a|s)                                          (state-action occupancy)
-// Both V and d solve a system with the matrix I - gamma*P_pi (d with its transpose), so one
-// factorization serves both. Two methods, chosen at compile time because they need different
-// memory:
-//   direct: LU of the S x S matrix (S*S scalars in the workspace). I - gamma*P_pi is strictly
-//           diagonally dominant by rows for gamma < 1, so elimination without pivoting is
-//           stable (growth factor <= 2) and never meets a zero pivot.
-//   sweeps: warm-started fixed-point sweeps V <- c + gamma*P_pi V with O(S) extra memory. They
-//           stop when a sweep changes nothing by more than `tolerance` (the error is then at most
-//           gamma/(1-gamma) * tolerance) or after max_sweeps (error <= gamma^k times the
-//           warm-start error), whichever comes first. Stopping at max_sweeps is an outcome, not
-//           an error: the call returns ok and says so in the workspace (max_sweeps_hit).
+// Exact policy evaluation of a regularized MDP (paper, Section 2.1, ERRATA item 4): V, Q, the
+// discounted state occupancy d and mu(s,a) = d(s) pi(a|s), from one factorization of
+// I - gamma*P_pi. Two methods, chosen at compile time because they need different memory:
+//   direct: LU without pivoting (S*S scalars; stable because the matrix is strictly diagonally
+//           dominant by rows for gamma < 1);
+//   sweeps: warm-started fixed-point sweeps with O(S) extra memory, stopping at `tolerance` or at
+//           max_sweeps. Stopping at max_sweeps is an outcome, not an error: the call returns ok
+//           and says so in the workspace (max_sweeps_hit).
+// Formulas and error bounds: docs/algorithm.md#exact-evaluation.
 
 #include "pbrl/config.hpp"
 #include "pbrl/mdp.hpp"

@@ -1,19 +1,12 @@
 #pragma once
-// e^z, the exponential of every softmax (logits less their max), sigmoid (e^-|z|) and log-sum-exp
-// in the library. In double, and in float where the C library is glibc (the host, Linux targets: a
-// fast expf, and Eigen's vectorized exp for rows) or there is no single-precision FPU (Cortex-M0+:
-// in software floating point the kernel's 16 operations cost more than newlib's expf, 8.78 M
-// against 8.36 M instructions a sampled PBRL-NI step), it is std::exp. On bare metal with a single-
-// precision FPU (newlib's expf: about 40 instructions a call on a Cortex-M4, its errno wrapper
-// included; an exact PBRL-NI step takes 450 exponentials) it is the library's own kernel, about 22
-// instructions and no call, so a row's constants stay in registers; defining PBRL_OWN_FLOAT_EXP to
-// 0 or 1 chooses. The kernel is Cephes' single-precision exponential (Moshier): z = n ln 2 + r with
-// |r| <= ln 2 / 2 (n rounded to nearest by the 1.5 * 2^23 shift; ln 2 in two parts so n * C1 is
-// exact), e^r by a degree-7 polynomial, times 2^n built from its exponent bits. Checked against e^z
-// in double at every float in [-104, 89] on x86-64: at most 0.99 units in the last place where e^z
-// is a normal float, 0.75 units of the smallest subnormal where it is subnormal, monotone; 0 below
-// -103.97, infinity above 88.72, NaN for NaN. tests/test_exp.cpp asserts 2 units (1 where
-// subnormal) on 2^17 points in every tree, where fused multiply-adds may round differently.
+// e^z for every softmax (logits less their max), sigmoid (e^-|z|) and log-sum-exp in the library.
+// In double, with glibc, and without a single-precision FPU it is std::exp; in float on bare metal
+// with a single-precision FPU it is the library's own kernel, Cephes' single-precision exponential
+// (about 22 instructions and no call, against about 40 for newlib's expf on a Cortex-M4).
+// PBRL_OWN_FLOAT_EXP = 0 or 1 overrides the choice. The kernel returns 0 below -103.97, infinity
+// above 88.72 and NaN for NaN; tests/test_exp.cpp asserts 2 units in the last place (1 where the
+// result is subnormal) in every tree. How it works and its accuracy:
+// docs/performance.md#the-float-exponential-and-logarithm.
 
 #include <Eigen/Core>
 

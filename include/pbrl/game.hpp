@@ -1,60 +1,18 @@
 #pragma once
-// A tabular regularized two-player zero-sum Markov game M_tau(x) = {S, A1 x A2, r, P, tau*h}
-// (paper, Section "Bilevel RL with Lower-level Zero-sum Games", ERRATA item 8):
+// Tabular regularized two-player zero-sum Markov games (paper, Section "Bilevel RL with
+// Lower-level Zero-sum Games", ERRATA item 8), for PbrlZeroSum, the Nikaido-Isoda penalty and the
+// meta-gradient baseline:
 //   V^{pi1,pi2}(s) = E[ sum_t gamma^t ( r(s_t,a_t) - tau*h1(pi1(s_t)) + tau*h2(pi2(s_t)) ) | s_0 = s ]
-// Player 1 maximizes V, player 2 minimizes it (its reward is -r). Like Mdp, the struct is a view
-// of caller arrays (flash, or a problem's model storage), read through fixed-size maps.
+// Player 1 maximizes V, player 2 minimizes it. MarkovGame is a view of caller arrays, like Mdp.
+// The functions below write each player's best-response MDP, induced by the other's fixed policy,
+// into caller storage, so evaluation, the oracles and policy_gradient() apply unchanged.
 //
-// Each player's best response is a single-agent regularized MDP induced by the other player's
-// fixed policy; the functions below write those MDPs into caller storage, so the existing
-// evaluation, oracles (pmd_step, policy_gradient_step, soft_value_iteration) and
-// policy_gradient() apply unchanged:
-//   player 1 given pi2: r1(s,a1) =  sum_a2 pi2(a2|s) r(s,a1,a2) + tau*h2_s(pi2(s)),
-//                       P1(.|s,a1) = sum_a2 pi2(a2|s) P(.|s,a1,a2),    regularizer h1;
-//   player 2 given pi1: r2(s,a2) = -sum_a1 pi1(a1|s) r(s,a1,a2) + tau*h1_s(pi1(s)),
-//                       P2(.|s,a2) = sum_a1 pi1(a1|s) P(.|s,a1,a2),    regularizer h2.
-// Then V1^{pi1}(s) = V^{pi1,pi2}(s) and V2^{pi2}(s) = -V^{pi1,pi2}(s), and both MDPs have the
-// state process of the joint policy, so their state occupancies d(s) are the joint one.
-//
-// ---------------------------------------------------------------------------------------------
-// The parameterized zero-sum game problem interface (paper, problem BZ):
-//   min_{x in X, pi} f(x, pi1, pi2)   s.t.  (pi1, pi2) in NE(x) of M_tau(x).
-// A game problem is any class with the members below; PbrlZeroSum, the Nikaido-Isoda penalty
-// and the meta-gradient baseline use nothing else. As in problem.hpp every x-gradient is an
-// occupancy-weighted vector-Jacobian product through M(x), now over joint actions a = (a1, a2):
-//   J^T(w, v) = sum_{s,a} w(s,a) * ( grad_x r_x(s,a) + gamma * sum_s' grad_x P_x(s'|s,a) v(s') )
-//
-//   using Scalar;  static constexpr int kStates, kActions1, kActions2, kParams;
-//   using Params = Vector<Scalar, kParams>;
-//   struct Model;                  // caller storage for what build() computes from x: the arrays
-//                                  // of M(x) that depend on x, whatever vjp() and sample_vjp()
-//                                  // need of x, and scratch of upper()
-//   Status build(const Params& x, Model& model, MarkovGame<Scalar,S,A1,A2>& game) const;
-//   void vjp(const Model& model, const JointMatrix<Scalar,S,A1,A2>& w, const StateVector& v,
-//            Scalar scale, Params& grad) const;       // grad += scale * J^T(w, v)
-//            // at the x `model` was built for: the x-dependent parts come from build() once per
-//            // x, and no other x can be passed. w(s, a1*A2 + a2) is the joint state-action
-//            // occupancy (S x A1*A2, row-major)
-//   void sample_vjp(const Model& model, int s, int j, int s_next, Scalar reward_weight,
-//                   Scalar transition_weight, Params& grad) const;
-//            // optional (sampled mode): problem.hpp's per-sample hook over joint actions j, at
-//            // the x `model` was built for; has_game_sample_vjp tells whether a problem has it
-//   template <EvaluationMethod M>
-//   Status upper(const StateActionMatrix<Scalar,S,A1>& pi1, const StateActionMatrix<Scalar,S,A2>& pi2,
-//                Model& model, EvaluationWorkspace<Scalar,S,M>& ws,
-//                Evaluation<Scalar,S,A1*A2>& scratch, Scalar& f, Params& grad_x,
-//                StateActionMatrix<Scalar,S,A1>& grad_pi1,
-//                StateActionMatrix<Scalar,S,A2>& grad_pi2) const;
-//                // f(x, pi) and its gradients (overwritten; pi-gradients with respect to the
-//                // probabilities) at the x `model` was built for, like vjp(): what f needs of x
-//                // is in the model (build() checked x). It may use model as scratch but must
-//                // leave what the game view, vjp() and sample_vjp() read unchanged.
-//   Status validate_parameters(const Params& x) const;  // x in X
-//   void project_parameters(Params& x) const;           // Euclidean projection onto X
-//   const Box<Scalar>& box() const;     // optional: X when it is a box, as in problem.hpp
-//   static constexpr bool kRewardOnly;  // true when P_x does not depend on x (needed by the
-//                                       // meta-gradient baseline, optional otherwise; where true,
-//                                       // the Nikaido-Isoda penalty takes one J^T product)
+// A game problem (paper, problem BZ) has a problem's members (problem.hpp) over joint actions
+// (a1, a2), index a1*A2 + a2: build(x, model, game), vjp(model, w, v, scale, grad) with w the
+// S x A1*A2 joint occupancy, upper(pi1, pi2, model, ws, scratch, f, grad_x, grad_pi1, grad_pi2),
+// validate_parameters and project_parameters; optional: box(), sample_vjp (has_game_sample_vjp),
+// and kRewardOnly (true when P_x does not depend on x; the meta-gradient baseline requires it).
+// Only build() takes x. Signatures and the induced MDPs: docs/algorithm.md#zero-sum-games.
 
 #include "pbrl/config.hpp"
 #include "pbrl/evaluation.hpp"

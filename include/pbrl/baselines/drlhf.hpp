@@ -1,27 +1,14 @@
 #pragma once
-// The DRLHF-style baseline (Christiano et al. 2017, "DRLHF" in the paper's Section "Simulation /
-// Deep RL from human feedback"), tabular: two learners that alternate without any coupling term:
-//   (a) reward fitting: x <- Proj_X(x - alpha * grad_x f(x)), f = the Bradley-Terry loss of
-//       RlhfProblem on the preference buffer (the same loss PBRL's upper level uses), x alone;
-//   (b) RL on the fitted reward: policy_steps steps of an oracle (PMD, policy gradient, or soft
-//       value iteration) on M_tau(x) = {S, A, r_x, P, tau*h}, warm-started from the last policy.
-// PBRL differs in (b)'s absence from x's update: its x also follows lambda * grad_x p, which moves
-// the reward towards one under which the current policy is optimal.
-// The object is the whole state (sizeof(Drlhf<...>) is the RAM it needs); the problem, and through
-// it the preference buffer, belong to the caller, who redraws segments between steps.
-// Optionally, a true MDP (the hidden reward, for evaluation only) gives every report the current
-// policy's true return V^pi_true(rho).
-//
-// Sampled mode (settings.gradient = GradientMode::sampled), the counterpart of Pbrl's: (b) is
-// policy_steps sampled policy-gradient steps on M_tau(x) (sampled_policy_gradient of
-// sampling/estimators.hpp: B rollouts of horizon H of the current policy per step, softmax logits
-// or projected direct probabilities as settings.oracle_policy says), so that the baseline and PBRL
-// learn their policies from samples the same way. OracleKind::policy_gradient is required (PMD
-// and soft value iteration need Q at every (s,a)). (a) stays the exact Bradley-Terry gradient on
-// the buffer (the labeled pairs are the data; no environment steps). Environment steps per
-// step(): policy_steps * B * H, exactly; Rng draws: policy_steps * B * (2H + 1). The Rng lives in
-// the solver (seeded by init() from settings.seed); a step that fails leaves it and the step
-// count unchanged. In exact mode the step count stays 0.
+// The DRLHF-style baseline (Christiano et al. 2017; the paper's Section "Simulation / Deep RL from
+// human feedback"), tabular, for RlhfProblem: two learners alternate without a coupling term,
+// (a) reward fitting, a projected step of x on the Bradley-Terry loss over the preference buffer,
+// and (b) policy_steps oracle steps on M_tau(x), warm-started from the last policy (PBRL's x also
+// follows lambda * grad_x p). An optional true MDP gives every report the policy's true return.
+// The object is the whole state (sizeof is its RAM); the problem and its buffer are the caller's,
+// who redraws segments between steps.
+// Sampled mode: (b) is policy_steps sampled policy-gradient steps (OracleKind::policy_gradient is
+// required), policy_steps*B*H environment steps a step; (a) stays exact. A step that fails leaves
+// the Rng and the step count unchanged. More: docs/algorithm.md#the-baselines.
 
 #include "pbrl/evaluation.hpp"
 #include "pbrl/policy.hpp"

@@ -1,31 +1,14 @@
 #pragma once
-// Independent policy gradient on the Stackelberg Markov game (paper, Section "Simulation /
-// Stackelberg Markov game", baseline; Daskalakis et al. 2020, Ding et al. 2022). Each player
-// myopically ascends its own value with the other's current policy held fixed, simultaneously:
-//   x_{k+1} = Proj_X( x_k + alpha_l * grad_x V_l^{pi_x,pi_y_k}(rho) |_{x = x_k} )
-//   y_{k+1} = Proj_Y( y_k + alpha_f * grad_y V_f^{pi_x_k,pi_y}(rho) |_{y = y_k} )
-// with softmax policies for both players, V_l counting only the leader's regularizer and V_f only
-// the follower's. In exact mode (the default) the gradients are model-based: grad_x V_l =
-// -grad_x f of Stackelberg::upper(), grad_y V_f is the regularized policy gradient on M(x_k)
-// chained through the softmax. (The paper estimates both by Monte Carlo; the update is the same;
-// sampled mode below estimates the follower's.)
-// Y is the box |y| <= follower_logit_bound, as PolicySet's softmax set.
-//
-// Sampled mode (settings.gradient = GradientMode::sampled; sampling/estimators.hpp): the
-// follower's gradient grad_y V_f is sampled_policy_gradient on M(x_k) (softmax logits, B rollouts
-// of horizon H of pi_y_k from rho), as in the paper's experiments; the leader's gradient stays
-// exact and model-based (Stackelberg::upper()), exactly as PBRL's upper level stays exact in its
-// sampled mode (solver/pbrl.hpp), so the two methods differ only in how the follower learns and
-// their environment steps compare like for like. Environment steps per step(): B*H, exactly;
-// Rng draws: B*(2H + 1). The Rng lives in the object (seeded by init() from settings.seed; rng()
-// reads and restores it); a step that fails leaves it and the count unchanged. The report's
-// values and gap stay exact (policy evaluations on M(x_k), done only when a report is asked for,
-// never part of the update). In exact mode no environment step is counted.
-//
-// The object is the whole state, like Pbrl: sizeof(IndependentPolicyGradient<...>) is the RAM it
-// needs; it points only at the problem. Sources = GradientSources::exact (solver/settings.hpp):
-// the type holds no sampled-mode scratch (second random stream, trajectory buffer) and has no
-// sampled code; init() refuses GradientMode::sampled.
+// Independent policy gradient on the Stackelberg game (paper, Section "Simulation / Stackelberg
+// Markov game", baseline; Daskalakis et al. 2020, Ding et al. 2022): both players ascend their own
+// regularized values at once, each holding the other's current policy fixed; softmax policies,
+// Y the box |y| <= follower_logit_bound.
+// Exact mode: both gradients model-based. Sampled mode: the follower's gradient from B rollouts of
+// horizon H (B*H environment steps and B*(2H + 1) Rng draws a step); the leader's stays exact, as
+// PBRL's upper level does. A step that fails leaves the Rng and the step count unchanged; the
+// report's values and gap are exact. The object is the whole state (sizeof is its RAM); it points
+// only at the problem. With Sources = GradientSources::exact, init() refuses GradientMode::sampled.
+// The update, and why the comparison is like for like: docs/algorithm.md#the-baselines.
 
 #include "pbrl/problems/stackelberg.hpp"
 #include "pbrl/sampling/estimators.hpp"

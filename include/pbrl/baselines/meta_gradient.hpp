@@ -1,36 +1,15 @@
 #pragma once
 // The meta-gradient baseline of the incentive-design experiment (paper, Section "Simulation /
-// Incentive design"; Yang et al. 2021, "Adaptive incentive design with multi-agent
-// meta-gradient reinforcement learning"), with exact gradients. One iteration k:
-//   1. the agents take T policy-gradient steps on their regularized values under r_{x_k}:
-//        y1 <- Proj(y1 + eta * G1),  G1 = dV^{pi1,pi2}(rho)/dy1   (player 1 ascends V)
-//        y2 <- Proj(y2 + eta * G2),  G2 = -dV^{pi1,pi2}(rho)/dy2  (player 2 descends V)
-//   2. the designer differentiates its objective through the agents' last step,
-//        x <- Proj_X( x - beta * d f(x, pi(y + eta * G(x, y))) / dx ),
-//      d f / dx = grad_x f + eta * (dG/dx)^T w,   w = Jproj^T grad_{y'} f(x, pi(y'))
-//      (Jproj the Jacobian of the agents' projection at y + eta*G). With softmax (or direct)
-//      Jacobians Jpi of pi(y), which are symmetric, (dG/dx)^T w = grad_x D_u V^{pi}(rho) along
-//      the policy-space direction u = (Jpi1 w1, -Jpi2 w2).
-// The mixed derivative is exact for problems whose transitions do not depend on x
-// (kRewardOnly): then
-//      D_u V(rho) = sum_{s,a} mu'_u(s,a) r_x(s,a) + (regularizer terms free of x),
-//      grad_x D_u V(rho) = J^T(mu'_u, .),
-// where mu'_u = d/d eps mu_{pi + eps u} is the joint occupancy's directional derivative:
-//      mu(s,a) = d(s) pi(a|s),  (I - gamma P_pi^T) d = rho,
-//      (I - gamma P_pi^T) d' = gamma P_u^T d,   P_u(s'|s) = sum_a u(a|s) P(s'|s,a),
-//      mu'(s,a) = d'(s) pi(a|s) + d(s) u(a|s),  u(a1,a2|s) = u1(a1|s) pi2(a2|s) + pi1(a1|s) u2(a2|s),
-// the same linear system as the occupancy (one more solve with the same matrix).
-// With T > 1 the meta-gradient differentiates the last agents' step only (the one-step
-// meta-gradient of Yang et al.); T = 1, the paper's setting, makes it the exact gradient of
-// x -> f(x, pi(y_k + eta * G(x, y_k))).
-// learn_incentive = false holds x constant: the agents' learning alone, the paper's "start line".
-//
-// Sampled mode (settings.gradient = GradientMode::sampled; sampling/game_estimators.hpp): each
-// agents' step takes both players' policy gradients from one batch of rollouts of (pi1, pi2), and
-// the mixed derivative grad_x D_u V(rho) comes from one more batch (sampled_directional_vjp:
-// likelihood ratio of the trajectory along u). The designer's grad_{y'} f stays exact: it is its
-// own model, as PBRL's upper level in sampled mode. (T + 1)*B*H environment steps per step()
-// (T*B*H with the incentive held); the Rng, seeded by init(), advances only with a successful step.
+// Incentive design"; Yang et al. 2021), for a game problem (game.hpp) whose transitions do not
+// depend on x (kRewardOnly, checked at compile time). Per step the agents take T policy-gradient
+// steps under r_{x_k} (player 1 ascends V, player 2 descends it), then the designer steps x along
+// the exact gradient of its objective through the agents' last step (with T = 1, the paper's
+// setting, the exact gradient of x -> f(x, pi(y_k + eta*G(x, y_k)))). learn_incentive = false
+// holds x constant (the paper's "start line").
+// Sampled mode: the agents' gradients and the mixed derivative from rollouts
+// (sampling/game_estimators.hpp), (T + 1)*B*H environment steps a step (T*B*H with the incentive
+// held); the Rng advances only with a successful step.
+// The update and the mixed derivative, derived: docs/algorithm.md#the-baselines.
 
 #include "pbrl/evaluation.hpp"
 #include "pbrl/game.hpp"

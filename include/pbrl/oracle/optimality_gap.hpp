@@ -1,29 +1,14 @@
 #pragma once
-// Certified bounds on optimality gaps of a regularized MDP from one evaluation, sound under the
-// rounding of the evaluation and of the bounds themselves.
-//
-// The regularized MDP is m's numbers taken as exact reals (gamma, r, P, rho, ref as stored);
-// V^pi is the exact value of the policy matrix pi as stored, with h_s taken with exact logarithms.
-// v = eval.value is the computed value and eval.q the computed Q of v: fl(r + gamma P v).
-// T is the soft Bellman optimality operator, (T v)(s) = max_p [<p, r(s,.) + gamma P(s,.) v> -
-// tau h_s(p)] = soft maximum of Q[v](s,.), with Q[v] = r + gamma P v exactly.
-//
-// optimality_gap_bound: for any vector v, V* - v <= (I - gamma P_pi*)^{-1} (T v - v)
-//   <= max_s (T v - v)(s)^+ / (1 - gamma R), R a bound on the row sums of P, since
-//   V* - v = (c* + gamma P* v - v) + gamma P* (V* - v) and c* + gamma P* v <= T v. No evaluation
-//   error enters: the bound is about v itself, the numbers the caller holds. Computed from eval.q,
-//   whose rounding (a dot product of S terms and two operations, gamma_{S+2} times its magnitudes)
-//   moves the soft maximum by at most as much (it is 1-Lipschitz in the sup norm), plus the
-//   rounding of the soft maximum and of the bound's own arithmetic.
-// value_rounding_bound: e = V^pi - v solves (I - gamma P_pi) e = res, res = c_pi + gamma P_pi v - v
-//   = <pi, Q[v]> - tau h(pi) - v, so |e|_inf <= |res|_inf / (1 - gamma |P_pi|_inf). res is formed
-//   from eval.q in O(S*A), and its rounding bounded by the same dot-product bounds.
-//
-// Rounding constants: u = epsilon/2, gamma_n = n u / (1 - n u) bounds the relative rounding of a
-// dot product of n terms in any order, fused multiply-adds or not. exponential and logarithm are
-// taken within 2 units in the last place (what tests/test_exp.cpp asserts of them in every tree);
-// the constants below leave room over the worst case of each formula. Row sums of P are taken at
-// most 1 + distribution_tolerance(S) (what validate(m) checks) plus the rounding of that check.
+// Certified bounds on the optimality gaps of a regularized MDP from one evaluation, sound under
+// the rounding of the evaluation and of the bounds themselves:
+//   optimality_gap_bound: V* - v <= max_s (T v - v)(s)^+ / (1 - gamma R) for the values v the
+//                         caller holds (T the soft Bellman optimality operator, R a bound on P's
+//                         row sums);
+//   value_rounding_bound: |V^pi - v|_inf <= |res|_inf / (1 - gamma |P_pi|_inf), res the Bellman
+//                         residual of v, formed from eval.q.
+// The MDP is m's numbers taken as exact reals; it must have passed validate(m). The exponential
+// and logarithm are assumed within 2 units in the last place (tests/test_exp.cpp asserts it).
+// Derivations and the rounding constants: docs/algorithm.md#certified-gaps.
 
 #include "pbrl/evaluation.hpp"
 #include "pbrl/regularizer.hpp"

@@ -1,18 +1,12 @@
 #pragma once
-// Incentive design (paper, eq. "incentive", Section "Simulation / Incentive design", ERRATA 6):
-// two agents play a regularized zero-sum Markov game whose reward the designer changes,
-//   r_x(s,a) = r(s,a) + c_x * sigmoid(x(s,a)),   P_x = P,   a = (a1, a2),  x in a box of R^{S*A1*A2}
-// (c_x = 0.2 in the paper), and the designer, with a model of its own (P_id, r_id, cost c(s)),
-//   min_{x, pi} f(pi) = -E_{s_0~rho, pi, P_id}[ sum_t gamma^t ( r_id(s_t,a_t) - c(s_t) ) ]
-//   s.t. pi in NE(x).
-// f is unregularized and does not depend on x. Its policy gradients, with Q_id and d_id the joint
-// Q-function and state occupancy of pi on the designer's model:
-//   df/dpi1(a1|s) = -d_id(s) sum_a2 pi2(a2|s) Q_id(s,a1,a2),
-//   df/dpi2(a2|s) = -d_id(s) sum_a1 pi1(a1|s) Q_id(s,a1,a2).
-// J^T(w, v)(s,a) = w(s,a) c_x sigmoid'(x(s,a)): x enters the reward only (kRewardOnly). build()
-// keeps c_x sigmoid'(x) = c_x sigmoid(x) (1 - sigmoid(x)) in the Model, where vjp() and
-// sample_vjp() read it (no exponential, one multiply per entry and call).
-// The designer uses the agents' discount and initial distribution.
+// Incentive design (paper, eq. "incentive", Section "Simulation / Incentive design"; ERRATA item 6:
+// no designer cost in the experiment), a game problem (game.hpp): two agents play a regularized
+// zero-sum Markov game with reward
+//   r_x(s,a) = r(s,a) + c_x * sigmoid(x(s,a)),   P_x = P (kRewardOnly),   x in a box of R^{S*A1*A2}
+// and the designer, with its own model (P_id, r_id, an optional cost c(s); the agents' discount
+// and initial distribution), minimizes f(pi) = -E[sum_t gamma^t (r_id - c)] over the equilibria
+// NE(x). f is unregularized and does not depend on x. build() keeps c_x * sigmoid'(x) in the Model
+// for vjp() and sample_vjp(). Policy gradients of f: docs/algorithm.md#incentive-design.
 
 #include "pbrl/bilevel_value.hpp"
 #include "pbrl/evaluation.hpp"

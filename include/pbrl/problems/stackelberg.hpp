@@ -1,49 +1,14 @@
 #pragma once
 // Stackelberg Markov game (paper, Section 2.2 "Stackelberg Markov game", appendix lemma
-// "Stackelberg game cast as BM", Lemmas "Gradient form in the applications" (b)).
-//
-// A leader with policy pi_x(a_l|s) and a follower with policy pi_y(a_f|s) act simultaneously in a
-// game {S, A_l, A_f, r_l, r_f, P, tau_l*h_l, tau_f*h_f}. Each player's value counts its own
-// reward and its own regularizer only:
-//   V_l(s) = E[ sum_t gamma^t (r_l(s_t,a_l,a_f) - tau_l*h_l,s_t(pi_x(s_t))) | s_0 = s ]
-//   V_f(s) = E[ sum_t gamma^t (r_f(s_t,a_l,a_f) - tau_f*h_f,s_t(pi_y(s_t))) | s_0 = s ]
+// "Stackelberg game cast as BM"), a problem of pbrl/problem.hpp. A leader with softmax logits x
+// (the upper level; kParams = S*AL, flat index s*AL + a_l, box [-B, B]) and a follower pi_y (the
+// lower level) act simultaneously; each player's value counts its own reward and regularizer:
 //   min_{x in X, y} -V_l^{pi_x,pi_y}(rho)   s.t.  y in argmax_y V_f^{pi_x,pi_y}(rho).
-// The leader's softmax logits x(s, a_l) (kParams = S*AL, flat index s*AL + a_l, box [-B, B]) are
-// the upper-level variable; the follower is the lower level and sees the MDP (ERRATA item 1)
-//   M(x) = {S, A_f, r_x, P_x, tau_f*h_f},
-//   r_x(s,a_f)    = sum_{a_l} pi_x(a_l|s) r_f(s,a_l,a_f),
-//   P_x(.|s,a_f)  = sum_{a_l} pi_x(a_l|s) P(.|s,a_l,a_f),
-// on which V^{pi_y}_{M(x)} = V_f^{pi_x,pi_y} (the appendix lemma: the cast is exact).
-//
-// Vector-Jacobian product. r_x + gamma*P_x v is linear in pi_x(.|s) with coefficients
-//   z(s,a_l,a_f) = r_f(s,a_l,a_f) + gamma * <P(.|s,a_l,a_f), v>,
-// and d pi_x(a|s) / d x(s,b) = pi_x(a|s) (1[a = b] - pi_x(b|s)), so (only state s's logits move
-// row s of M(x))
-//   J^T(w, v)(s,b) = pi_x(b|s) * sum_{a_f} w(s,a_f) (z(s,b,a_f) - sum_{b'} pi_x(b'|s) z(s,b',a_f)).
-// With w = mu^{pi}, v = V^{pi} this is the paper's E[sum_t gamma^t Q_f(s_t,a_l,a_f)
-// grad log pi_x(a_l|s_t)]; the paper's tau_f*h_f terms multiply E_{a_l ~ pi_x}[grad log pi_x] = 0
-// and drop out.
-//
-// Upper level f(x, pi_y) = -V_l^{pi_x,pi_y}(rho). V_l is evaluated on the follower's side: it is
-// the value of pi_y on {S, A_f, r'_x, P_x, no regularizer} with
-//   r'_x(s,a_f) = sum_{a_l} pi_x(a_l|s) r_l(s,a_l,a_f) - tau_l*h_l,s(pi_x(s))
-// (the joint chain is the same; the leader's regularizer is a per-state cost, constant in a_f).
-// This needs only S*A_f numbers besides the P_x that build() already wrote, instead of the
-// S*A_l*S numbers of the leader's MDP M(pi_y). With V_l, Q'_x of that evaluation and the joint
-// occupancy d(s) = sum_t gamma^t Pr(s_t = s | rho, pi_x, pi_y):
-//   dV_l(rho)/dpi_y(a_f|s) = d(s) * sum_{a_l} pi_x(a_l|s) (r_l + gamma P V_l)(s,a_l,a_f)
-//                          = d(s) * (Q'_x(s,a_f) + tau_l*h_l,s(pi_x(s)))
-//   dV_l(rho)/dpi_x(a_l|s) = d(s) * (Q_l(s,a_l) - tau_l * dh_l,s/dpi(a_l)),
-//   Q_l(s,a_l) = sum_{a_f} pi_y(a_f|s) (r_l(s,a_l,a_f) + gamma <P(.|s,a_l,a_f), V_l>),
-// the regularized policy gradient on the leader's MDP M(pi_y), chained through the softmax:
-//   grad_x f(s,b) = -pi_x(b|s) (g(s,b) - <pi_x(s), g(s,.)>),  g = dV_l(rho)/dpi_x.
-//
-// pi_x and its logs are taken once per x, by build(), into the Model, where vjp(), sample_vjp()
-// and upper() read them (no exponential after build).
-//
-// Memory: the game's arrays are the caller's (flash), read in place. Model holds
-// S*A_f*S + 3*S*A_f + 3*S*A_l scalars; no function frame holds more than a few rows of A_l or
-// A_f numbers.
+// The follower sees M(x) = {S, A_f, r_x, P_x, tau_f*h_f}, its own reward and the transitions
+// averaged over pi_x (ERRATA item 1); reward arrays are indexed (s, a_l, a_f) (ERRATA item 10).
+// build() takes pi_x and its logs once per x into the Model. The game's arrays are the caller's
+// (flash), read in place; Model holds S*A_f*S + 3*S*A_f + 3*S*A_l scalars.
+// The vector-Jacobian product and f's gradients, derived: docs/algorithm.md#the-stackelberg-game.
 
 #include "pbrl/bilevel_value.hpp"
 #include "pbrl/evaluation.hpp"
@@ -205,7 +170,7 @@ class Stackelberg {
     return Status::ok;
   }
 
-  // grad += scale * J^T(w, v) (formula above), per state as
+  // grad += scale * J^T(w, v) (docs/algorithm.md#the-stackelberg-game), per state as
   //   J^T(w, v)(s,b) = pi_x(b|s) (G(b) - <pi_x(s), G>),  G(a_l) = sum_{a_f} w(s,a_f) z(s,a_l,a_f).
   // At the x model was built for.
   void vjp(const Model& model, const Matrix& w, const StateVector<Scalar, S>& v, Scalar scale, Params& grad) const {
@@ -276,8 +241,9 @@ class Stackelberg {
     grad.template segment<AL>(s * AL) += p.cwiseProduct(g);
   }
 
-  // f(x, pi) = -V_l^{pi_x,pi}(rho) and its gradients (formulas above). Needs model built for x;
-  // writes model.leader_reward (scratch) and scratch (its value is the warm start of sweeps).
+  // f(x, pi) = -V_l^{pi_x,pi}(rho) and its gradients (docs/algorithm.md#the-stackelberg-game).
+  // Needs model built for x; writes model.leader_reward (scratch) and scratch (its value is the
+  // warm start of sweeps).
   // Rejected inputs change nothing; on a numerical failure f and the gradients are unchanged.
   // chain: pi's evaluation on M(x) made by the last factorization through ws, or nullptr; the
   // leader's MDP shares its chain (P_x, rho, gamma), so V_l is solved with those factors

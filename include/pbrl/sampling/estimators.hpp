@@ -1,78 +1,20 @@
 #pragma once
-// Monte-Carlo estimators of every gradient the PBRL solver uses, from rollouts of the generative
-// model (sampling/rollouts.hpp): B trajectories of horizon H each, as in the paper's experiments
-// (appendix "Additional experiment details": H = 5, B = 16 for the Stackelberg game, B = 24 for
-// incentive design). Each is the exact quantity of evaluation.hpp / penalty/*.hpp in expectation,
-// up to the truncation bias of the horizon (O(gamma^H), see each formula).
-//
-// Notation: trajectories tau_b = (s_0, a_0, s_1, ..., s_H), b = 1..B; V_hat_t and Q_hat_t their
-// returns under the policy they follow from t = 1 (rollouts.hpp); l(s,a) = log(pi(a|s)/ref(a|s)),
-// h_s = <pi(s), l(s,.)>, dh(s,a) = l(s,a) + 1 (the regularizer's derivative, regularizer.hpp).
-//
-// Policy gradient of V^pi(rho) (rollouts of pi from rho), per trajectory:
-//   softmax logits:  row s_t += gamma^t [ (e_{a_t} - pi(s_t)) Q_hat_t - tau pi(s_t) .* (l(s_t,.) - h_{s_t}) ]
-//   direct:          row s_t += gamma^t [ e_{a_t} Q_hat_t / pi(a_t|s_t)  - tau dh(s_t,.) ]
-//   value:           V_hat_0
-// In expectation over a_t given s_t the softmax term is d(s) pi(a|s)(Q(s,a) - tau l(s,a) - V(s)),
-// the exact softmax gradient (the +1 of dh cancels against <pi, .>); the direct term is
-// d(s)(Q(s,a) - tau dh(s,a)), the exact direct gradient. The softmax form is the score-function
-// estimator (e_a - pi)(Q_hat - tau l(a)) with its regularizer part replaced by its conditional
-// expectation given s_t (Rao-Blackwell: same mean, never more variance); the direct form is the
-// importance-weighted one (its variance grows like 1/pi_min: the direct set's floor bounds it).
-//
-// Vector-Jacobian product J^T(mu'_{rho, sigma -> pi}, V^pi) = grad_x E_{s~rho, a~sigma(s)} Q^pi(s,a)
-// (rollouts with a_0 ~ sigma, then pi), per trajectory, through the problem's per-sample hook
-// (problem.hpp, sample_vjp):
-//   sum_t gamma^t [ grad_x r_x(s_t,a_t) + gamma * grad_x log P_x(s_{t+1}|s_t,a_t) * V_hat_{t+1} ]
-// Unbiased (up to truncation) because E[grad log P(s'|s,a) V_hat(s') | s,a] = sum_s' grad P(s'|s,a) V(s')
-// (likelihood ratio through the dynamics; V_hat_{t+1} given s_{t+1} is independent of how s_{t+1}
-// was reached). sigma = pi gives grad_x V^pi(rho) = J^T(mu^pi, V^pi).
-//
-// Value penalty p = V^{pi-hat}(rho) - V^{pi_y}(rho) (penalty/value.hpp), two batches:
-// pi-hat from rho (batch 1) and pi_y from rho (batch 2):
-//   p_hat   = mean_1 V_hat_0 - mean_2 V_hat_0
-//   grad_x  = J_hat^T(batch 1) - J_hat^T(batch 2)
-//   grad_y  = - (policy gradient of batch 2, in y's parameterization)
-// Bellman penalty (penalty/bellman.hpp), two batches: pi-hat from rho (batch 1) and
-// s_0 ~ rho, a_0 ~ pi_y(s_0), then pi-hat (batch 2, ERRATA item 3):
-//   p_hat   = mean_1 V_hat_0 - mean_2 Q_hat_0 + tau * sum_s rho(s) h_s(pi_y(s))
-//   grad_x  = J_hat^T(batch 1) - J_hat^T(batch 2)          (both with V^{pi-hat})
-//   grad_y  = rho(s)(tau dh(s,a) - Q^{pi-hat}(s,a)) chained to y, with the Q part from batch 2's
-//             first step:  direct  row s_0 -= e_{a_0} Q_hat_0 / pi_y(a_0|s_0)
-//                          softmax row s_0 -= (e_{a_0} - pi_y(s_0)) Q_hat_0
-//             and the regularizer part, a known function of pi_y and rho, exact:
-//                          direct  + tau rho(s) dh(s,.),  softmax  + tau rho(s) pi_y(s) .* (l(s,.) - h_s)
-// The sampled Bellman p_hat estimates V^{pi-hat}(rho) where the exact one (bellman_penalty) has
-// E_rho[softmax_tau Q^{pi-hat}]; they agree at pi-hat = pi* and differ by
-// E_rho[softmax_tau Q^{pi-hat} - V^{pi-hat}] >= 0 otherwise (the soft maximum of Q over all
-// actions is not a sample mean). The gradients are the same as the exact mode's.
-//
-// Common random numbers: with SamplingSettings::common_random_numbers (the default) the two
-// batches of a penalty use the same uniforms (trajectory b of batch 2 replays trajectory b of
-// batch 1's stream), so they coincide wherever the two policies draw the same actions. Each batch
-// keeps its distribution (the estimates stay unbiased) and the difference's variance vanishes as
-// pi_y -> pi-hat: at pi_y = pi-hat the value penalty's p_hat is exactly 0 and its grad_x is 0 up
-// to rounding, where independent batches leave O(1/sqrt(B)) noise in the penalty gradient just
-// where the solver converges. Off, batch 2 continues the stream after batch 1.
-//
-// Environment steps: B*H per batch, so sampled_policy_gradient and sampled_vjp add B*H to
-// `steps`, the penalties 2*B*H. Random numbers: every rollout draws 2H + 1 uniforms; a call
-// advances the Rng by B*(2H + 1) draws per batch, or by B*(2H + 1) in all for a penalty with
-// common random numbers.
-//
-// Truncation bias: with |r| + tau*h <= R, |V| <= R/(1-gamma), and every estimate above is within
-// gamma^H * (H + 1/(1-gamma)) * C of its exact value, C a bound on one step's term (for example
-// (R/(1-gamma) + tau*max|dh|)/pi_min for the direct policy gradient). With H = 5 and gamma = 0.9
-// that is a large fraction of the gradient: the paper's experiments optimize, in effect, a
-// short-horizon surrogate.
+// Monte-Carlo estimators of the gradients the solvers use in sampled mode, from B rollouts of
+// horizon H of the generative model (sampling/rollouts.hpp): the policy gradient, the
+// vector-Jacobian product (through the problem's sample_vjp), and the value and Bellman penalties.
+// Each is the exact quantity of evaluation.hpp / penalty/*.hpp in expectation, up to a truncation
+// bias of order gamma^H; the sampled Bellman p_hat estimates V^{pi-hat}(rho), not the exact
+// penalty's soft maximum. With common random numbers (the default) a penalty's two batches share
+// their uniforms. Formulas, variance and bias: docs/algorithm.md#the-estimators.
 //
 // Contract: every call validates its inputs first (model settings, policies, horizon in
-// [1, MaxHorizon], batch in [1, kMaxBatch]) and on a validation error changes nothing; x enters
-// through the problem's model, built for a valid x by build(x, model, m).
-// After that the only failure is numerical_failure (a non-finite estimate); then the Rng and
-// `steps` are unchanged, and the outputs and the trajectory scratch, which are the call's
-// workspace, hold unspecified values. Outputs are overwritten, not accumulated. The model must
-// have passed validate(mdp) once (rho and P are read, not re-checked), as for evaluate().
+// [1, MaxHorizon], batch in [1, kMaxBatch]) and on a validation error changes nothing. After that
+// the only failure is numerical_failure (a non-finite estimate): the Rng and `steps` are then
+// unchanged, and the outputs and the trajectory scratch hold unspecified values. Outputs are
+// overwritten, not accumulated. x enters through the model that problem.build(x, model, m) made;
+// m must have passed validate(m) once (rho and P are read, not re-checked). A batch adds B*H to
+// `steps` and advances the Rng by B*(2H + 1) draws; a penalty with common random numbers, by
+// B*(2H + 1) in all.
 
 #include <cstdint>
 
@@ -512,8 +454,9 @@ Status sampled_value_penalty(const Problem& problem, const typename Problem::Mod
   return detail::sampled_penalty(false, problem, model, m, param, y.pi, hat.pi, settings, rng, scratch, steps, out);
 }
 
-// The Bellman penalty (with V^{pi-hat}(rho) for v(x), see above) and its gradients, from a batch
-// of pi-hat and a batch that starts with a_0 ~ pi_y and follows pi-hat. Adds 2*B*H to steps.
+// The Bellman penalty (with V^{pi-hat}(rho) for v(x): docs/algorithm.md#the-estimators) and its
+// gradients, from a batch of pi-hat and a batch that starts with a_0 ~ pi_y and follows pi-hat
+// (ERRATA item 3). Adds 2*B*H to steps.
 template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
 Status sampled_bellman_penalty(const Problem& problem, const typename Problem::Model& model,
                                const Mdp<Scalar, S, A>& m, Parameterization param,

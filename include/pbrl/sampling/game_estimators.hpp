@@ -1,50 +1,17 @@
 #pragma once
-// Sampled mode for zero-sum games (game.hpp): rollouts of the joint policy from the game's
-// generative model and Monte-Carlo estimators of every gradient PbrlZeroSum and the meta-gradient
-// baseline use, the game counterparts of sampling/estimators.hpp (read that file first; the
-// notation, truncation bias and contract are the same).
+// Sampled mode for zero-sum games (game.hpp), the counterparts of sampling/estimators.hpp for
+// PbrlZeroSum and the meta-gradient baseline: joint rollouts (H environment steps and exactly
+// 3H + 1 uniforms each), both players' policy gradients from one batch, the vector-Jacobian
+// product through the game problem's sample_vjp over joint actions j = a1*A2 + a2, the
+// Nikaido-Isoda penalty from two batches (with common random numbers psi_hat is exactly 0 at
+// pi-hat = pi), and the meta-gradient's mixed derivative for kRewardOnly problems. Formulas:
+// docs/algorithm.md#game-estimators.
 //
-//   rollout:  s_0 ~ rho, a1_t ~ pi1(s_t), a2_t ~ pi2(s_t), s_{t+1} ~ P(.|s_t,a1_t,a2_t), t < H;
-//             H environment steps, exactly 3H + 1 uniforms.
-//   returns:  V_hat_t = r(s_t,a_t) - tau*h1(pi1(s_t)) + tau*h2(pi2(s_t)) + gamma V_hat_{t+1},
-//             V_hat_H = 0 (player 1's value; player 2's is its negative),
-//             Q_hat_t = r(s_t,a_t) + gamma V_hat_{t+1}            (a_t = (a1_t, a2_t)).
-//
-// Policy gradients of V^{pi1,pi2}(rho) (both from one batch of (pi1, pi2)), per trajectory:
-//   player 1, row s_t += gamma^t [action term(a1_t, Q_hat_t + tau*h2(pi2(s_t))) + regularizer1 term]
-//   player 2, row s_t += gamma^t [action term(a2_t, Q_hat_t - tau*h1(pi1(s_t))) - regularizer2 term]
-// with the action and regularizer terms of estimators.hpp (direct: importance weight, softmax:
-// score function, regularizer parts exact given s_t). Given s_t and a1_t, Q_hat_t + tau*h2 is an
-// unbiased sample of player 1's induced Q (game.hpp), so the means are add_game_policy_gradients'
-// (the per-state constants included); player 2's regularizer enters V with a plus sign.
-//
-// Vector-Jacobian product J^T(mu^{pi1,pi2}, V^{pi1,pi2}) through the problem's per-sample hook
-// with the joint action index j = a1*A2 + a2 (game.hpp: sample_vjp(model, ...), the form of
-// problem.hpp's hook over joint actions at the x the model was built for):
-//   sum_t gamma^t [ grad_x r_x(s_t,j_t) + gamma grad_x log P_x(s_{t+1}|s_t,j_t) V_hat_{t+1} ].
-//
-// Nikaido-Isoda penalty (penalty/nikaido_isoda.hpp), two batches: (pi-hat1, pi2) and (pi1, pi-hat2):
-//   psi_hat   = mean_1 V_hat_0 - mean_2 V_hat_0
-//   grad_x    = J_hat^T(batch 1) - J_hat^T(batch 2)
-//   grad_y1   = -(player 1's policy gradient from batch 2, at pi1)
-//   grad_y2   =   player 2's policy gradient from batch 1, at pi2
-// with common random numbers between the batches (SamplingSettings::common_random_numbers): at
-// pi-hat = pi both batches coincide and psi_hat = 0 exactly.
-//
-// Mixed derivative of the meta-gradient (baselines/meta_gradient.hpp), for problems whose
-// transitions do not depend on x (kRewardOnly): grad_x D_u V^{pi}(rho) = J^T(mu'_u, .), with
-// mu'_u(s,a) = sum_t gamma^t E[1{s_t = s, a_t = a} c_t], c_t = sum_{k<=t} u(a_k|s_k)/pi(a_k|s_k)
-// (the derivative of the trajectory's probability along u, likelihood ratio through the policy);
-// for the joint direction u(a1,a2|s) = u1(a1|s) pi2(a2|s) + pi1(a1|s) u2(a2|s) the ratio is
-// u1(a1|s)/pi1(a1|s) + u2(a2|s)/pi2(a2|s). Per trajectory of (pi1, pi2):
-//   sum_t gamma^t c_t grad_x r_x(s_t, j_t).
-//
-// Environment steps: B*H per batch. Every call validates first and on a validation error changes
+// Contract, as in estimators.hpp: every call validates first and on a validation error changes
 // nothing; after that only numerical_failure (a non-finite estimate), with the Rng and `steps`
 // unchanged and the outputs and trajectory scratch unspecified. The game must have passed
 // validate(game) once (rho and P are read, not re-checked); g and model are M(x) as
-// problem.build(x, model, g) wrote them (x was validated there). Memory: GameTrajectory is
-// 4*(3*MaxHorizon + 2) + sizeof(Scalar)*(MaxHorizon + 1) bytes.
+// problem.build(x, model, g) wrote them. A batch takes B*H environment steps.
 
 #include <cstdint>
 

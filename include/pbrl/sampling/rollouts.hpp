@@ -1,29 +1,14 @@
 #pragma once
-// Trajectories drawn from the generative model of a tabular regularized MDP (the MDP's rho and P
-// and a policy), and their truncated discounted returns: the raw material of the Monte-Carlo
-// estimators in sampling/estimators.hpp and of the paper's experiments ("Monte Carlo sampling
-// with trajectory length 5 and batch size 16"). The RLHF segment sampler
-// (problems/rlhf/segment_sampler.hpp) walks the same loop (detail::walk) with the same draws.
-//
-//   rollout:  s_0 ~ rho,  a_0 ~ sigma(s_0),  a_t ~ pi(s_t) for t >= 1,  s_{t+1} ~ P(.|s_t, a_t),
-//             t = 0 .. H-1. It records s_0..s_H and a_0..a_{H-1} and takes H environment steps
-//             (one per action taken and transition drawn); it draws exactly 2H + 1 uniforms from
-//             the Rng (one per draw), so every rollout of the same horizon consumes the same
-//             stretch of the stream whatever the policies.
-//   returns:  V_hat_H = 0 (truncation),
-//             V_hat_t = r(s_t,a_t) - tau*h_{s_t}(pi(s_t)) + gamma * V_hat_{t+1},
-//             Q_hat_t = r(s_t,a_t) + gamma * V_hat_{t+1}        (ERRATA item 4: Q has no h at its step)
-//             Given s_t (and a_t for Q), V_hat_t and Q_hat_t are unbiased estimates of V^pi(s_t) and
-//             Q^pi(s_t,a_t) of the horizon-(H-t) truncated problem; the truncation bias is at most
-//             gamma^(H-t) * max|V^pi|. The regularizer enters through its exact value h(pi(s_t)),
-//             not through log pi(a_t|s_t) (same mean, lower variance).
-//
-// Draws use the inverse CDF of one 24-bit uniform (Rng::uniform), identical in float and double
-// and on every platform; an index with probability 0 is never drawn.
-//
-// Memory: Trajectory<Scalar, MaxHorizon> is a plain caller-owned object of
-// 4*(2*MaxHorizon + 2) + sizeof(Scalar)*(MaxHorizon + 1) bytes (1036 bytes for the default
-// MaxHorizon = 64 in double, 776 in float); the estimators take it as their only scratch.
+// Trajectories from the generative model of a tabular regularized MDP (rho, P and a policy) and
+// their truncated discounted returns, the raw material of sampling/estimators.hpp (the RLHF
+// segment sampler walks the same loop, detail::walk, with the same draws):
+//   s_0 ~ rho, a_0 ~ sigma(s_0), a_t ~ pi(s_t) for t >= 1, s_{t+1} ~ P(.|s_t, a_t), t < H;
+//   V_hat_t = r - tau*h_{s_t}(pi(s_t)) + gamma*V_hat_{t+1},  Q_hat_t = r + gamma*V_hat_{t+1},
+//   V_hat_H = 0 (ERRATA item 4: Q has no h at its own step).
+// A rollout takes H environment steps and draws exactly 2H + 1 uniforms whatever the policies;
+// an index with probability 0 is never drawn, and draws are identical in float and double and on
+// every platform. Trajectory is a caller-owned object, the estimators' only scratch.
+// Bias and memory: docs/algorithm.md#rollouts.
 
 #include <cstdint>
 #include <limits>

@@ -1,41 +1,17 @@
 #pragma once
-// PBRL, the penalty-based bilevel RL gradient method (paper, Algorithm 1). One outer iteration:
-//   1. run T oracle steps on M(x_k) from the last iteration's policy -> pi-hat_k
-//   2. grad F = grad f(x_k, y_k) + lambda_k * grad p(x_k, y_k; pi-hat_k)   (value or Bellman p)
-//   3. x_{k+1} = Proj_X(x_k - alpha_x grad_x F),  y_{k+1} = Proj_Y(y_k - alpha_y grad_y F)
-// The solver object is the whole state: sizeof(Pbrl<...>) is the RAM it needs and it holds
-// no pointer into memory it does not own except the problem. step() does exactly one bounded
-// iteration: T oracle steps, T + 3 policy evaluations (one more for the Bellman occupancy), no
-// other loop that depends on data. lambda_k, the steps and T follow the penalty schedule
-// (solver/penalty_schedule.hpp): fixed, or adapted to a lower-level gap tolerance epsilon, where
-// T is at most inner_steps_max (the worst case of one step) and the report's gap_bound is a
-// certified upper bound on the iterate's lower-level gap V*(rho) - V^{pi_y}(rho).
-//
-// A step in slices (solver/step_slices.hpp): step_slice() runs one part of the step per call
-// (begin with M(x_k); one oracle step; one evaluation; f; the penalty; the projection, which
-// commits; in sampled mode a few rollouts of one batch), and step() is its slices until done, so
-// the iterates are the same bit for bit whatever the slicing. Between slices the state is the
-// last completed step's (a checkpoint saved then is its image).
-//
-// Sampled mode (settings.gradient = GradientMode::sampled; sampling/estimators.hpp): the lower
-// level is learned from trajectories of the generative model (rho, P_x, the policies), as in the
-// paper's experiments, and the step counts the environment steps it takes:
-//   1. oracle: T sampled policy-gradient steps (OracleKind::policy_gradient is required: PMD and
-//      soft value iteration need Q at every (s,a), which trajectories do not give), each from B
-//      rollouts of horizon H of the current pi-hat: softmax logits (score function) or projected
-//      direct probabilities (importance weights, bounded by 1/oracle_policy.floor: raise the
-//      floor from its default 1e-6, e.g. to 1e-2, for a usable variance), as
-//      settings.oracle_policy says; the same holds for a direct y (settings.policy.floor);
-//   2. the penalty's p and gradients sampled from two batches (sampled_value_penalty or
-//      sampled_bellman_penalty), with common random numbers unless settings.sampling says not;
-//   3. f and its gradients stay the problem's exact, model-based upper(); no environment steps.
-// Environment steps per step(): (T + 2) * B * H, exactly; Rng draws: (T + 2) * B * (2H + 1),
-// or (T + 1) * B * (2H + 1) with common random numbers. The Rng lives in the solver (seeded by
-// init() from settings.seed; a checkpoint carries it, checkpoint.hpp); a step that fails
-// leaves it and the step count unchanged. The report's penalty and objective are the sampled
-// p_hat and f + lambda*p_hat the update used; its lower_gap stays exact (two policy evaluations
-// on M(x_k), done only when a report is asked for, and never part of the update). The problem
-// must offer sample_vjp (problem.hpp), else init() returns bad_setting.
+// PBRL, the penalty-based bilevel RL gradient method (paper, Algorithm 1), for a problem of
+// pbrl/problem.hpp: per step, T oracle steps on M(x_k) give pi-hat_k, then a projected gradient
+// step on f + lambda_k * p (value or Bellman penalty) with separate step sizes for x and y.
+// The object is the whole state (sizeof is its RAM; it points at nothing it does not own but the
+// problem). step() does one bounded iteration: T oracle steps, T + 3 policy evaluations (one more
+// for the Bellman occupancy), no other loop that depends on data. lambda_k, the steps and T follow
+// the penalty schedule (solver/penalty_schedule.hpp); in tolerance mode T <= inner_steps_max and
+// the report's gap_bound is a certified upper bound on the iterate's lower-level gap.
+// step_slice() runs a step in parts (solver/step_slices.hpp) with the same iterates bit for bit.
+// Sampled mode (settings.gradient = sampled): (T + 2)*B*H environment steps a step; it requires
+// OracleKind::policy_gradient and the problem's sample_vjp, else init() returns bad_setting. A
+// step that fails leaves the Rng and the step count unchanged.
+// How a step and sampled mode work: docs/algorithm.md#pbrl.
 
 #include "pbrl/checkpoint.hpp"
 #include "pbrl/evaluation.hpp"

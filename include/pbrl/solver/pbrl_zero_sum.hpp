@@ -1,32 +1,15 @@
 #pragma once
-// PBRL with a zero-sum lower level (paper, eq. "projected grad update zero sum"). One outer
-// iteration k, with z = (x, y1, y2) and pi_i = pi(y_i):
-//   1. T oracle steps on player 1's MDP given pi2_k -> pi-hat1_k, and T on player 2's MDP given
-//      pi1_k -> pi-hat2_k, each warm-started from the last iteration's pi-hat
-//   2. grad F = grad f(x_k, pi_k) + lambda_k * grad psi(x_k, pi_k; pi-hat_k)   (Nikaido-Isoda)
-//   3. z_{k+1} = Proj_Z(z_k - alpha grad F), with alpha_x for x and alpha_pi for (y1, y2)
-// The report gives f, psi (the NE gap estimate) and |G| = |(z_k - z_{k+1}) / alpha| (the metric
-// of Theorem "Convergence of PBRL with zero-sum lower-level", with the step's estimated gradient).
-// The solver object is the whole state: sizeof(PbrlZeroSum<...>) is the RAM it needs. step()
-// does 2T + 3 policy evaluations (two of them of the oracle policies, one of f) plus two
-// induced-MDP builds of O(S * A1 * A2 * S) each; nothing else depends on data. lambda_k, the
-// steps and T follow the penalty schedule (solver/penalty_schedule.hpp); in tolerance mode T is
-// at most inner_steps_max per player and the report's gap_bound = psi-hat + both oracles'
-// certified gaps bounds the exact NE gap of pi_k.
-//
-// Sampled mode (settings.gradient = GradientMode::sampled; sampling/game_estimators.hpp): the
-// same iteration with the lower level's gradients from rollouts of the game's generative model:
-//   1. T sampled policy-gradient steps per player (OracleKind::policy_gradient is required), each
-//      from a batch of (pi-hat1, pi2) resp. (pi1, pi-hat2): player 1 ascends V, player 2 descends;
-//   2. psi and its gradients from two batches (sampled_nikaido_isoda_penalty), with common random
-//      numbers unless settings.sampling says not;
-//   3. f and its gradients stay the problem's exact, model-based upper() (the designer's own
-//      model); no environment steps.
-// (2T + 2)*B*H environment steps per step() (report.environment_steps counts them since init());
-// the solver's Rng, seeded by init() from settings.seed, is part of its state and advances only
-// with a successful step. The report's penalty and objective are the sampled estimates.
-// step() in sampled mode needs GameProblem::sample_vjp over joint actions; init() refuses a
-// problem without it (bad_setting).
+// PBRL with a zero-sum lower level (paper, eq. "projected grad update zero sum"), for a game
+// problem (game.hpp): per step, T oracle steps for each player on its induced MDP, then a
+// projected step of z = (x, y1, y2) on f + lambda_k * psi (the Nikaido-Isoda penalty). The report
+// gives f, psi and |G| = |(z_k - z_{k+1}) / alpha|.
+// The object is the whole state (sizeof is its RAM). step() does 2T + 3 policy evaluations and two
+// induced-MDP builds, no other loop that depends on data. lambda_k, the steps and T follow the
+// penalty schedule; in tolerance mode T <= inner_steps_max per player and the report's gap_bound
+// (psi-hat plus both oracles' certified gaps) bounds the exact NE gap of pi_k.
+// Sampled mode: (2T + 2)*B*H environment steps a step; it requires OracleKind::policy_gradient and
+// the problem's sample_vjp over joint actions, else init() returns bad_setting. A step that fails
+// leaves the Rng unchanged. More: docs/algorithm.md#pbrl-with-a-zero-sum-lower-level.
 
 #include "pbrl/checkpoint.hpp"
 #include "pbrl/evaluation.hpp"

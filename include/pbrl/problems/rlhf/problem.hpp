@@ -132,8 +132,8 @@ class RlhfProblem {
     return loss_at(Eigen::Map<const Params>(x.data()), f, grad_x);
   }
 
-  // f(x, pi) and its gradients: grad_x f as loss(); grad_pi f = 0 (the buffer is data; see the
-  // file comment).
+  // f(x, pi) and its gradients: grad_x f as loss(); grad_pi f = 0 (the buffer is data:
+  // docs/algorithm.md#rlhf).
   template <EvaluationMethod M>
   Status upper(const Matrix& /*pi*/, Model& model, EvaluationWorkspace<Scalar, S, M>& /*ws*/,
                Evaluation<Scalar, S, A>& /*scratch*/, Scalar& f, Params& grad_x, Matrix& grad_pi) const {
