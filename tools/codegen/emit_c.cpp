@@ -2,6 +2,9 @@
 // What they do is include/pbrl/c/c_api.hpp's; these are its declarations and a thin extern "C" layer.
 #include "emit.hpp"
 
+#include <pbrl/solver/pbrl.hpp>
+#include <pbrl/solver/pbrl_zero_sum.hpp>
+
 #include <cctype>
 #include <filesystem>
 #include <utility>
@@ -34,37 +37,21 @@ struct Field {
   const char* what;
 };
 
-// The fields of the solver's Report a firmware needs (PbrlReport, PbrlZeroSumReport and their
-// ScheduleReport and EvaluationOutcome), integers first so the struct has no inner padding.
+// The solver's report fields a firmware reads, in the report's own visit() order (the library's
+// single list: pbrl::PenaltySolverReport::visit_fields).
+struct ReportFields {
+  std::vector<Field> fields;
+  void operator()(const std::int64_t&, const char* name, const char* what) { fields.push_back({"int64_t", name, what}); }
+  void operator()(const double&, const char* name, const char* what) { fields.push_back({"scalar", name, what}); }
+  void operator()(const bool&, const char* name, const char* what) { fields.push_back({"bool", name, what}); }
+};
 std::vector<Field> report_fields(bool zero_sum) {
-  std::vector<Field> f = {
-      {"int64_t", "iteration", "k of the iterate the numbers describe"},
-      {"int64_t", "inner_steps", "oracle steps taken (a game: per player, the larger)"},
-      {"int64_t", "environment_steps", "environment steps since init, this step's included"},
-      {"int64_t", "max_sweeps_hit", "evaluations stopped at max_sweeps (0 with LU)"},
-      {"int64_t", "penalty_growths", "tolerance mode: growths of lambda since init"},
-      {"int64_t", "penalty_backoffs", "tolerance mode: back-offs since init (each halves the steps)"},
-      {"int64_t", "model_generation", "models swapped in since init (refreshes): the model it ran on"},
-      {"scalar", "upper_objective", "f at the iterate"},
-      {"scalar", "penalty", zero_sum ? "psi, the Nikaido-Isoda NE gap estimate" : "p, the penalty"},
-      {"scalar", "objective", "f + lambda * penalty"},
-      {"scalar", "penalty_constant", "lambda of this step"},
-      {"scalar", "step_x", "the step size of x used"},
-      {"scalar", "projected_gradient_norm", "|G|, the projected gradient's norm"},
-      {"scalar", "oracle_gap", "certified bound on the oracle policy's own gap"},
-      {"scalar", "gap_bound", "certified bound on the iterate's lower-level gap"},
-      {"scalar", "gap_estimate", "the gap the penalty schedule compared with its tolerance"},
-  };
-  if (zero_sum) {
-    f.push_back({"scalar", "best_response_value1", "V(rho) of (pi-hat1, pi2)"});
-    f.push_back({"scalar", "best_response_value2", "V(rho) of (pi1, pi-hat2)"});
-  } else {
-    f.push_back({"scalar", "lower_gap", "V(rho) of pi-hat minus V(rho) of the iterate's policy"});
-  }
-  f.push_back({"bool", "tolerance_met", "tolerance mode and gap_bound <= the tolerance"});
-  f.push_back({"bool", "inner_converged", "the oracle stopped on its target"});
-  f.push_back({"bool", "converged", "the verdict: tolerances met over the window (solve's converged)"});
-  return f;
+  ReportFields collect;
+  if (zero_sum)
+    pbrl::PbrlZeroSumReport<double>{}.visit(collect);
+  else
+    pbrl::PbrlReport<double>{}.visit(collect);
+  return collect.fields;
 }
 
 // What value_at_best_response's value is, by kind (bilevel_value.hpp's BestResponseValue).
@@ -278,6 +265,11 @@ std::string c_api_source(const Manifest& m) {
                                                            {"kPolicyEntries", "POLICY_ENTRIES"}};
   for (const auto& c : constants)
     out += "  static constexpr std::size_t " + std::string(c.first) + " = " + N + c.second + ";\n";
+  // The C report from the solver's, field by field under the same names (report_fields).
+  out += "  template <class R>\n  static void copy_report(const R& r, Report& out) {\n";
+  for (const Field& f : report_fields(m.spec->zero_sum))
+    out += "    out." + std::string(f.name) + " = r." + f.name + ";\n";
+  out += "  }\n";
   out += "  static Problem::Data data() { return " + m.name + "::data(); }\n";
   out += "  static Solver::Settings settings() { return " + m.name + "::settings(); }\n";
   if (m.estimated) {

@@ -4,10 +4,12 @@
 //                 (name, domain, the mode it is checked in) and a default-constructed struct;
 //   statuses.md   every pbrl::Status from kStatusTable (status.hpp), with its C name, checked
 //                 against include/pbrl/c/pbrl_status.h;
+//   report.md     the step reports' fields a firmware reads, from the reports' visit() (the list
+//                 pbrl-codegen writes the C report struct from);
 //   checkpoint.md the image format: the constants of checkpoint.hpp, and the layout and rules of its
 //                 header comment, whose offsets and sizes are checked against the constants.
 //
-//   pbrl_reference OUT_DIR     writes OUT_DIR/{settings,statuses,checkpoint}.md; exit 0: written,
+//   pbrl_reference OUT_DIR     writes OUT_DIR/{settings,statuses,report,checkpoint}.md; exit 0: written,
 //                              1: a check failed (nothing written), 2: usage
 //
 // The CTest test reference_pages_fresh (tests/reference_pages.cmake) compares its output with the
@@ -321,6 +323,41 @@ std::string statuses_page() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// report.md
+
+struct ReportRows {
+  std::string rows;
+  void add(const char* type, const char* name, const char* what) {
+    rows += std::string("| `") + name + "` | " + type + " | " + what + " |\n";
+  }
+  void operator()(const std::int64_t&, const char* name, const char* what) { add("`int64_t`", name, what); }
+  void operator()(const double&, const char* name, const char* what) { add("scalar", name, what); }
+  void operator()(const bool&, const char* name, const char* what) { add("`bool`", name, what); }
+};
+
+template <class Report>
+std::string report_section(const char* title, const char* use) {
+  ReportRows rows;
+  Report{}.visit(rows);
+  return std::string("## ") + title + "\n\n" + use + "\n\n| field | type | meaning |\n|---|---|---|\n" + rows.rows +
+         "\n";
+}
+
+std::string report_page() {
+  std::string page = generated_note() + "\n# Step reports\n\n";
+  page +=
+      "What `step()`, `run()` and `solve()` report (`Report`, filled when a report is asked for). The fields below "
+      "are the ones a firmware reads, in the order of the report's `visit()` (`include/pbrl/solver/solver_core.hpp`, "
+      "`PenaltySolverReport::visit_fields`), from which `pbrl-codegen` writes the C interface's "
+      "`pbrl_<name>_report` struct, field for field under the same names, and its copy. *scalar* is the "
+      "solver's `Scalar` (the manifest's `scalar` in C). Every value a report returns with `ok` is finite.\n\n";
+  page += report_section<pbrl::PbrlReport<double>>("`PbrlReport` (`Pbrl`)", "Declared in `include/pbrl/solver/pbrl.hpp`.");
+  page += report_section<pbrl::PbrlZeroSumReport<double>>("`PbrlZeroSumReport` (`PbrlZeroSum`)",
+                                                          "Declared in `include/pbrl/solver/pbrl_zero_sum.hpp`.");
+  return page;
+}
+
+// ---------------------------------------------------------------------------------------------
 // checkpoint.md
 
 struct LayoutRow {
@@ -486,6 +523,7 @@ int run(const std::string& out_dir) {
   try {
     pages["settings.md"] = settings_page();
     pages["statuses.md"] = statuses_page();
+    pages["report.md"] = report_page();
     pages["checkpoint.md"] = checkpoint_page();
   } catch (const Mismatch& m) {
     std::cerr << "pbrl_reference: " << m.what() << "\n";
@@ -509,7 +547,7 @@ int run(const std::string& out_dir) {
 
 int main(int argc, char** argv) {
   if (argc != 2 || argv[1][0] == '-') {
-    std::cerr << "usage: pbrl_reference OUT_DIR   (writes settings.md, statuses.md, checkpoint.md)\n";
+    std::cerr << "usage: pbrl_reference OUT_DIR   (writes settings.md, statuses.md, report.md, checkpoint.md)\n";
     return 2;
   }
   return reference::run(argv[1]);

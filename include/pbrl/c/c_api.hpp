@@ -119,8 +119,9 @@ void uniform_parameters(const PolicySet<Scalar>& set, StateActionMatrix<Scalar, 
 // pbrl_status has Status's values (src/c_status.cpp checks them).
 inline pbrl_status to_c(Status st) { return static_cast<pbrl_status>(st); }
 
-// Model (generated): Problem, Solver; Workspace and Report, the C header's structs; data() and
-// settings(); the C header's constants kWorkspaceBytes, kWorkspaceAlign, kCheckpointBytes, kParams,
+// Model (generated): Problem, Solver; Workspace and Report, the C header's structs;
+// copy_report(solver report, C report); data() and settings(); the C header's constants
+// kWorkspaceBytes, kWorkspaceAlign, kCheckpointBytes, kParams,
 // kPolicyEntries, checked here against the types.
 template <class Model>
 class Api {
@@ -450,31 +451,7 @@ class Api {
 
   static CReport convert(const typename Solver::Report& r) {
     CReport out{};
-    out.iteration = r.iteration;
-    out.inner_steps = r.inner_steps;
-    out.environment_steps = r.environment_steps;
-    out.max_sweeps_hit = r.max_sweeps_hit;
-    out.penalty_growths = r.penalty_growths;
-    out.penalty_backoffs = r.penalty_backoffs;
-    out.model_generation = r.model_generation;
-    out.upper_objective = r.upper_objective;
-    out.penalty = r.penalty;
-    out.objective = r.objective;
-    out.penalty_constant = r.penalty_constant;
-    out.step_x = r.step_x;
-    out.projected_gradient_norm = r.projected_gradient_norm;
-    out.oracle_gap = r.oracle_gap;
-    out.gap_bound = r.gap_bound;
-    out.gap_estimate = r.gap_estimate;
-    if constexpr (kPlayers == 2) {
-      out.best_response_value1 = r.best_response_value1;
-      out.best_response_value2 = r.best_response_value2;
-    } else {
-      out.lower_gap = r.lower_gap;
-    }
-    out.tolerance_met = r.tolerance_met;
-    out.inner_converged = r.inner_converged;
-    out.converged = r.converged;
+    Model::copy_report(r, out);  // generated from the report's visit(): every field, by name
     return out;
   }
 };

@@ -51,6 +51,14 @@ struct PbrlSettings : PenaltySolverSettings<Scalar> {
 template <typename Scalar>
 struct PbrlReport : PenaltySolverReport<Scalar> {
   Scalar lower_gap = Scalar(0);  // V^{pi-hat_k}(rho) - V^{pi_y_k}(rho) on M(x_k)
+
+  // Every field a firmware reads (PenaltySolverReport::visit_fields).
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    this->visit_fields(v, "p, the penalty", [this](Visitor& w) {
+      w(lower_gap, "lower_gap", "V(rho) of pi-hat minus V(rho) of the iterate's policy");
+    });
+  }
 };
 
 template <typename Scalar>

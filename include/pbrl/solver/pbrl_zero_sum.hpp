@@ -48,6 +48,15 @@ template <typename Scalar>
 struct PbrlZeroSumReport : PenaltySolverReport<Scalar> {
   Scalar best_response_value1 = Scalar(0);  // V^{pihat1_k, pi2_k}(rho) (sampled mode: exact diagnostic)
   Scalar best_response_value2 = Scalar(0);  // V^{pi1_k, pihat2_k}(rho)
+
+  // Every field a firmware reads (PenaltySolverReport::visit_fields).
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    this->visit_fields(v, "psi, the Nikaido-Isoda NE gap estimate", [this](Visitor& w) {
+      w(best_response_value1, "best_response_value1", "V(rho) of (pi-hat1, pi2)");
+      w(best_response_value2, "best_response_value2", "V(rho) of (pi1, pi-hat2)");
+    });
+  }
 };
 
 template <typename Scalar>

@@ -36,6 +36,34 @@ struct PenaltySolverReport : ScheduleReport<Scalar>, EvaluationOutcome {
   Scalar projected_gradient_norm = Scalar(0);  // |G_lambda| with the steps used: the stationarity measure
   std::int64_t environment_steps = 0;  // environment steps taken since init(), this step's included
   std::int64_t model_generation = 0;   // models swapped in since init() (swap_model): the model it ran on
+
+  // The fields a firmware reads, with their names and meanings, v(field, name, meaning), in the C
+  // interface's order (integers, scalars, flags: no inner padding): the code generator writes the
+  // C report struct and its copy from this list. penalty: what the solver's p is; own(v) visits
+  // the solver's own scalars.
+  template <class Visitor, class Own>
+  void visit_fields(Visitor& v, const char* penalty_meaning, Own&& own) const {
+    v(iteration, "iteration", "k of the iterate the numbers describe");
+    v(this->inner_steps, "inner_steps", "oracle steps taken (a game: per player, the larger)");
+    v(environment_steps, "environment_steps", "environment steps since init, this step's included");
+    v(max_sweeps_hit, "max_sweeps_hit", "evaluations stopped at max_sweeps (0 with LU)");
+    v(this->penalty_growths, "penalty_growths", "tolerance mode: growths of lambda since init");
+    v(this->penalty_backoffs, "penalty_backoffs", "tolerance mode: back-offs since init (each halves the steps)");
+    v(model_generation, "model_generation", "models swapped in since init (refreshes): the model it ran on");
+    v(upper_objective, "upper_objective", "f at the iterate");
+    v(penalty, "penalty", penalty_meaning);
+    v(objective, "objective", "f + lambda * penalty");
+    v(this->penalty_constant, "penalty_constant", "lambda of this step");
+    v(this->step_x, "step_x", "the step size of x used");
+    v(projected_gradient_norm, "projected_gradient_norm", "|G|, the projected gradient's norm");
+    v(this->oracle_gap, "oracle_gap", "certified bound on the oracle policy's own gap");
+    v(this->gap_bound, "gap_bound", "certified bound on the iterate's lower-level gap");
+    v(this->gap_estimate, "gap_estimate", "the gap the penalty schedule compared with its tolerance");
+    own(v);
+    v(this->tolerance_met, "tolerance_met", "tolerance mode and gap_bound <= the tolerance");
+    v(this->inner_converged, "inner_converged", "the oracle stopped on its target");
+    v(this->converged, "converged", "the verdict: tolerances met over the window (solve's converged)");
+  }
 };
 
 // The step in progress's fields every penalty solver has; each solver's StepInProgress adds its own.
