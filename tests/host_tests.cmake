@@ -81,6 +81,31 @@ if(_pbrl_consumer)
       -P "${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.cmake")
   set_tests_properties(pbrl_install_consumer PROPERTIES TIMEOUT 900 LABELS "install")
 endif()
+# The same script with a copy of examples/minimal out of the tree (docs/firmware.md, "The minimal
+# example out of the tree"): built against the installed package and pbrl-codegen, its host run
+# compared with reference.txt by its own CTest. Host trees with the tools and the examples, whose
+# configure found the Python with numpy that the copy's search finds again (or PBRL_PYTHON's).
+if(_pbrl_consumer AND NOT CMAKE_CROSSCOMPILING AND TARGET pbrl-codegen AND PBRL_BUILD_EXAMPLES)
+  add_test(NAME minimal_install_consumer
+    COMMAND "${CMAKE_COMMAND}"
+      "-DPBRL_BINARY_DIR=${pbrl_BINARY_DIR}"
+      "-DPBRL_LIBRARY=$<TARGET_FILE:pbrl>"
+      "-DCONSUMER_SOURCE_DIR=${PROJECT_SOURCE_DIR}/examples/minimal"
+      -DCOPY_SOURCE=ON
+      "-DCONSUMER_ARGS=-DPBRL_PYTHON=${PBRL_PYTHON}"
+      "-DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/minimal_consumer"
+      "-DCONFIG=$<CONFIG>"
+      "-DGENERATOR=${CMAKE_GENERATOR}"
+      "-DGENERATOR_PLATFORM=${CMAKE_GENERATOR_PLATFORM}"
+      "-DGENERATOR_TOOLSET=${CMAKE_GENERATOR_TOOLSET}"
+      "-DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}"
+      "-DC_COMPILER=${CMAKE_C_COMPILER}"
+      "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}"
+      "-DEIGEN3_DIR=${Eigen3_DIR}"
+      "-DCTEST=${CMAKE_CTEST_COMMAND}"
+      -P "${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.cmake")
+  set_tests_properties(minimal_install_consumer PROPERTIES TIMEOUT 900 LABELS "install")
+endif()
 # consumer/run_subdirectory.cmake: the other documented route, add_subdirectory(pbrl) and
 # pbrl_add_c_api(... CODEGEN <this tree's pbrl-codegen>), on host trees that build the tool.
 if(_pbrl_consumer AND NOT CMAKE_CROSSCOMPILING AND TARGET pbrl-codegen)

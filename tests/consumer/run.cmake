@@ -1,7 +1,11 @@
-# cmake -P script behind the pbrl_install_consumer test (see tests/host_tests.cmake):
+# cmake -P script behind the pbrl_install_consumer and minimal_install_consumer tests (see
+# tests/host_tests.cmake):
 #   1. cmake --install <pbrl build tree> --prefix <WORK_DIR>/prefix
-#   2. configure tests/consumer against that prefix only, with the same generator and compilers
-#      (and toolchain file, TOOLCHAIN_FILE, for a cross build)
+#   2. configure CONSUMER_SOURCE_DIR (tests/consumer, examples/minimal) against that prefix only,
+#      with the same generator and compilers (and toolchain file, TOOLCHAIN_FILE, for a cross
+#      build) and CONSUMER_ARGS; with COPY_SOURCE, a copy of it in <WORK_DIR>/source, so that it
+#      reaches nothing of pbrl's tree but through the package. The package it found must be the
+#      installed one.
 #   3. build it and run it (through its own CTest), which must exit 0.
 cmake_minimum_required(VERSION 3.16)
 
@@ -16,8 +20,13 @@ endif()
 
 set(prefix "${WORK_DIR}/prefix")
 set(build "${WORK_DIR}/build")
-file(REMOVE_RECURSE "${prefix}" "${build}")
+set(source "${CONSUMER_SOURCE_DIR}")
+file(REMOVE_RECURSE "${prefix}" "${build}" "${WORK_DIR}/source")
 file(MAKE_DIRECTORY "${WORK_DIR}")
+if(COPY_SOURCE)
+  set(source "${WORK_DIR}/source")
+  file(COPY "${CONSUMER_SOURCE_DIR}/" DESTINATION "${source}")
+endif()
 
 set(config_args "")
 if(NOT "${CONFIG}" STREQUAL "")
@@ -48,8 +57,9 @@ endif()
 
 # 2. Configure the consumer. Only the prefix is searched for pbrl (no package registry, no
 #    build tree); Eigen comes from where the library's own build found it.
+# --no-warn-unused-cli: a consumer need not read the PBRL_EXPECTED_* checks' variables.
 set(configure_args
-  -S "${CONSUMER_SOURCE_DIR}" -B "${build}" -G "${GENERATOR}"
+  -S "${source}" -B "${build}" -G "${GENERATOR}" --no-warn-unused-cli
   "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
   "-DCMAKE_PREFIX_PATH=${prefix}"
   "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF"
@@ -78,7 +88,19 @@ endif()
 if(NOT "${CONFIG}" STREQUAL "")
   list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${CONFIG}")
 endif()
-run_step("configure ${CONSUMER_SOURCE_DIR}" "${CMAKE_COMMAND}" ${configure_args})
+if(NOT "${C_COMPILER}" STREQUAL "")
+  list(APPEND configure_args "-DCMAKE_C_COMPILER=${C_COMPILER}")
+endif()
+list(APPEND configure_args ${CONSUMER_ARGS})
+run_step("configure ${source}" "${CMAKE_COMMAND}" ${configure_args})
+file(STRINGS "${build}/CMakeCache.txt" found REGEX "^pbrl_DIR:")
+string(REGEX REPLACE "^[^=]*=" "" found "${found}")
+get_filename_component(found "${found}" REALPATH)
+get_filename_component(expected "${prefix}" REALPATH)
+string(FIND "${found}/" "${expected}/" at)
+if(NOT at EQUAL 0)
+  message(FATAL_ERROR "[consumer] pbrl found at '${found}', expected under ${prefix}")
+endif()
 
 # 3. Build and run.
 run_step("build" "${CMAKE_COMMAND}" --build "${build}" ${config_args})
