@@ -188,7 +188,7 @@ TEST_CASE("checkpoint with an estimate: both restore, and the solve goes on as t
   for (int k = 0; k < 50; ++k) observe_one(a->estimate, world, truth->transition);
   const Bytes img = image(a->solver, a->estimate);
   CHECK(img.size() == pbrl::checkpoint_size<Solver>() + pbrl::detail::CheckpointField<Estimate::State>::size);
-  CHECK(img[40] == Estimate::checkpoint_code());  // the header's estimate byte
+  CHECK(img[40] == pbrl::CheckpointAccess::checkpoint_code<Estimate>());  // the header's estimate byte
 
   auto b = std::make_unique<Device>();
   init_device(*b);

@@ -613,7 +613,7 @@ TEST_CASE("estimate: observation counts refuse to overflow; restore checks the s
   CHECK(std::memcmp(out_a, out_b, sizeof(out_a)) == 0);
   int fields = 0;
   auto count = [&](const auto&... f) { fields = int(sizeof...(f)); };
-  a.visit_state(count);
+  pbrl::CheckpointAccess::visit_state(a, count);
   CHECK(fields == 1);  // the state, one checkpoint field
 }
 

@@ -104,6 +104,41 @@ struct CheckpointTag {
   int states, actions1, actions2, parameters;
 };
 
+// The checkpoint functions' way into a solver's and an estimate's hooks, which those keep private
+// (friend struct CheckpointAccess): their state and settings fields (visit_state, visit_settings),
+// the checks of an image's state (validate_checkpoint_state) and the header's codes. Users
+// checkpoint through save_checkpoint and restore_checkpoint below.
+struct CheckpointAccess {
+  template <class T, class Visitor>
+  static decltype(auto) visit_state(T& t, Visitor& v) {
+    return t.visit_state(v);
+  }
+  template <class T, class Visitor>
+  static void visit_settings(const T& t, Visitor& v) {
+    t.visit_settings(v);
+  }
+  template <class T, class... Args>
+  static Status validate_checkpoint_state(const T& t, Args... args) {
+    return t.validate_checkpoint_state(args...);
+  }
+  template <class T>
+  static constexpr CheckpointTag checkpoint_tag() {
+    return T::checkpoint_tag();
+  }
+  template <class T>
+  static constexpr std::uint8_t checkpoint_code() {
+    return T::checkpoint_code();
+  }
+  template <class T>
+  static std::int64_t checkpoint_observations(const unsigned char* payload) {
+    return T::checkpoint_observations(payload);
+  }
+  template <class T>
+  static std::uint32_t prior_digest(const T& t) {
+    return t.prior_digest();
+  }
+};
+
 // In sweeps mode an evaluation starts from the previous solution: the value and occupancy of an
 // Evaluation, or a state vector such as the Bellman penalty's start occupancy. A solver names
 // such fields warm_start<Method>(field) in its visit_state(): a checkpoint carries them in sweeps
@@ -399,7 +434,7 @@ struct FieldDecoder {
 template <class Solver, typename T>
 bool decode_state_field(const Solver& solver, const unsigned char* payload, const T& member, T& out) {
   FieldDecoder<T> decoder{payload, &member, out};
-  solver.visit_state(decoder);
+  CheckpointAccess::visit_state(solver, decoder);
   return decoder.found;
 }
 
@@ -493,14 +528,14 @@ struct NoEstimate {
 
 template <class Solver>
 constexpr std::size_t checkpoint_payload_size() {
-  return decltype(std::declval<const Solver&>().visit_state(std::declval<StateSize&>()))::value;
+  return decltype(CheckpointAccess::visit_state(std::declval<const Solver&>(), std::declval<StateSize&>()))::value;
 }
 template <class Estimate>
 constexpr std::size_t estimate_payload_size() {
   if constexpr (std::is_same<Estimate, NoEstimate>::value) {
     return 0;
   } else {
-    return decltype(std::declval<const Estimate&>().visit_state(std::declval<StateSize&>()))::value;
+    return decltype(CheckpointAccess::visit_state(std::declval<const Estimate&>(), std::declval<StateSize&>()))::value;
   }
 }
 template <class Solver, class Estimate>
@@ -521,7 +556,7 @@ constexpr void check_estimate_fits() {
 template <class Solver, class Estimate = NoEstimate>
 constexpr CheckpointHeader checkpoint_type_header() {
   check_estimate_fits<Solver, Estimate>();
-  constexpr CheckpointTag tag = Solver::checkpoint_tag();
+  constexpr CheckpointTag tag = CheckpointAccess::checkpoint_tag<Solver>();
   static_assert(tag.scalar_size < 256 && tag.states < 65536 && tag.actions1 < 65536 && tag.actions2 < 65536,
                 "type tag fields out of range");
   static_assert(image_payload_size<Solver, Estimate>() <= 0xFFFFFFFFu, "payload over 4 GiB");
@@ -536,7 +571,7 @@ constexpr CheckpointHeader checkpoint_type_header() {
   h.actions2 = static_cast<std::uint16_t>(tag.actions2);
   h.parameters = static_cast<std::uint32_t>(tag.parameters);
   h.payload_size = static_cast<std::uint32_t>(image_payload_size<Solver, Estimate>());
-  h.estimate = Estimate::checkpoint_code();
+  h.estimate = CheckpointAccess::checkpoint_code<Estimate>();
   return h;
 }
 
@@ -544,15 +579,15 @@ constexpr CheckpointHeader checkpoint_type_header() {
 template <class Solver, class Estimate>
 std::uint32_t image_settings_digest(const Solver& solver, const Estimate* estimate) {
   SettingsDigest digest;
-  solver.visit_settings(digest);
-  if constexpr (!std::is_same<Estimate, NoEstimate>::value) estimate->visit_settings(digest);
+  CheckpointAccess::visit_settings(solver, digest);
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value) CheckpointAccess::visit_settings(*estimate, digest);
   (void)estimate;
   return digest.crc;
 }
 template <class Solver, class Estimate>
 std::uint32_t image_model_digest(const Solver& solver, const Estimate* estimate) {
   const ModelDigest d = solver.model_digest();
-  if constexpr (!std::is_same<Estimate, NoEstimate>::value) return combine_digest(d.data, estimate->prior_digest());
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value) return combine_digest(d.data, CheckpointAccess::prior_digest(*estimate));
   (void)estimate;
   return combine_digest(d.data, d.transition);
 }
@@ -577,7 +612,8 @@ bool holds_checkpoint(const unsigned char* slot, std::size_t size, ImageAge& age
     return false;
   age.sequence = h.sequence;
   if constexpr (!std::is_same<Estimate, NoEstimate>::value)
-    age.observations = Estimate::checkpoint_observations(slot + kCheckpointHeaderSize + checkpoint_payload_size<Solver>());
+    age.observations =
+        CheckpointAccess::checkpoint_observations<Estimate>(slot + kCheckpointHeaderSize + checkpoint_payload_size<Solver>());
   return true;
 }
 
@@ -594,8 +630,8 @@ Status save_image(const Solver& solver, const Estimate* estimate, unsigned char*
     if (!estimate->initialized()) return Status::not_initialized;
   if (capacity < image_size<Solver, Estimate>()) return Status::buffer_too_small;
   StateWriter writer{buffer + kCheckpointHeaderSize};
-  solver.visit_state(writer);
-  if constexpr (!std::is_same<Estimate, NoEstimate>::value) estimate->visit_state(writer);
+  CheckpointAccess::visit_state(solver, writer);
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value) CheckpointAccess::visit_state(*estimate, writer);
   CheckpointHeader header = checkpoint_type_header<Solver, Estimate>();
   header.sequence = static_cast<std::uint64_t>(solver.iteration());
   header.settings_digest = image_settings_digest(solver, estimate);
@@ -624,20 +660,20 @@ Status restore_image(Solver& solver, Estimate* estimate, const unsigned char* bu
   const unsigned char* const payload = buffer + kCheckpointHeaderSize;
   const unsigned char* const estimate_payload = payload + checkpoint_payload_size<Solver>();
   StateChecker checker{payload};
-  static_cast<const Solver&>(solver).visit_state(checker);
+  CheckpointAccess::visit_state(static_cast<const Solver&>(solver), checker);
   if constexpr (!std::is_same<Estimate, NoEstimate>::value)
-    static_cast<const Estimate&>(*estimate).visit_state(checker);
+    CheckpointAccess::visit_state(static_cast<const Estimate&>(*estimate), checker);
   if (checker.status != Status::ok) return checker.status;
   // Then what the next step relies on, beyond each number's range: the image must hold a state
   // the solver (and the estimate) could have written.
-  if (Status st = static_cast<const Solver&>(solver).validate_checkpoint_state(payload, header.sequence);
+  if (Status st = CheckpointAccess::validate_checkpoint_state(static_cast<const Solver&>(solver), payload, header.sequence);
       st != Status::ok)
     return st;
   if constexpr (!std::is_same<Estimate, NoEstimate>::value)
-    if (Status st = estimate->validate_checkpoint_state(estimate_payload); st != Status::ok) return st;
+    if (Status st = CheckpointAccess::validate_checkpoint_state(*estimate, estimate_payload); st != Status::ok) return st;
   StateReader reader{payload};
-  solver.visit_state(reader);
-  if constexpr (!std::is_same<Estimate, NoEstimate>::value) estimate->visit_state(reader);
+  CheckpointAccess::visit_state(solver, reader);
+  if constexpr (!std::is_same<Estimate, NoEstimate>::value) CheckpointAccess::visit_state(*estimate, reader);
   return Status::ok;
 }
 

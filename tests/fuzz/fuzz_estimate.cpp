@@ -433,7 +433,7 @@ class Case : public CaseBase {
   static Bytes plain(const Solver& s) {
     Bytes b(kPlain, 0);
     pbrl::detail::StateWriter writer{b.data() + kPayloadAt};
-    s.visit_state(writer);
+    pbrl::CheckpointAccess::visit_state(s, writer);
     return b;
   }
   // A sealed plain image.

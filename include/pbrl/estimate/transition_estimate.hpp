@@ -318,10 +318,12 @@ class TransitionEstimate {
     return Status::ok;
   }
 
-  // Checkpoints (checkpoint.hpp: save_checkpoint(solver, estimate, ...)): the state as one field;
-  // what an image must have been taken under (strength and settings; the count type's code in
-  // the header, the prior's digest in the model digest); the image's state checked in place by
-  // restore()'s rules (bad_setting).
+ private:
+  // Checkpoints (checkpoint.hpp: save_checkpoint(solver, estimate, ...), through
+  // CheckpointAccess): the state as one field; what an image must have been taken under (strength
+  // and settings; the count type's code in the header, the prior's digest in the model digest);
+  // the image's state checked in place by restore()'s rules (bad_setting).
+  friend struct CheckpointAccess;
   template <class Visitor>
   decltype(auto) visit_state(Visitor& v) const { return v(state_); }
   template <class Visitor>
@@ -344,7 +346,6 @@ class TransitionEstimate {
     return check_state(typename detail::CheckpointField<State>::View{payload});
   }
 
- private:
   // beta^d by squaring: O(log d), the same bits on every target (no pow).
   static Scalar power(Scalar beta, std::int64_t d) {
     Scalar result(1), base = beta;

@@ -128,8 +128,10 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
   // pi_y of the current y.
   void policy(Matrix& pi) const { policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi); }
 
-  // Checkpoints (checkpoint.hpp): the type tag; the state and settings are the core's hooks
-  // (visit_state, visit_settings) over state_fields below.
+ private:
+  // Checkpoints (checkpoint.hpp, through CheckpointAccess): the type tag; the state and settings
+  // are the core's hooks (visit_state, visit_settings) over state_fields below.
+  friend struct CheckpointAccess;
   static constexpr CheckpointTag checkpoint_tag() {
     return {CheckpointSolver::pbrl, sizeof(Scalar), Method, S, A, 0, Problem::kParams};
   }
@@ -141,7 +143,6 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
                                                  counts_.model_generation, schedule_, x_, detail::PlayerStateFields<Matrix>{y_, pi_hat_});
   }
 
- private:
   template <class Solver, class Part, class R>
   friend Status run_slice(Solver&, Part&, bool, int, SliceResult&, R*);
   template <class Self, class Visitor>

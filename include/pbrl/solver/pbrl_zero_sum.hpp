@@ -140,8 +140,10 @@ class PbrlZeroSum
   void policy1(Matrix1& pi) const { policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi); }
   void policy2(Matrix2& pi) const { policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi); }
 
-  // Checkpoints (checkpoint.hpp): the type tag; the state and settings are the core's hooks
-  // (visit_state, visit_settings) over state_fields below.
+ private:
+  // Checkpoints (checkpoint.hpp, through CheckpointAccess): the type tag; the state and settings
+  // are the core's hooks (visit_state, visit_settings) over state_fields below.
+  friend struct CheckpointAccess;
   static constexpr CheckpointTag checkpoint_tag() {
     return {CheckpointSolver::pbrl_zero_sum, sizeof(Scalar), Method, S, A1, A2, GameProblem::kParams};
   }
@@ -155,7 +157,6 @@ class PbrlZeroSum
                                                  detail::PlayerStateFields<Matrix2>{y2_, pi2_hat_});
   }
 
- private:
   template <class Solver, class Part, class R>
   friend Status run_slice(Solver&, Part&, bool, int, SliceResult&, R*);
   template <class Self, class Visitor>

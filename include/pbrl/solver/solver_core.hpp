@@ -224,10 +224,13 @@ class PenaltySolverCore {
   // The problem the solver was init()'d with (null before).
   const Problem* problem() const { return problem_; }
 
-  // Checkpoints (checkpoint.hpp): the state, i.e. every field that carries over from one step()
-  // to the next, in image order (Derived::state_fields; not the problem, not the per-step
-  // scratch); the settings an image must have been saved under, the workspace's sweep settings
-  // included.
+
+ private:
+  // Checkpoints (checkpoint.hpp, through CheckpointAccess): the state, i.e. every field that
+  // carries over from one step() to the next, in image order (Derived::state_fields; not the
+  // problem, not the per-step scratch); the settings an image must have been saved under, the
+  // workspace's sweep settings included.
+  friend struct CheckpointAccess;
   template <class Visitor>
   void visit_state(Visitor& v) {  // writes the state (restore): a step in progress is void
     Derived::state_fields(self(), v);
