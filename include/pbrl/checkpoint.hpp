@@ -152,27 +152,6 @@ WarmStart<M, T> warm_start(T& field) {
   return {field};
 }
 
-// An evaluation's warm start kept apart (encoded as an Evaluation's: value, then occupancy): a
-// solver keeps its last completed step's here while a step in progress overwrites its
-// evaluations, so that an image saved between a step's slices is the last completed step's.
-// S = 0 where nothing is kept (direct mode).
-template <typename Scalar, int S>
-struct EvaluationWarmStart {
-  Eigen::Matrix<Scalar, S, 1> value = Eigen::Matrix<Scalar, S, 1>::Zero();
-  Eigen::Matrix<Scalar, S, 1> occupancy = Eigen::Matrix<Scalar, S, 1>::Zero();
-
-  template <int A>
-  void keep(const Evaluation<Scalar, S, A>& e) {
-    value = e.value;
-    occupancy = e.occupancy;
-  }
-  template <int A>
-  void put_back(Evaluation<Scalar, S, A>& e) const {
-    e.value = value;
-    e.occupancy = occupancy;
-  }
-};
-
 namespace detail {
 
 inline void put_le(unsigned char* p, std::uint64_t v, int bytes) {

@@ -616,4 +616,25 @@ void state_action_occupancy(const Evaluation<Scalar, S, A>& eval,
   mu = eval.occupancy.asDiagonal() * pi;
 }
 
+// An evaluation's warm start kept apart (a checkpoint encodes it as an Evaluation's: value, then
+// occupancy): a solver keeps its last completed step's here while a step in progress overwrites
+// its evaluations, so that an image saved between a step's slices is the last completed step's.
+// S = 0 where nothing is kept (direct mode).
+template <typename Scalar, int S>
+struct EvaluationWarmStart {
+  Eigen::Matrix<Scalar, S, 1> value = Eigen::Matrix<Scalar, S, 1>::Zero();
+  Eigen::Matrix<Scalar, S, 1> occupancy = Eigen::Matrix<Scalar, S, 1>::Zero();
+
+  template <int A>
+  void keep(const Evaluation<Scalar, S, A>& e) {
+    value = e.value;
+    occupancy = e.occupancy;
+  }
+  template <int A>
+  void put_back(Evaluation<Scalar, S, A>& e) const {
+    e.value = value;
+    e.occupancy = occupancy;
+  }
+};
+
 }  // namespace pbrl

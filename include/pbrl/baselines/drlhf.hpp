@@ -16,6 +16,7 @@
 #include "pbrl/sampling/estimators.hpp"
 #include "pbrl/solver/oracle_steps.hpp"
 #include "pbrl/solver/projected_step.hpp"
+#include "pbrl/solver/step_counts.hpp"
 #include "pbrl/solver/settings.hpp"
 
 #include <cstdint>

@@ -13,6 +13,7 @@
 #include "pbrl/problems/stackelberg.hpp"
 #include "pbrl/sampling/estimators.hpp"
 #include "pbrl/solver/projected_step.hpp"
+#include "pbrl/solver/step_counts.hpp"
 #include "pbrl/solver/settings.hpp"
 
 #include <cstdint>

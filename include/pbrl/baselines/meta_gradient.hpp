@@ -16,6 +16,7 @@
 #include "pbrl/policy.hpp"
 #include "pbrl/sampling/game_estimators.hpp"
 #include "pbrl/solver/projected_step.hpp"
+#include "pbrl/solver/step_counts.hpp"
 #include "pbrl/solver/settings.hpp"
 
 namespace pbrl {

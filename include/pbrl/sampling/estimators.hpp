@@ -23,30 +23,9 @@
 #include "pbrl/policy.hpp"
 #include "pbrl/problem.hpp"
 #include "pbrl/sampling/rollouts.hpp"
+#include "pbrl/sampling/sampling_settings.hpp"
 
 namespace pbrl {
-
-// Largest batch accepted (a work cap, config.hpp).
-constexpr int kMaxBatch = PBRL_MAX_BATCH;
-
-struct SamplingSettings {
-  int horizon = 5;                    // H, trajectory length (environment steps per trajectory)
-  int batch = 16;                     // B, trajectories per estimate
-  bool common_random_numbers = true;  // the two batches of a penalty share their uniforms
-};
-
-// 1 <= horizon <= MaxHorizon (the Trajectory's capacity), 1 <= batch <= kMaxBatch.
-template <int MaxHorizon = kMaxHorizon>
-Status validate_sampling(const SamplingSettings& s) {
-  if (s.horizon < 1 || s.horizon > MaxHorizon || s.batch < 1 || s.batch > kMaxBatch)
-    return Status::bad_setting;
-  return Status::ok;
-}
-
-// Environment steps of one batch.
-inline std::int64_t batch_steps(const SamplingSettings& s) {
-  return static_cast<std::int64_t>(s.batch) * s.horizon;
-}
 
 // A sampled penalty: p_hat and its gradients, grad_y in the coordinates of y's parameterization.
 template <class Problem>

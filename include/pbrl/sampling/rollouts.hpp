@@ -15,12 +15,9 @@
 
 #include "pbrl/evaluation.hpp"
 #include "pbrl/rng.hpp"
+#include "pbrl/sampling/sampling_settings.hpp"
 
 namespace pbrl {
-
-// Default capacity of a Trajectory, and the largest horizon the PBRL solver's sampled mode takes
-// (a work cap, config.hpp).
-constexpr int kMaxHorizon = PBRL_MAX_HORIZON;
 
 // One rollout of horizon H <= MaxHorizon and its returns.
 template <typename Scalar, int MaxHorizon = kMaxHorizon>

@@ -12,7 +12,7 @@
 
 #include "pbrl/enum_names.hpp"
 #include "pbrl/policy.hpp"
-#include "pbrl/sampling/estimators.hpp"
+#include "pbrl/sampling/sampling_settings.hpp"
 #include "pbrl/status.hpp"
 
 #include <cmath>

@@ -15,6 +15,7 @@
 #include "pbrl/rng.hpp"
 #include "pbrl/solver/penalty_schedule.hpp"
 #include "pbrl/solver/projected_step.hpp"
+#include "pbrl/solver/step_counts.hpp"
 #include "pbrl/solver/settings.hpp"
 #include "pbrl/solver/solve_outcome.hpp"
 #include "pbrl/solver/step_slices.hpp"
