@@ -39,25 +39,23 @@
 
 #include "pbrl/pbrl.hpp"
 
-#include "experiment.hpp"
+#include "experiment_driver.hpp"
 #include "experiment_settings.hpp"
 #include "pbrl/baselines/meta_gradient.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/problems/random_instance.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace {
 
 namespace cfg = settings::incentive;
+using experiment::check;
 constexpr int S = cfg::kStates;
 constexpr int A1 = cfg::kActions1;
 constexpr int A2 = cfg::kActions2;
@@ -71,30 +69,13 @@ constexpr Real kGapTolerance = 1e-10;
 enum class Method { pbrl_ni, meta_gradient, start_line };
 constexpr Method kMethods[] = {Method::pbrl_ni, Method::meta_gradient, Method::start_line};
 constexpr int kMethodCount = 3;
+const std::vector<const char*> kNames = {"pbrl_ni", "meta_gradient", "start_line"};
 
-struct Config {
-  long games = cfg::kGames;
-  long seed = 1;
-  long budget = cfg::kBudget;
-  long points = cfg::kPoints;
-  long jobs = 1;
-  std::string out = "results";
-  bool quiet = false;
-  bool quick = false;
-  bool sampled = true;
-  experiment::Hyperparameters hp;
-  bool run[kMethodCount] = {true, true, true};  // which methods run (a sweep runs PBRL-NI only)
-  std::vector<double> sweep;                    // --sweep-lambda
-};
-
-const char* name(Method m) {
-  switch (m) {
-    case Method::pbrl_ni: return "pbrl_ni";
-    case Method::meta_gradient: return "meta_gradient";
-    case Method::start_line: return "start_line";
-  }
-  return "?";
-}
+// The command line: a figure's options (instances: the environments).
+using Config = experiment::FigureConfig<kMethodCount>;
+const experiment::Program kProgram = {"games", "sampled", kNames,
+                                      "--oracle pmd needs --gradient exact (sampled mode learns from rollouts by policy "
+                                      "gradient; a sweep's sampled runs fall back to it)"};
 
 bool is_pbrl(Method m) { return m == Method::pbrl_ni; }
 
@@ -118,11 +99,8 @@ pbrl::PbrlZeroSumSettings<Real> pbrl_settings(const Config& c, std::uint32_t see
   s.penalty_start = s.penalty_final = Real(cfg::kLambda);
   c.hp.apply(s);
   if (c.hp.step) s.step_pi = Real(*c.hp.step);
-  s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
   c.hp.choose_solve_oracle(s, c.sampled);
-  s.sampling.horizon = settings::kHorizon;
-  s.sampling.batch = cfg::kBatch;
-  s.seed = seed;
+  experiment::set_sampling(s, c.sampled, cfg::kBatch, seed);
   return s;
 }
 
@@ -135,10 +113,7 @@ pbrl::MetaGradientSettings<Real> meta_settings(const Config& c, Method m, std::u
   s.agent_step = step_of(c);
   s.designer_step = step_of(c);
   s.learn_incentive = m == Method::meta_gradient;  // start line: x held at 0
-  s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
-  s.sampling.horizon = settings::kHorizon;
-  s.sampling.batch = cfg::kBatch;
-  s.seed = seed;
+  experiment::set_sampling(s, c.sampled, cfg::kBatch, seed);
   return s;
 }
 
@@ -150,16 +125,7 @@ std::string label(const Config& c, Method m) {
     return b;
   }
   if (m == Method::start_line) return "start line (x held at 0)";
-  const auto s = pbrl_settings(c, 1);
-  if (s.tolerance_mode())
-    std::snprintf(b, sizeof b, "PBRL-NI (tolerance ε %g, T %d-%d)", double(s.gap_tolerance), s.inner_steps,
-                  s.inner_steps_max);
-  else if (s.penalty_ramp > 0)
-    std::snprintf(b, sizeof b, "PBRL-NI (λ %g→%g, T %d)", double(s.penalty_start), double(s.penalty_final),
-                  s.inner_steps);
-  else
-    std::snprintf(b, sizeof b, "PBRL-NI (λ %g, T %d)", double(s.penalty_final), s.inner_steps);
-  return b;
+  return experiment::pbrl_label("PBRL-NI", pbrl_settings(c, 1));
 }
 
 const long kBH = static_cast<long>(cfg::kBatch) * settings::kHorizon;
@@ -197,60 +163,11 @@ std::uint32_t environment_seed(const Config& c, long g) {
   return static_cast<std::uint32_t>(c.seed) * 1000u + static_cast<std::uint32_t>(g);
 }
 
-// One checkpoint of one run.
-struct Point {
-  long iteration = 0;
-  long env_steps = 0;
-  double designer = 0, designer_equilibrium = 0, gap = 0, lambda = 0;
-};
-
-// One environment: every method's checkpoints, wall times, the equilibria's certificates.
-struct GameResult {
-  std::vector<Point> points[kMethodCount];
-  double seconds[kMethodCount] = {};
-  double worst_certificate = 0;
-  long not_converged = 0;
-  long tolerance_met[kMethodCount] = {};  // PBRL-NI in tolerance mode: the last report's tolerance_met
-  experiment::SolveRecord solve[kMethodCount];  // PBRL-NI solving to the verdict (Hyperparameters::solves)
-};
-
-// Averaged over environments (merged in environment order, so --jobs does not change them).
-struct Results {
-  // Designer's reward at the agents' current policies, and at the exact regularized NE of M(x).
-  experiment::Curve iterations[kMethodCount], env_steps[kMethodCount], designer[kMethodCount],
-      designer_equilibrium[kMethodCount], gap[kMethodCount], lambda[kMethodCount];
-  std::vector<double> final_gap[kMethodCount];  // per environment
-  double seconds[kMethodCount] = {};
-  // Certificates of the equilibria: the largest certified psi, and checkpoints above tolerance.
-  double worst_certificate = 0;
-  long not_converged = 0;
-  long tolerance_met[kMethodCount] = {};
-  std::vector<experiment::SolveRecord> solves[kMethodCount];  // per environment
-
-  void merge(const GameResult& g) {
-    for (int mi = 0; mi < kMethodCount; ++mi) {
-      for (std::size_t j = 0; j < g.points[mi].size(); ++j) {
-        const Point& p = g.points[mi][j];
-        iterations[mi].add(j, double(p.iteration));
-        env_steps[mi].add(j, double(p.env_steps));
-        designer[mi].add(j, p.designer);
-        designer_equilibrium[mi].add(j, p.designer_equilibrium);
-        gap[mi].add(j, p.gap);
-        lambda[mi].add(j, p.lambda);
-      }
-      if (!g.points[mi].empty()) final_gap[mi].push_back(g.points[mi].back().gap);
-      seconds[mi] += g.seconds[mi];
-      tolerance_met[mi] += g.tolerance_met[mi];
-      solves[mi].push_back(g.solve[mi]);
-    }
-    worst_certificate = std::max(worst_certificate, g.worst_certificate);
-    not_converged += g.not_converged;
-  }
-  std::size_t last(int mi) const { return designer[mi].values.empty() ? 0 : designer[mi].values.size() - 1; }
-};
-
-// The cost axis: environment steps against the budget, or iterations (--iterations).
-long total_cost(const Config& c) { return c.hp.iterations ? *c.hp.iterations : c.budget; }
+// value_current: the designer's reward at the agents' current policies; value: at the exact
+// regularized NE of M(x); gap: the NE gap psi(x, pi).
+using Point = experiment::FigurePoint;
+using Results = experiment::FigureTotals<kMethodCount>;
+using GameResult = Results::Record;
 
 class Runner {
  public:
@@ -264,7 +181,7 @@ class Runner {
   explicit Runner(const Config& c) : c_(c) {}
 
   // Runs every selected method on environment g; false (after a message) on a library error.
-  bool run_environment(long g, experiment::Progress& progress, GameResult& result) {
+  bool run_instance(long g, experiment::Progress& progress, GameResult& result) {
     arrays_ = std::make_unique<EnvironmentArrays>(environment_seed(c_, g));
     Problem::Data data;
     data.reward = arrays_->reward;
@@ -279,25 +196,14 @@ class Runner {
     data.incentive_scale = Real(cfg::kIncentiveScale);
     data.incentive = {Real(-cfg::kIncentiveBound), Real(cfg::kIncentiveBound)};
     if (!check(problem_->init(data), "problem init")) return false;
-    for (int mi = 0; mi < kMethodCount; ++mi) {
-      if (!c_.run[mi]) continue;
+    return experiment::run_methods(c_.run, result, [&](int mi) {
       const Method m = kMethods[mi];
-      const auto start = std::chrono::steady_clock::now();
       const std::uint32_t seed = environment_seed(c_, g) * 4u + static_cast<std::uint32_t>(mi);
-      const bool ok = is_pbrl(m) ? run_pbrl(mi, seed, progress, result)
-                                 : run_meta_gradient(mi, m, seed, progress, result);
-      if (!ok) return false;
-      result.seconds[mi] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
-    return true;
+      return is_pbrl(m) ? run_pbrl(mi, seed, progress, result) : run_meta_gradient(mi, m, seed, progress, result);
+    });
   }
 
  private:
-  static bool check(pbrl::Status st, const char* what) {
-    if (st == pbrl::Status::ok) return true;
-    std::fprintf(stderr, "\n%s: %s\n", what, pbrl::to_string(st));
-    return false;
-  }
 
   // Exact metrics of (x, pi1, pi2): V_id^{pi}(rho) = -f(pi), psi(x, pi) on M(x) (best responses
   // warm-started from the run's previous checkpoint) and V_id at the exact regularized NE of M(x).
@@ -314,8 +220,8 @@ class Runner {
     if (!check(problem_->value_at_best_response(x, *equilibrium_, honest), "designer reward at the NE")) return false;
     result.worst_certificate = std::max(result.worst_certificate, static_cast<double>(honest.lower_level_gap));
     if (!honest.converged) ++result.not_converged;
-    p.designer = -f;
-    p.designer_equilibrium = honest.value;
+    p.value_current = -f;
+    p.value = honest.value;
     p.gap = gap;
     return true;
   }
@@ -331,55 +237,28 @@ class Runner {
     equilibrium_->nash.best.value2.setZero();
   }
 
-  // Steps `solver` (PbrlZeroSum or MetaGradient) through the checkpoints: at each target of the
-  // cost axis, the first iterate whose cost reaches it is measured.
+  // Steps `solver` (PbrlZeroSum or MetaGradient) through the checkpoints
+  // (experiment::step_checkpoints).
   template <class Run, class Report>
   bool run_checkpoints(int mi, Run& solver, Report& report, const char* what, experiment::Progress& progress,
                        GameResult& result) {
     const Method m = kMethods[mi];
     reset_gap_warm_start();
-    long k = 0, steps = 0;
-    double lambda = 0;
-    const bool by_iterations = c_.hp.iterations.has_value();
-    constexpr bool kPbrl = std::is_base_of_v<pbrl::ScheduleReport<Real>, Report>;
-    const bool solving = kPbrl && c_.hp.solves(c_.sampled);
-    experiment::SolveRecord& record = result.solve[mi];
-    const std::vector<long> targets = experiment::checkpoint_targets(total_cost(c_), c_.points);
-    for (std::size_t j = 0; j < targets.size(); ++j) {
-      while (experiment::steps_on(solving, record, by_iterations ? k : steps, targets, j,
-                                  c_.hp.solve_cap(cfg::kSolveSteps))) {
-        if constexpr (kPbrl) {
-          bool stepped = true;
-          if (!check(experiment::pbrl_step(solver, report, solving, record, stepped), what)) return false;
-          if (!stepped) break;  // at its verdict
-        } else if (!check(solver.step(&report), what)) {
-          return false;
-        }
-        long cost = steps_of_iteration(c_, m, 0);
-        if constexpr (kPbrl) {
-          cost = steps_of_iteration(c_, m, report.inner_steps);
-          lambda = double(report.penalty_constant);
-          result.tolerance_met[mi] = report.tolerance_met ? 1 : 0;
-        }
-        ++k;
-        steps += cost;
-        progress.add(by_iterations ? 1 : cost);
-      }
-      if (c_.sampled && solver.environment_steps() != steps) {
-        std::fprintf(stderr, "\n%s counted %" PRId64 " environment steps after %ld iterations, expected %ld\n", what,
-                     solver.environment_steps(), k, steps);
-        return false;
-      }
-      solver.policy1(*pi1_);
-      solver.policy2(*pi2_);
-      Point p;
-      p.iteration = k;
-      p.env_steps = steps;
-      p.lambda = lambda;
-      if (!measure(solver.x(), p, result)) return false;
-      result.points[mi].push_back(p);
-    }
-    return true;
+    return experiment::step_checkpoints<Real>(
+        c_, solver, report, result.solve[mi], result.tolerance_met[mi], c_.hp.solve_cap(cfg::kSolveSteps), progress,
+        what, what, [&] { return solver.step(&report); },
+        [&](std::int64_t inner) { return steps_of_iteration(c_, m, inner); },
+        [&](long k, long steps, double lambda) {
+          solver.policy1(*pi1_);
+          solver.policy2(*pi2_);
+          Point p;
+          p.iteration = k;
+          p.env_steps = steps;
+          p.lambda = lambda;
+          if (!measure(solver.x(), p, result)) return false;
+          result.points[mi].push_back(p);
+          return true;
+        });
   }
 
   bool run_pbrl(int mi, std::uint32_t seed, experiment::Progress& progress, GameResult& result) {
@@ -422,18 +301,11 @@ class Runner {
 bool run_games(const Config& c, Results& results, double& seconds) {
   long total = 0;
   for (int mi = 0; mi < kMethodCount; ++mi)
-    if (c.run[mi]) total += c.games * total_cost(c);
-  experiment::Progress progress(c.hp.iterations ? "figure 3 (iterations, all environments and methods)"
-                                                : "figure 3 (environment steps, all environments and methods)",
-                                total, c.quiet);
-  std::vector<GameResult> games(static_cast<std::size_t>(c.games));
-  const bool ok = experiment::run_instances<Runner>(
-      c.games, c.jobs, [&] { return std::make_unique<Runner>(c); },
-      [&](Runner& runner, long g) { return runner.run_environment(g, progress, games[static_cast<std::size_t>(g)]); });
-  seconds = progress.seconds();
-  if (!ok) return false;
-  for (const auto& g : games) results.merge(g);
-  return true;
+    if (c.run[mi]) total += c.instances * experiment::total_cost(c);
+  return experiment::run_all<Runner>(c,
+                                     c.hp.iterations ? "figure 3 (iterations, all environments and methods)"
+                                                     : "figure 3 (environment steps, all environments and methods)",
+                                     total, results, seconds);
 }
 
 // The settings block, written as the CSV's comment header and printed with the results: every value
@@ -493,7 +365,7 @@ std::string settings_text(const Config& c) {
       "certified psi <= %.1e), what the designer gets from agents that really play the equilibrium\n"
       "lambda: PBRL-NI's penalty constant at the checkpoint (tolerance mode: as adapted)\n"
       "mean and standard error of the mean over environments\n",
-      c.games, c.quick ? "--quick" : "paper: 5", c.seed, c.games - 1, S, A1, A2, settings::kDiscount,
+      c.instances, c.quick ? "--quick" : "paper: 5", c.seed, c.instances - 1, S, A1, A2, settings::kDiscount,
       cfg::kIncentiveScale, cfg::kTau, cfg::kIncentiveBound, cfg::kIncentiveBound, cfg::kLogitBound,
       cfg::kLogitBound, cfg::kStep, cfg::kLambda, cfg::kInner, cfg::kOracleStep, cfg::kInner, cfg::kStep,
       methods.c_str(),
@@ -507,139 +379,27 @@ std::string settings_text(const Config& c) {
   return b;
 }
 
-bool write_csv(const std::string& path, const Config& c, const Results& r) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return false;
-  std::fprintf(f, "%s", experiment::prefixed(settings_text(c), "# ").c_str());
-  std::fprintf(f,
-               "method,env_steps,designer_reward_current_agents_mean,designer_reward_current_agents_se,"
-               "designer_reward_equilibrium_mean,designer_reward_equilibrium_se,ne_gap_mean,ne_gap_se,"
-               "iterations_mean,lambda_mean\n");
-  for (int mi = 0; mi < kMethodCount; ++mi)
-    for (std::size_t j = 0; j < r.designer[mi].values.size(); ++j)
-      std::fprintf(f, "%s,%.10g,%.10g,%.6g,%.10g,%.6g,%.10g,%.6g,%.10g,%.6g\n", name(kMethods[mi]),
-                   r.env_steps[mi].mean(j), r.designer[mi].mean(j), r.designer[mi].stderr_of_mean(j),
-                   r.designer_equilibrium[mi].mean(j), r.designer_equilibrium[mi].stderr_of_mean(j), r.gap[mi].mean(j),
-                   r.gap[mi].stderr_of_mean(j), r.iterations[mi].mean(j), r.lambda[mi].mean(j));
-  return std::fclose(f) == 0;
-}
+const experiment::Figure kFigure = {
+    "figure3", "figure3_incentive", "figure3_lambda_sweep", kNames, {true, false, false},
+    "designer_reward_current_agents", "designer_reward_equilibrium", "ne_gap", "environment", "environments",
+    "NE gap", true, 38, true, 9, {"V_id(pi) start", "V_id(pi) end", "V_id(NE) end", "NE gap end"},
+    "(V_id(pi): designer reward at the agents' current policies, the paper's metric; V_id(NE): at the exact\n"
+    " regularized NE of M(x), %.5f at the start; NE gap at the start: %.5f; +- is the standard error over\n"
+    " %ld environments; wall s: CPU-bound wall time of the method summed over environments)\n",
+    "equilibria", "psi", true, "V_{id}(ρ)", "ψ",
+    {"designer reward, current agents: V_{id}^{π}(ρ) = -f(π) (the paper's metric)",
+     "designer reward at the exact regularized NE: V_{id}^{π_{NE}(x)}(ρ)", "NE gap ψ(x, π) on M(x)"},
+    "NE gap ψ", "V_{id}^{π_{NE}(x)}(ρ)"};
 
-bool write_plot(const std::string& png, const std::string& csv, const Config& c, const Results& r) {
-  std::vector<experiment::Series> series;
-  std::vector<double> values;  // both designer-reward panels share one y range
-  for (int mi = 0; mi < kMethodCount; ++mi) {
-    if (!c.run[mi]) continue;
-    series.push_back({name(kMethods[mi]), label(c, kMethods[mi])});
-    for (const auto* curve : {&r.designer[mi], &r.designer_equilibrium[mi]})
-      for (std::size_t j = 0; j < curve->values.size(); ++j) {
-        values.push_back(curve->mean(j) - curve->stderr_of_mean(j));
-        values.push_back(curve->mean(j) + curve->stderr_of_mean(j));
-      }
-  }
-  const std::string range = experiment::common_range(values);
-  const bool by_iterations = c.hp.iterations.has_value();
-  const bool millions = c.budget >= 1000000;
-  const int x_col = by_iterations ? 9 : 2;
-  const double x_scale = by_iterations ? 1 : millions ? 1e6 : 1e3;
-  const std::string xlabel = by_iterations ? "iterations"
-                             : millions    ? "environment steps (millions)"
-                                           : "environment steps (thousands)";
-  char title[256];
-  std::snprintf(title, sizeof title, "Incentive design, %d states, %ld environments, %s gradients (mean ± standard error)",
-                S, c.games, c.sampled ? "sampled" : "exact");
-  std::string script = experiment::figure_head(title, 3);
-  script += experiment::band_panel(csv, series, x_col, x_scale, 3, xlabel, "V_{id}(ρ)",
-                                   "designer reward, current agents: V_{id}^{π}(ρ) = -f(π) (the paper's metric)", range);
-  script += experiment::band_panel(csv, series, x_col, x_scale, 5, xlabel, "V_{id}(ρ)",
-                                   "designer reward at the exact regularized NE: V_{id}^{π_{NE}(x)}(ρ)", range);
-  script += experiment::band_panel(csv, series, x_col, x_scale, 7, xlabel, "ψ", "NE gap ψ(x, π) on M(x)");
-  script += "unset multiplot\n";
-  return experiment::plot(png, script, 1800, 500);
-}
-
-// `text` padded with spaces to `width` characters (UTF-8: λ, ε, → count as one each).
-std::string padded(const std::string& text, std::size_t width) {
-  std::size_t n = 0;
-  for (unsigned char ch : text) n += (ch & 0xC0) != 0x80;
-  return text + std::string(n < width ? width - n : 0, ' ');
-}
-
-void print_table(const Config& c, const Results& r) {
-  std::printf("\n%-38s %9s %10s %9s %20s %20s %20s %20s\n", "method", "iters", "env steps", "wall s",
-              "V_id(pi) start", "V_id(pi) end", "V_id(NE) end", "NE gap end");
-  for (int mi = 0; mi < kMethodCount; ++mi) {
-    if (!c.run[mi]) continue;
-    const std::size_t last = r.last(mi);
-    const auto& D = r.designer[mi];
-    const auto& E = r.designer_equilibrium[mi];
-    const auto& G = r.gap[mi];
-    std::printf("%s %9.0f %10.0f %9.1f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f\n",
-                padded(label(c, kMethods[mi]), 38).c_str(), r.iterations[mi].mean(last), r.env_steps[mi].mean(last), r.seconds[mi],
-                D.mean(0), D.stderr_of_mean(0), D.mean(last), D.stderr_of_mean(last), E.mean(last),
-                E.stderr_of_mean(last), G.mean(last), G.stderr_of_mean(last));
-  }
-  for (int mi = 0; mi < kMethodCount; ++mi) {
-    if (!c.run[mi]) continue;
-    std::printf("%s final NE gap per environment:", name(kMethods[mi]));
-    for (double g : r.final_gap[mi]) std::printf(" %.4g", g);
-    if (is_pbrl(kMethods[mi])) {
-      std::printf("; final lambda %.4g (mean)", r.lambda[mi].mean(r.last(mi)));
-      if (c.hp.tolerance())
-        std::printf("; tolerance met at the end in %ld of %ld environments", r.tolerance_met[mi], c.games);
-    }
-    std::printf("\n");
-    if (is_pbrl(kMethods[mi]) && c.hp.solves(c.sampled))
-      experiment::print_solve_records("figure3", name(kMethods[mi]), r.solves[mi], "environment");
-  }
-  const int first = c.run[0] ? 0 : c.run[1] ? 1 : 2;
-  std::printf("(V_id(pi): designer reward at the agents' current policies, the paper's metric; V_id(NE): at the exact\n"
-              " regularized NE of M(x), %.5f at the start; NE gap at the start: %.5f; +- is the standard error over\n"
-              " %ld environments; wall s: CPU-bound wall time of the method summed over environments)\n",
-              r.designer_equilibrium[first].mean(0), r.gap[first].mean(0), c.games);
-  std::printf("(equilibria certified: largest certified psi %.2e; %ld checkpoint(s) above the tolerance)\n",
-              r.worst_certificate, r.not_converged);
-}
-
-// The runs of --sweep-lambda (experiment::sweep_configs): PBRL-NI alone.
-std::vector<Config> sweep_runs(Config c) {
-  for (int mi = 0; mi < kMethodCount; ++mi) c.run[mi] = is_pbrl(kMethods[mi]);
-  return experiment::sweep_configs(c);
-}
-
+// --sweep-lambda: PBRL-NI alone at each fixed lambda, exact and sampled, then tolerance mode.
 int run_sweep(Config c) {
-  std::vector<experiment::SweepRow> rows;
-  for (const Config& run : sweep_runs(c)) {
-    Results r;
-    double seconds = 0;
-    if (!run_games(run, r, seconds)) return 1;
-    const int mi = 0;  // PBRL-NI
-    const std::size_t last = r.last(mi);
-    experiment::SweepRow row;
-    row.method = name(kMethods[mi]);
-    row.label = "PBRL-NI";
-    row.sampled = run.sampled;
-    row.tolerance = run.hp.gap_tolerance.has_value();
-    row.lambda = row.tolerance ? r.lambda[mi].mean(last) : *run.hp.lambda;
-    row.paper_lambda = cfg::kLambda;
-    row.gap = r.gap[mi].mean(last), row.gap_se = r.gap[mi].stderr_of_mean(last);
-    row.value = r.designer_equilibrium[mi].mean(last);
-    row.value_se = r.designer_equilibrium[mi].stderr_of_mean(last);
-    row.value_current = r.designer[mi].mean(last), row.value_current_se = r.designer[mi].stderr_of_mean(last);
-    row.seconds = r.seconds[mi];
-    rows.push_back(row);
-    std::printf("sweep,figure3,%s,%s,%s,lambda=%.4g,gap=%.6g,designer_reward_equilibrium=%.6f,"
-                "designer_reward_current_agents=%.6f,seconds=%.1f\n",
-                row.method.c_str(), row.sampled ? "sampled" : "exact", row.tolerance ? "tolerance" : "fixed", row.lambda,
-                row.gap, row.value, row.value_current, row.seconds);
-    std::fflush(stdout);
-  }
+  for (int mi = 0; mi < kMethodCount; ++mi) c.run[mi] = is_pbrl(kMethods[mi]);
   const double tolerance = experiment::sweep_tolerance(c.hp);
   char title[192];
   std::snprintf(title, sizeof title, "Incentive design, %d states, %ld environments: λ sweep, tolerance ε = %g", S,
-                c.games, tolerance);
+                c.instances, tolerance);
   Config described = c;
   described.hp.lambda.reset();
-  for (int mi = 0; mi < kMethodCount; ++mi) described.run[mi] = is_pbrl(kMethods[mi]);
   std::string lambdas;
   for (double v : c.sweep) {
     char b[32];
@@ -654,17 +414,9 @@ int run_sweep(Config c) {
                 c.hp.oracle && *c.hp.oracle == "pmd"
                     ? "the settings above are exact mode's; sampled runs use the paper's policy-gradient oracle and step\n"
                     : "");
-  bool plotted = false;
-  if (!experiment::write_sweep(c.out, "figure3_lambda_sweep", settings_text(described) + tail, rows, title, "NE gap ψ",
-                               "V_{id}^{π_{NE}(x)}(ρ)", plotted)) {
-    std::fprintf(stderr, "cannot write %s/figure3_lambda_sweep.csv\n", c.out.c_str());
-    return 1;
-  }
-  for (int sampled = 0; sampled < 2; ++sampled)
-    std::printf("summary,figure3_sweep,%s,gap_slope_%s,%.4f\n", name(Method::pbrl_ni), sampled ? "sampled" : "exact",
-                experiment::gap_slope(rows, name(Method::pbrl_ni), sampled != 0));
-  std::printf("wrote %s/figure3_lambda_sweep.csv%s\n", c.out.c_str(), plotted ? " and .png" : "");
-  return 0;
+  return experiment::run_figure_sweep<kMethodCount>(
+      kFigure, c, settings_text(described) + tail, title, run_games, [](int) { return "PBRL-NI"; },
+      [](int) { return cfg::kLambda; });
 }
 
 int run(const Config& c) {
@@ -674,29 +426,11 @@ int run(const Config& c) {
   Results results;
   double seconds = 0;
   if (!run_games(c, results, seconds)) return 1;
-  const std::string csv = c.out + "/figure3_incentive.csv", png = c.out + "/figure3_incentive.png";
-  if (!write_csv(csv, c, results)) {
-    std::fprintf(stderr, "cannot write %s\n", csv.c_str());
-    return 1;
-  }
-  const bool plotted = write_plot(png, csv, c, results);
-  std::printf("%s", experiment::prefixed(settings_text(c), "  ").c_str());
-  print_table(c, results);
-  std::printf("wrote %s%s%s (%.1f s)\n", csv.c_str(), plotted ? " and " : "", plotted ? png.c_str() : "", seconds);
-  for (int mi = 0; mi < kMethodCount; ++mi) {
-    if (!c.run[mi]) continue;
-    const std::size_t last = results.last(mi);
-    std::printf("summary,figure3,%s,designer_reward_current_agents_start,%.6f\n", name(kMethods[mi]),
-                results.designer[mi].mean(0));
-    std::printf("summary,figure3,%s,designer_reward_current_agents_end,%.6f\n", name(kMethods[mi]),
-                results.designer[mi].mean(last));
-    std::printf("summary,figure3,%s,designer_reward_equilibrium_start,%.6f\n", name(kMethods[mi]),
-                results.designer_equilibrium[mi].mean(0));
-    std::printf("summary,figure3,%s,designer_reward_equilibrium_end,%.6f\n", name(kMethods[mi]),
-                results.designer_equilibrium[mi].mean(last));
-    std::printf("summary,figure3,%s,ne_gap_end,%.6f\n", name(kMethods[mi]), results.gap[mi].mean(last));
-  }
-  return 0;
+  char title[256];
+  std::snprintf(title, sizeof title, "Incentive design, %d states, %ld environments, %s gradients (mean ± standard error)",
+                S, c.instances, c.sampled ? "sampled" : "exact");
+  return experiment::write_figure(kFigure, c, settings_text(c), seconds, results,
+                                  [&](int mi) { return label(c, kMethods[mi]); }, title);
 }
 
 std::string usage() {
@@ -745,54 +479,19 @@ std::string usage() {
 int main(int argc, char** argv) {
   experiment::Options opt(argc, argv, usage());
   Config c;
-  c.quick = opt.flag("quick");
-  c.quiet = opt.flag("quiet");
-  c.sampled = opt.choice("gradient", "sampled", {"exact", "sampled"}) == "sampled";
-  c.games = opt.integer("games", c.quick ? cfg::kQuickGames : cfg::kGames, 1);
-  c.seed = opt.integer("seed", 1, 0);
-  c.budget = opt.integer("budget", c.quick ? cfg::kQuickBudget : cfg::kBudget, 1);
-  c.points = opt.integer("points", cfg::kPoints, 2);
-  c.jobs = opt.integer("jobs", 1, 1);
-  c.out = opt.text("out", "results");
-  c.hp.read(opt);
-  const std::string methods = opt.text("methods", "");
-  const std::string sweep = opt.text("sweep-lambda", "");
-  if (const int code = opt.finish(); code >= 0) return code;
-  auto fail = [](const char* message) {
-    std::fprintf(stderr, "error: %s\n", message);
-    return 2;
-  };
-  if (c.out.empty()) return fail("--out needs a directory");
-  if (c.seed > 4000000L) return fail("--seed must be at most 4000000");
-  if (!methods.empty()) {
-    for (bool& r : c.run) r = false;
-    std::size_t start = 0;
-    while (start <= methods.size()) {
-      const std::size_t end = std::min(methods.find(',', start), methods.size());
-      const std::string m = methods.substr(start, end - start);
-      bool found = false;
-      for (int mi = 0; mi < kMethodCount; ++mi)
-        if (m == name(kMethods[mi])) c.run[mi] = found = true;
-      if (!found) return fail("--methods takes a list of pbrl_ni, meta_gradient, start_line");
-      start = end + 1;
-    }
-  }
-  if (!sweep.empty() && (c.sweep = experiment::parse_positive_list(sweep)).empty())
-    return fail("--sweep-lambda takes a comma-separated list of positive numbers");
-  if (c.hp.oracle && *c.hp.oracle == "pmd" && c.sampled && c.sweep.empty())
-    return fail("--oracle pmd needs --gradient exact (sampled mode learns from rollouts by policy gradient; a sweep's "
-                "sampled runs fall back to it)");
-  // Every setting the options make is checked by the library before anything runs.
-  const char* invalid = "these hyperparameters are not valid PBRL-NI settings (see --help and solver/settings.hpp)";
-  if (!c.sweep.empty()) {
-    for (const Config& run : sweep_runs(c))
-      if (pbrl::validate(pbrl_settings(run, 1)) != pbrl::Status::ok) return fail(invalid);
-  } else {
-    if (c.run[0] && pbrl::validate(pbrl_settings(c, 1)) != pbrl::Status::ok) return fail(invalid);
-    for (int mi = 1; mi < kMethodCount; ++mi)
-      if (c.run[mi] && pbrl::validate(meta_settings(c, kMethods[mi], 1)) != pbrl::Status::ok)
-        return fail("these hyperparameters are not valid meta-gradient / start-line settings (T = --inner-steps "
-                    "must be at least 1; --methods pbrl_ni runs PBRL-NI alone)");
-  }
+  const experiment::OptionTexts texts = experiment::read_figure_options(
+      opt, c, kProgram, cfg::kGames, cfg::kQuickGames, cfg::kBudget, cfg::kQuickBudget, cfg::kPoints);
+  // A sweep runs PBRL-NI alone.
+  const int code = experiment::check_figure_options(opt, c, texts, kProgram, [](const Config& run) -> std::string {
+    const bool sweep = !run.sweep.empty();
+    if ((sweep || run.run[0]) && pbrl::validate(pbrl_settings(run, 1)) != pbrl::Status::ok)
+      return "these hyperparameters are not valid PBRL-NI settings (see --help and solver/settings.hpp)";
+    for (int mi = 1; mi < kMethodCount && !sweep; ++mi)
+      if (run.run[mi] && pbrl::validate(meta_settings(run, kMethods[mi], 1)) != pbrl::Status::ok)
+        return "these hyperparameters are not valid meta-gradient / start-line settings (T = --inner-steps "
+               "must be at least 1; --methods pbrl_ni runs PBRL-NI alone)";
+    return {};
+  });
+  if (code >= 0) return code;
   return run(c);
 }

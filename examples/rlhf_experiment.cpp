@@ -38,7 +38,7 @@
 // `summary,rlhf,<method>,<metric>,<value>` lines on stdout, progress on stderr; with
 // --sweep-lambda DIR/rlhf_lambda_sweep.csv and .png instead.
 
-#include "experiment.hpp"
+#include "experiment_driver.hpp"
 #include "experiment_settings.hpp"
 #include "pbrl/pbrl.hpp"
 #include "pbrl/baselines/drlhf.hpp"
@@ -80,32 +80,16 @@ constexpr Method kMethods[] = {Method::pbrl_value, Method::pbrl_bellman, Method:
 constexpr int kMethodCount = 4;
 constexpr int kDrlhf = 2;  // index of drlhf in kMethods: the reference of the paired differences
 
-const char* name(Method m) {
-  switch (m) {
-    case Method::pbrl_value: return "pbrl_value";
-    case Method::pbrl_bellman: return "pbrl_bellman";
-    case Method::drlhf: return "drlhf";
-    case Method::oracle: return "oracle";
-  }
-  return "?";
-}
+const std::vector<const char*> kNames = {"pbrl_value", "pbrl_bellman", "drlhf", "oracle"};
+const char* name(Method m) { return kNames[static_cast<std::size_t>(m)]; }
 bool labeled(Method m) { return m != Method::oracle; }
 bool is_pbrl(Method m) { return m == Method::pbrl_value || m == Method::pbrl_bellman; }
 
-struct Config {
-  bool sampled = false;
+// The command line's common options and this program's.
+struct Config : experiment::RunConfig<kMethodCount> {
   bool bradley_terry = false;
   double bt_scale = 1;
-  long instances = cfg::kInstances;
-  unsigned seed = 1;
   long labels = cfg::kLabels;
-  long jobs = 1;
-  std::string out = "results";
-  bool quiet = false;
-  bool quick = false;
-  experiment::Hyperparameters hp;
-  bool run[kMethodCount] = {true, true, true, true};  // which methods run (a sweep runs the PBRL ones)
-  std::vector<double> sweep;                          // --sweep-lambda
   long rounds = 0;      // derived: (labels - warm-up) / pairs per round, or ceil(--iterations / steps per round)
   long iterations = 0;  // derived: outer iterations per method (rounds * steps per round, or --iterations)
 };
@@ -165,11 +149,8 @@ pbrl::PbrlSettings<Real> pbrl_settings(const Config& c, Method m, std::uint32_t 
   s.penalty_start = s.penalty_final = Real(cfg::kLambda);
   s.penalty_ramp = 0;
   c.hp.apply(s);  // the y step stays kStepY (y moves by the penalty only)
-  s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
   c.hp.choose_solve_oracle(s, c.sampled);
-  s.sampling.horizon = settings::kHorizon;
-  s.sampling.batch = cfg::kBatch;
-  s.seed = seed;
+  experiment::set_sampling(s, c.sampled, cfg::kBatch, seed);
   return s;
 }
 
@@ -181,10 +162,7 @@ pbrl::DrlhfSettings<Real> drlhf_settings(const Config& c, Method m, std::uint32_
   s.oracle_policy.parameterization = pbrl::Parameterization::softmax;
   s.policy_steps = inner_steps(c);
   s.policy_step = policy_step(c);
-  s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
-  s.sampling.horizon = settings::kHorizon;
-  s.sampling.batch = cfg::kBatch;
-  s.seed = seed;
+  experiment::set_sampling(s, c.sampled, cfg::kBatch, seed);
   return s;
 }
 
@@ -192,13 +170,7 @@ pbrl::DrlhfSettings<Real> drlhf_settings(const Config& c, Method m, std::uint32_
 std::string label(const Config& c, Method m) {
   if (m == Method::drlhf) return format("DRLHF (T %d)", inner_steps(c));
   if (m == Method::oracle) return format("oracle, true reward (T %d)", inner_steps(c));
-  const auto s = pbrl_settings(c, m, 1);
-  const char* what = m == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman";
-  if (s.tolerance_mode())
-    return format("%s (tolerance ε %g, T %d-%d)", what, double(s.gap_tolerance), s.inner_steps, s.inner_steps_max);
-  if (s.penalty_ramp > 0)
-    return format("%s (λ %g→%g, T %d)", what, double(s.penalty_start), double(s.penalty_final), s.inner_steps);
-  return format("%s (λ %g, T %d)", what, double(s.penalty_final), s.inner_steps);
+  return experiment::pbrl_label(m == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman", pbrl_settings(c, m, 1));
 }
 
 // ---- One instance ------------------------------------------------------------------------------
@@ -326,61 +298,34 @@ bool checkpoint(long round, long rounds) {
 struct Point {
   double true_return = 0, best_response = 0, accuracy = 0, policy_steps = 0, segment_steps = 0;
   double iterations = 0, lambda = NAN, env_steps_equivalent = 0, lower_gap = 0;
+  // Set when the instance is merged: the regrets to its optimum, and the true return minus DRLHF's.
+  double regret = 0, regret_best_response = 0, paired = 0;
 };
 
-// One instance: the true optimum, every method's checkpoints, wall times, certificates.
-struct InstanceResult {
+// One instance: the true optimum and every method's runs (solve: PBRL solving to the verdict after
+// the last labels, steps counted from there).
+struct InstanceResult : experiment::InstanceRecord<Point, kMethodCount> {
   double optimum = 0;
-  std::vector<Point> points[kMethodCount];
-  double seconds[kMethodCount] = {};
-  double worst_certificate = 0;
-  long not_converged = 0;
-  long tolerance_met[kMethodCount] = {};  // PBRL in tolerance mode: the last report's tolerance_met
-  // PBRL solving to the verdict after the last labels (Hyperparameters::solves): steps counted from there.
-  experiment::SolveRecord solve[kMethodCount];
 };
 
 // Curves over instances (merged in instance order, so --jobs does not change them).
-struct Results {
+struct Results : experiment::Totals<Point, kMethodCount> {
+  using Record = InstanceResult;
   std::vector<double> optimum;  // per instance
-  experiment::Curve true_return[kMethodCount], best_response[kMethodCount], accuracy[kMethodCount],
-      policy_steps[kMethodCount], segment_steps[kMethodCount], iterations[kMethodCount], lambda[kMethodCount],
-      env_steps_equivalent[kMethodCount], lower_gap[kMethodCount], regret[kMethodCount],
-      regret_best_response[kMethodCount], paired[kMethodCount];  // paired: true return minus DRLHF's
-  double seconds[kMethodCount] = {};
-  double worst_certificate = 0;
-  long not_converged = 0;
-  long tolerance_met[kMethodCount] = {};
-  std::vector<experiment::SolveRecord> solves[kMethodCount];  // per instance
 
   void merge(const InstanceResult& r) {
     optimum.push_back(r.optimum);
-    for (int mi = 0; mi < kMethodCount; ++mi) {
-      const auto& pts = r.points[mi];
-      for (std::size_t j = 0; j < pts.size(); ++j) {
-        const Point& p = pts[j];
-        true_return[mi].add(j, p.true_return);
-        best_response[mi].add(j, p.best_response);
-        accuracy[mi].add(j, p.accuracy);
-        policy_steps[mi].add(j, p.policy_steps);
-        segment_steps[mi].add(j, p.segment_steps);
-        iterations[mi].add(j, p.iterations);
-        lambda[mi].add(j, p.lambda);
-        env_steps_equivalent[mi].add(j, p.env_steps_equivalent);
-        lower_gap[mi].add(j, p.lower_gap);
-        regret[mi].add(j, r.optimum - p.true_return);
-        regret_best_response[mi].add(j, r.optimum - p.best_response);
-        const auto& ref = r.points[kDrlhf];
-        paired[mi].add(j, j < ref.size() ? p.true_return - ref[j].true_return : NAN);
+    experiment::InstanceRecord<Point, kMethodCount> with = r;
+    const auto& ref = r.points[kDrlhf];
+    for (auto& points : with.points)
+      for (std::size_t j = 0; j < points.size(); ++j) {
+        Point& p = points[j];
+        p.regret = r.optimum - p.true_return;
+        p.regret_best_response = r.optimum - p.best_response;
+        p.paired = j < ref.size() ? p.true_return - ref[j].true_return : NAN;
       }
-      seconds[mi] += r.seconds[mi];
-      tolerance_met[mi] += r.tolerance_met[mi];
-      solves[mi].push_back(r.solve[mi]);
-    }
-    worst_certificate = std::max(worst_certificate, r.worst_certificate);
-    not_converged += r.not_converged;
+    Totals::merge(with);
   }
-  std::size_t last(int mi) const { return true_return[mi].values.empty() ? 0 : true_return[mi].values.size() - 1; }
   // The original program's mean of the optimum (same summation order, same digits).
   double optimum_mean() const {
     double m = 0;
@@ -395,20 +340,14 @@ class Runner {
   explicit Runner(const Config& c) : c_(c) {}
 
   bool run_instance(long i, experiment::Progress& progress, InstanceResult& result) {
-    const Seeds seeds(c_.seed, i);
+    const Seeds seeds(static_cast<unsigned>(c_.seed), i);
     inst_ = std::make_unique<Instance>(seeds.instance);
     auto best = std::make_unique<pbrl::RlhfOracle<Real, S, A>>();
     if (!check("optimum", best->solve(inst_->truth(), 100000, Real(1e-12)))) return false;
     result.optimum = best->value_rho();
     held_out_ = std::make_unique<HeldOut>();
     if (!held_out_->draw(*inst_, seeds.held_out)) return false;
-    for (int mi = 0; mi < kMethodCount; ++mi) {
-      if (!c_.run[mi]) continue;
-      const auto start = std::chrono::steady_clock::now();
-      if (!run_method(mi, seeds, progress, result)) return false;
-      result.seconds[mi] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
-    return true;
+    return experiment::run_methods(c_.run, result, [&](int mi) { return run_method(mi, seeds, progress, result); });
   }
 
  private:
@@ -554,19 +493,11 @@ std::vector<long> labels_at(const Config& c) {
 }
 
 // Every instance on c.jobs threads (one Runner each), merged in instance order.
-bool run_instances(const Config& c, Results& results, double& seconds) {
+bool run_all(const Config& c, Results& results, double& seconds) {
   long methods = 0;
   for (bool r : c.run) methods += r ? 1 : 0;
-  experiment::Progress progress("rlhf (label rounds, all instances and methods)", c.instances * methods * c.rounds,
-                                c.quiet);
-  std::vector<InstanceResult> instances(static_cast<std::size_t>(c.instances));
-  const bool ok = experiment::run_instances<Runner>(
-      c.instances, c.jobs, [&] { return std::make_unique<Runner>(c); },
-      [&](Runner& runner, long i) { return runner.run_instance(i, progress, instances[static_cast<std::size_t>(i)]); });
-  seconds = progress.seconds();
-  if (!ok) return false;
-  for (const auto& r : instances) results.merge(r);
-  return true;
+  return experiment::run_all<Runner>(c, "rlhf (label rounds, all instances and methods)", c.instances * methods * c.rounds,
+                                     results, seconds);
 }
 
 // ---- Output ------------------------------------------------------------------------------------
@@ -636,7 +567,7 @@ std::string settings_text(const Config& c) {
   t += format("held-out accuracy: %d pairs from the uniform policy, true labels, ties dropped (choice)\n",
               cfg::kHeldOutPairs);
   t += format("instances %ld (%s), seed %u: instance i uses seeds %u*1000003 + 10 i + 1..5\n", c.instances,
-              c.quick ? "--quick" : "choice", c.seed, c.seed);
+              c.quick ? "--quick" : "choice", static_cast<unsigned>(c.seed), static_cast<unsigned>(c.seed));
   t += format("checkpoints: after every one of the first %ld rounds, then every max(1, rounds/%d) rounds and the last\n",
               kDenseRounds, kPoints);
   t += format("pi*(x): soft value iteration on M_tau(x), certified optimality gap <= %.1e\n",
@@ -672,15 +603,15 @@ bool write_csv(const std::string& path, const Config& c, const Results& r, const
                   "regret_current_policy_se,regret_best_response_mean,regret_best_response_se,paired_diff_drlhf_mean,"
                   "paired_diff_drlhf_se\n");
   for (int mi = 0; mi < kMethodCount; ++mi)
-    for (std::size_t p = 0; p < r.true_return[mi].values.size() && p < at.size(); ++p)
+    for (std::size_t p = 0; p < r.curve(mi, &Point::true_return).values.size() && p < at.size(); ++p)
       std::fprintf(f, "%s,%ld,%.6f,%.6f,%.6f,%.6f,%.4f,%.4f,%.0f,%.0f,%.0f,%.6g,%.0f,%.6e,%.3e,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
-                   name(kMethods[mi]), at[p], r.true_return[mi].mean(p), r.true_return[mi].stderr_of_mean(p),
-                   r.best_response[mi].mean(p), r.best_response[mi].stderr_of_mean(p), r.accuracy[mi].mean(p),
-                   r.accuracy[mi].stderr_of_mean(p), r.policy_steps[mi].mean(p), r.segment_steps[mi].mean(p),
-                   r.iterations[mi].mean(p), r.lambda[mi].mean(p), r.env_steps_equivalent[mi].mean(p),
-                   r.lower_gap[mi].mean(p), r.lower_gap[mi].stderr_of_mean(p), r.regret[mi].mean(p),
-                   r.regret[mi].stderr_of_mean(p), r.regret_best_response[mi].mean(p),
-                   r.regret_best_response[mi].stderr_of_mean(p), r.paired[mi].mean(p), r.paired[mi].stderr_of_mean(p));
+                   name(kMethods[mi]), at[p], r.curve(mi, &Point::true_return).mean(p), r.curve(mi, &Point::true_return).stderr_of_mean(p),
+                   r.curve(mi, &Point::best_response).mean(p), r.curve(mi, &Point::best_response).stderr_of_mean(p), r.curve(mi, &Point::accuracy).mean(p),
+                   r.curve(mi, &Point::accuracy).stderr_of_mean(p), r.curve(mi, &Point::policy_steps).mean(p), r.curve(mi, &Point::segment_steps).mean(p),
+                   r.curve(mi, &Point::iterations).mean(p), r.curve(mi, &Point::lambda).mean(p), r.curve(mi, &Point::env_steps_equivalent).mean(p),
+                   r.curve(mi, &Point::lower_gap).mean(p), r.curve(mi, &Point::lower_gap).stderr_of_mean(p), r.curve(mi, &Point::regret).mean(p),
+                   r.curve(mi, &Point::regret).stderr_of_mean(p), r.curve(mi, &Point::regret_best_response).mean(p),
+                   r.curve(mi, &Point::regret_best_response).stderr_of_mean(p), r.curve(mi, &Point::paired).mean(p), r.curve(mi, &Point::paired).stderr_of_mean(p));
   return std::fclose(f) == 0;
 }
 
@@ -695,9 +626,9 @@ bool write_plot(const std::string& png, const std::string& csv, const Config& c,
     if (!c.run[mi]) continue;
     all.push_back({name(kMethods[mi]), label(c, kMethods[mi])});
     if (is_pbrl(kMethods[mi])) pbrl_only.push_back(all.back());
-    for (const auto* curve : {&r.regret[mi], &r.regret_best_response[mi]})
-      for (std::size_t j = 0; j < curve->values.size(); ++j) {
-        const double lo = curve->mean(j) - curve->stderr_of_mean(j), hi = curve->mean(j) + curve->stderr_of_mean(j);
+    for (const experiment::Curve& curve : {r.curve(mi, &Point::regret), r.curve(mi, &Point::regret_best_response)})
+      for (std::size_t j = 0; j < curve.values.size(); ++j) {
+        const double lo = curve.mean(j) - curve.stderr_of_mean(j), hi = curve.mean(j) + curve.stderr_of_mean(j);
         positive = positive && lo > 0;
         values.push_back(lo);
         values.push_back(hi);
@@ -729,10 +660,10 @@ bool write_plot(const std::string& png, const std::string& csv, const Config& c,
     std::vector<double> diffs = {0.0};
     for (int mi = 0; mi < kMethodCount; ++mi)
       if (c.run[mi] && is_pbrl(kMethods[mi]))
-        for (std::size_t j = 0; j < r.paired[mi].values.size(); ++j)
-          if (static_cast<long>(j) > kDenseRounds || r.paired[mi].values.size() <= static_cast<std::size_t>(kDenseRounds) + 1) {
-            diffs.push_back(r.paired[mi].mean(j) - r.paired[mi].stderr_of_mean(j));
-            diffs.push_back(r.paired[mi].mean(j) + r.paired[mi].stderr_of_mean(j));
+        for (std::size_t j = 0; j < r.curve(mi, &Point::paired).values.size(); ++j)
+          if (static_cast<long>(j) > kDenseRounds || r.curve(mi, &Point::paired).values.size() <= static_cast<std::size_t>(kDenseRounds) + 1) {
+            diffs.push_back(r.curve(mi, &Point::paired).mean(j) - r.curve(mi, &Point::paired).stderr_of_mean(j));
+            diffs.push_back(r.curve(mi, &Point::paired).mean(j) + r.curve(mi, &Point::paired).stderr_of_mean(j));
           }
     script += experiment::band_panel(csv, pbrl_only, 2, 1, 20, xlabel, "V^{π}_{true}(ρ) of PBRL - of DRLHF",
                                      format("paired difference to DRLHF per instance (> 0: PBRL better; y range from round %ld)",
@@ -764,15 +695,15 @@ void print_table(const Config& c, const Results& r, long last_labels) {
               "pi*(x) end", "held-out acc end");
   for (int mi = 0; mi < kMethodCount; ++mi) {
     if (!c.run[mi]) continue;
-    const experiment::Curve& t = r.true_return[mi];
+    const experiment::Curve& t = r.curve(mi, &Point::true_return);
     const double start = t.mean(0), end = t.mean(last);
     const double closed = (end - start) / (optimum_mean - start);
     char acc[32];
     if (labeled(kMethods[mi]))
-      std::snprintf(acc, sizeof acc, "%.3f +- %.3f", r.accuracy[mi].mean(last), r.accuracy[mi].stderr_of_mean(last));
+      std::snprintf(acc, sizeof acc, "%.3f +- %.3f", r.curve(mi, &Point::accuracy).mean(last), r.curve(mi, &Point::accuracy).stderr_of_mean(last));
     else
       std::snprintf(acc, sizeof acc, "(true reward)");
-    const experiment::Curve& b = r.best_response[mi];
+    const experiment::Curve& b = r.curve(mi, &Point::best_response);
     std::printf("%-13s %9.4f +- %6.4f %9.4f +- %6.4f %9.1f%% %9.4f +- %6.4f %9.4f +- %6.4f %16s\n", name(kMethods[mi]),
                 start, t.stderr_of_mean(0), end, t.stderr_of_mean(last), 100 * closed, b.mean(0), b.stderr_of_mean(0),
                 b.mean(last), b.stderr_of_mean(last), acc);
@@ -787,8 +718,8 @@ void print_table(const Config& c, const Results& r, long last_labels) {
     experiment::Curve d;
     int wins = 0;
     for (long i = 0; i < c.instances; ++i) {
-      const double va = r.true_return[ia].values[last][static_cast<std::size_t>(i)];
-      const double vb = r.true_return[ib].values[last][static_cast<std::size_t>(i)];
+      const double va = r.curve(ia, &Point::true_return).values[last][static_cast<std::size_t>(i)];
+      const double vb = r.curve(ib, &Point::true_return).values[last][static_cast<std::size_t>(i)];
       d.add(0, va - vb);
       wins += va > vb ? 1 : 0;
     }
@@ -806,17 +737,17 @@ void print_table(const Config& c, const Results& r, long last_labels) {
   for (int mi = 0; mi < kMethodCount; ++mi) {
     if (!c.run[mi]) continue;
     std::printf("%-13s %9.0f %10.0f %11.4f +- %-6.4f %11.4f +- %-6.4f %11.3e +- %-6.1e %9.4g %8.2f\n", name(kMethods[mi]),
-                r.iterations[mi].mean(last), r.env_steps_equivalent[mi].mean(last), r.regret[mi].mean(last),
-                r.regret[mi].stderr_of_mean(last), r.regret_best_response[mi].mean(last),
-                r.regret_best_response[mi].stderr_of_mean(last), r.lower_gap[mi].mean(last),
-                r.lower_gap[mi].stderr_of_mean(last), r.lambda[mi].mean(last), r.seconds[mi]);
+                r.curve(mi, &Point::iterations).mean(last), r.curve(mi, &Point::env_steps_equivalent).mean(last), r.curve(mi, &Point::regret).mean(last),
+                r.curve(mi, &Point::regret).stderr_of_mean(last), r.curve(mi, &Point::regret_best_response).mean(last),
+                r.curve(mi, &Point::regret_best_response).stderr_of_mean(last), r.curve(mi, &Point::lower_gap).mean(last),
+                r.curve(mi, &Point::lower_gap).stderr_of_mean(last), r.curve(mi, &Point::lambda).mean(last), r.seconds[mi]);
   }
   std::printf("(regret: optimum minus true return per instance; lower-level gap: V^{pi*(x)}(rho) - V^pi(rho) on the\n"
               " learner's own M_tau(x); env eq.: (T_k+2)*B*H per PBRL iteration, T*B*H per DRLHF/oracle iteration)\n");
   for (int mi = 0; mi < kMethodCount; ++mi)
     if (c.run[mi] && is_pbrl(kMethods[mi]) && c.hp.tolerance())
       std::printf("%s: final lambda %.4g (mean); tolerance met at the end in %ld of %ld instances\n", name(kMethods[mi]),
-                  r.lambda[mi].mean(last), r.tolerance_met[mi], c.instances);
+                  r.curve(mi, &Point::lambda).mean(last), r.tolerance_met[mi], c.instances);
   for (int mi = 0; mi < kMethodCount; ++mi)
     if (c.run[mi] && is_pbrl(kMethods[mi]) && c.hp.solves(c.sampled))
       experiment::print_solve_records("rlhf", name(kMethods[mi]), r.solves[mi], "instance (steps after the last labels)");
@@ -824,68 +755,40 @@ void print_table(const Config& c, const Results& r, long last_labels) {
 
 // --sweep-lambda: the PBRL methods at each fixed lambda, exact and sampled, then tolerance mode.
 int run_sweep(Config c) {
-  std::vector<experiment::SweepRow> rows;
   const double tolerance = experiment::sweep_tolerance(c.hp);
   for (int mi = 0; mi < kMethodCount; ++mi) c.run[mi] = c.run[mi] && is_pbrl(kMethods[mi]);
-  for (const Config& run : experiment::sweep_configs(c)) {
-    Results r;
-    double seconds = 0;
-    if (!run_instances(run, r, seconds)) return 1;
-    for (int mi = 0; mi < kMethodCount; ++mi) {
-      if (!run.run[mi]) continue;
-      const std::size_t last = r.last(mi);
-      experiment::SweepRow row;
-      row.method = name(kMethods[mi]);
-      row.label = kMethods[mi] == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman";
-      row.sampled = run.sampled;
-      row.tolerance = run.hp.gap_tolerance.has_value();
-      row.lambda = row.tolerance ? r.lambda[mi].mean(last) : *run.hp.lambda;
-      row.paper_lambda = cfg::kLambda;  // the program's default (a choice; the paper's RLHF ran on Atari)
-      row.gap = r.lower_gap[mi].mean(last), row.gap_se = r.lower_gap[mi].stderr_of_mean(last);
-      row.value = r.best_response[mi].mean(last), row.value_se = r.best_response[mi].stderr_of_mean(last);
-      row.value_current = r.true_return[mi].mean(last);
-      row.value_current_se = r.true_return[mi].stderr_of_mean(last);
-      row.seconds = r.seconds[mi];
-      rows.push_back(row);
-      std::printf("sweep,rlhf,%s,%s,%s,lambda=%.4g,gap=%.6g,true_return_best_response=%.6f,"
-                  "true_return_current_policy=%.6f,seconds=%.1f",
-                  row.method.c_str(), run.sampled ? "sampled" : "exact", row.tolerance ? "tolerance" : "fixed",
-                  row.lambda, row.gap, row.value, row.value_current, row.seconds);
-      if (row.tolerance)
-        std::printf(",tolerance_met=%ld/%ld", r.tolerance_met[mi], run.instances);
-      std::printf("\n");
-      std::fflush(stdout);
-    }
-  }
-  const std::string title =
-      format("tabular RLHF, %ld instances: λ sweep, tolerance ε = %g", c.instances, tolerance);
-  const std::string mark_note = format("dotted: this program's default λ = %g, a choice; the paper's RLHF ran on Atari",
-                                       cfg::kLambda);
   Config exact = c, sampled = c;
   exact.sampled = false, sampled.sampled = true;
   exact.hp.lambda.reset(), sampled.hp.lambda.reset();
   exact.hp.gap_tolerance.reset(), sampled.hp.gap_tolerance.reset();
   std::string lambdas;
   for (double v : c.sweep) lambdas += (lambdas.empty() ? "" : ", ") + format("%g", v);
-  const std::string text = settings_text(exact) + "sampled-mode runs:\n" + mode_text(sampled) + "sweep: lambda in {" +
-                           lambdas + "}, exact and sampled (the lambda above is replaced); tolerance mode at epsilon " +
-                           format("%g", tolerance) + "\n" +
-                           "gap = final V^{pi*(x)}(rho) - V^{pi_y}(rho) on M_tau(x); value = final true return of "
-                           "pi*(x); value_current = final true return of pi_y; paper_lambda = this program's default "
-                           "lambda (a choice)\n";
-  bool plotted = false;
-  if (!experiment::write_sweep(c.out, "rlhf_lambda_sweep", text, rows, title, "lower-level gap on M_{τ}(x)",
-                               "V^{π^*(x)}_{true}(ρ)", plotted, mark_note)) {
-    std::fprintf(stderr, "cannot write %s/rlhf_lambda_sweep.csv\n", c.out.c_str());
-    return 1;
-  }
-  for (int mi = 0; mi < kMethodCount; ++mi)
-    if (c.run[mi])
-      for (int s = 0; s < 2; ++s)
-        std::printf("summary,rlhf_sweep,%s,gap_slope_%s,%.4f\n", name(kMethods[mi]), s ? "sampled" : "exact",
-                    experiment::gap_slope(rows, name(kMethods[mi]), s != 0));
-  std::printf("wrote %s/rlhf_lambda_sweep.csv%s\n", c.out.c_str(), plotted ? " and .png" : "");
-  return 0;
+  const experiment::SweepOutput o{
+      "rlhf", "rlhf_lambda_sweep", "true_return_best_response", "true_return_current_policy", true,
+      settings_text(exact) + "sampled-mode runs:\n" + mode_text(sampled) + "sweep: lambda in {" + lambdas +
+          "}, exact and sampled (the lambda above is replaced); tolerance mode at epsilon " + format("%g", tolerance) +
+          "\n" +
+          "gap = final V^{pi*(x)}(rho) - V^{pi_y}(rho) on M_tau(x); value = final true return of "
+          "pi*(x); value_current = final true return of pi_y; paper_lambda = this program's default "
+          "lambda (a choice)\n",
+      format("tabular RLHF, %ld instances: λ sweep, tolerance ε = %g", c.instances, tolerance),
+      "lower-level gap on M_{τ}(x)", "V^{π^*(x)}_{true}(ρ)",
+      format("dotted: this program's default λ = %g, a choice; the paper's RLHF ran on Atari", cfg::kLambda)};
+  return experiment::run_sweep<Results>(c, o, run_all, [](const Results& r, int mi) {
+    const std::size_t last = r.last(mi);
+    const experiment::Curve gap = r.curve(mi, &Point::lower_gap), value = r.curve(mi, &Point::best_response),
+                            current = r.curve(mi, &Point::true_return);
+    experiment::SweepRow row;
+    row.method = name(kMethods[mi]);
+    row.label = kMethods[mi] == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman";
+    row.lambda = r.curve(mi, &Point::lambda).mean(last);
+    row.paper_lambda = cfg::kLambda;  // the program's default (a choice; the paper's RLHF ran on Atari)
+    row.gap = gap.mean(last), row.gap_se = gap.stderr_of_mean(last);
+    row.value = value.mean(last), row.value_se = value.stderr_of_mean(last);
+    row.value_current = current.mean(last), row.value_current_se = current.stderr_of_mean(last);
+    row.seconds = r.seconds[mi];
+    return row;
+  });
 }
 
 int run(const Config& c) {
@@ -893,31 +796,30 @@ int run(const Config& c) {
   if (!c.sweep.empty()) return run_sweep(c);
   Results results;
   double seconds = 0;
-  if (!run_instances(c, results, seconds)) return 1;
+  if (!run_all(c, results, seconds)) return 1;
   const std::vector<long> at = labels_at(c);
-  const std::string csv = c.out + "/rlhf_tabular.csv", png = c.out + "/rlhf_tabular.png";
-  if (!write_csv(csv, c, results, at)) {
-    std::fprintf(stderr, "error: cannot write %s\n", csv.c_str());
-    return 1;
-  }
-  const bool plotted = write_plot(png, csv, c, results);
-  std::printf("%s", experiment::prefixed(settings_text(c), "  ").c_str());
-  print_table(c, results, at.back());
-  std::printf("wrote %s%s%s (%.1f s)\n", csv.c_str(), plotted ? " and " : "", plotted ? png.c_str() : "", seconds);
+  const int code = experiment::write_outputs(
+      c.out, "rlhf_tabular", settings_text(c), seconds, "error: ",
+      [&](const std::string& csv) { return write_csv(csv, c, results, at); },
+      [&](const std::string& png, const std::string& csv) { return write_plot(png, csv, c, results); },
+      [&] { print_table(c, results, at.back()); });
+  if (code != 0) return code;
   const double optimum_mean = results.optimum_mean();
   for (int mi = 0; mi < kMethodCount; ++mi) {
     if (!c.run[mi]) continue;
     const std::size_t last = results.last(mi);
     const char* n = name(kMethods[mi]);
-    std::printf("summary,rlhf,%s,true_return_current_policy_start,%.6f\n", n, results.true_return[mi].mean(0));
-    std::printf("summary,rlhf,%s,true_return_current_policy_end,%.6f\n", n, results.true_return[mi].mean(last));
-    std::printf("summary,rlhf,%s,true_return_best_response_start,%.6f\n", n, results.best_response[mi].mean(0));
-    std::printf("summary,rlhf,%s,true_return_best_response_end,%.6f\n", n, results.best_response[mi].mean(last));
-    std::printf("summary,rlhf,%s,optimal_return,%.6f\n", n, optimum_mean);
-    std::printf("summary,rlhf,%s,regret_current_policy_end,%.6f\n", n, results.regret[mi].mean(last));
-    std::printf("summary,rlhf,%s,lower_level_gap_end,%.6g\n", n, results.lower_gap[mi].mean(last));
+    const experiment::Curve current = results.curve(mi, &Point::true_return), best = results.curve(mi, &Point::best_response);
+    experiment::print_summary("rlhf", n,
+                              {{"true_return_current_policy_start", current.mean(0)},
+                               {"true_return_current_policy_end", current.mean(last)},
+                               {"true_return_best_response_start", best.mean(0)},
+                               {"true_return_best_response_end", best.mean(last)},
+                               {"optimal_return", optimum_mean},
+                               {"regret_current_policy_end", results.curve(mi, &Point::regret).mean(last)},
+                               {"lower_level_gap_end", results.curve(mi, &Point::lower_gap).mean(last), "%.6g"}});
     if (mi != kDrlhf && c.run[kDrlhf])
-      std::printf("summary,rlhf,%s,paired_diff_drlhf_end,%.6f\n", n, results.paired[mi].mean(last));
+      experiment::print_summary("rlhf", n, {{"paired_diff_drlhf_end", results.curve(mi, &Point::paired).mean(last)}});
   }
   return 0;
 }
@@ -971,72 +873,64 @@ std::string usage() {
 int main(int argc, char** argv) {
   experiment::Options args(argc, argv, usage());
   Config c;
-  c.quick = args.flag("quick");
-  c.sampled = args.choice("gradient", "exact", {"exact", "sampled"}) == "sampled";
-  c.bradley_terry = args.choice("labeler", "return", {"return", "bradley-terry"}) == "bradley-terry";
-  c.bt_scale = args.real("bt-scale", 1.0);
-  const std::string penalty = args.choice("penalty", "both", {"value", "bellman", "both"});
-  c.instances = args.integer("instances", c.quick ? kQuickInstances : cfg::kInstances, 1);
-  c.seed = static_cast<unsigned>(args.integer("seed", 1, 0));
-  const bool labels_given = args.has("labels");
-  c.labels = args.integer("labels", c.quick ? kQuickLabels : cfg::kLabels, cfg::kWarmupPairs + cfg::kPairsPerRound);
-  c.jobs = args.integer("jobs", 1, 1);
-  c.out = args.text("out", "results");
-  c.quiet = args.flag("quiet");
-  c.hp.read(args);
-  const std::string methods = args.text("methods", "");
-  const std::string sweep = args.text("sweep-lambda", "");
-  if (const int code = args.finish(); code >= 0) return code;
-  auto fail = [](const std::string& message) {
-    std::fprintf(stderr, "error: %s\n", message.c_str());
-    return 2;
-  };
-  if (!(c.bt_scale > 0)) return fail("--bt-scale must be positive");
-  if (c.out.empty()) return fail("--out needs a directory");
-  if (c.hp.inner_steps && *c.hp.inner_steps > pbrl::kMaxInnerSteps)
-    return fail("--inner-steps must be at most " + std::to_string(pbrl::kMaxInnerSteps));
-  if (c.hp.iterations) {
-    if (labels_given) return fail("--iterations and --labels both set the run length: give one");
-    if (*c.hp.iterations > 10000000L) return fail("--iterations must be at most 10000000");
-    c.iterations = *c.hp.iterations;
-    c.rounds = (c.iterations + cfg::kStepsPerRound - 1) / cfg::kStepsPerRound;
-  } else {
-    c.rounds = (c.labels - cfg::kWarmupPairs) / cfg::kPairsPerRound;
-    c.iterations = c.rounds * cfg::kStepsPerRound;
-  }
-  if (!methods.empty()) {
-    for (bool& r : c.run) r = false;
-    std::size_t start = 0;
-    while (start <= methods.size()) {
-      const std::size_t end = std::min(methods.find(',', start), methods.size());
-      const std::string m = methods.substr(start, end - start);
-      bool found = false;
-      for (int mi = 0; mi < kMethodCount; ++mi)
-        if (m == name(kMethods[mi])) c.run[mi] = found = true;
-      if (!found) return fail("--methods takes a list of pbrl_value, pbrl_bellman, drlhf, oracle");
-      start = end + 1;
-    }
-  }
-  if (penalty == "value") c.run[1] = false;
-  if (penalty == "bellman") c.run[0] = false;
-  if (!c.run[0] && !c.run[1] && !c.run[2] && !c.run[3]) return fail("no method left to run (--methods, --penalty)");
-  if (!sweep.empty()) {
-    if ((c.sweep = experiment::parse_positive_list(sweep)).empty())
-      return fail("--sweep-lambda takes a comma-separated list of positive numbers");
-    if (!c.run[0] && !c.run[1]) return fail("--sweep-lambda runs the PBRL methods: --methods has none");
-  }
-  if (c.hp.oracle && *c.hp.oracle == "pmd" && c.sampled && c.sweep.empty())
-    return fail("--oracle pmd needs exact gradients: sampled mode learns the policies from rollouts by policy "
-                "gradient (a sweep's sampled runs fall back to it)");
-  // Every setting the options make is checked by the library before anything runs (a sweep: both
-  // gradient modes).
-  for (const Config& check_c : c.sweep.empty() ? std::vector<Config>{c} : experiment::sweep_configs(c)) {
-    for (Method m : {Method::pbrl_value, Method::pbrl_bellman})
-      if (pbrl::validate(pbrl_settings(check_c, m, 1), A) != Status::ok)
-        return fail("these hyperparameters are not valid PBRL settings (see --help and solver/settings.hpp)");
-    for (Method m : {Method::drlhf, Method::oracle})
-      if (pbrl::validate(drlhf_settings(check_c, m, 1)) != Status::ok)
-        return fail("these hyperparameters are not valid DRLHF settings (--step, --inner-steps, --oracle-step)");
-  }
+  const experiment::Program program = {"instances", "exact", kNames,
+                                       "--oracle pmd needs exact gradients: sampled mode learns the policies from "
+                                       "rollouts by policy gradient (a sweep's sampled runs fall back to it)"};
+  std::string penalty;
+  bool labels_given = false;
+  const experiment::OptionTexts texts = experiment::read_options(
+      args, c, program, cfg::kInstances, kQuickInstances,
+      [&] {
+        c.bradley_terry = args.choice("labeler", "return", {"return", "bradley-terry"}) == "bradley-terry";
+        c.bt_scale = args.real("bt-scale", 1.0);
+        penalty = args.choice("penalty", "both", {"value", "bellman", "both"});
+      },
+      [&] {
+        labels_given = args.has("labels");
+        c.labels =
+            args.integer("labels", c.quick ? kQuickLabels : cfg::kLabels, cfg::kWarmupPairs + cfg::kPairsPerRound);
+      });
+  const int code = experiment::check_options(
+      args, c, texts, program,
+      [&](experiment::Stage stage) -> std::string {
+        switch (stage) {
+          case experiment::Stage::start:
+            if (!(c.bt_scale > 0)) return "--bt-scale must be positive";
+            break;
+          case experiment::Stage::after_out:
+            if (c.hp.inner_steps && *c.hp.inner_steps > pbrl::kMaxInnerSteps)
+              return "--inner-steps must be at most " + std::to_string(pbrl::kMaxInnerSteps);
+            if (c.hp.iterations) {
+              if (labels_given) return "--iterations and --labels both set the run length: give one";
+              if (*c.hp.iterations > 10000000L) return "--iterations must be at most 10000000";
+              c.iterations = *c.hp.iterations;
+              c.rounds = (c.iterations + cfg::kStepsPerRound - 1) / cfg::kStepsPerRound;
+            } else {
+              c.rounds = (c.labels - cfg::kWarmupPairs) / cfg::kPairsPerRound;
+              c.iterations = c.rounds * cfg::kStepsPerRound;
+            }
+            break;
+          case experiment::Stage::after_methods:
+            if (penalty == "value") c.run[1] = false;
+            if (penalty == "bellman") c.run[0] = false;
+            if (!c.run[0] && !c.run[1] && !c.run[2] && !c.run[3]) return "no method left to run (--methods, --penalty)";
+            break;
+          case experiment::Stage::after_sweep:
+            if (!c.sweep.empty() && !c.run[0] && !c.run[1]) return "--sweep-lambda runs the PBRL methods: --methods has none";
+            break;
+        }
+        return {};
+      },
+      // A sweep: both gradient modes.
+      [](const Config& run) -> std::string {
+        for (Method m : {Method::pbrl_value, Method::pbrl_bellman})
+          if (pbrl::validate(pbrl_settings(run, m, 1), A) != Status::ok)
+            return "these hyperparameters are not valid PBRL settings (see --help and solver/settings.hpp)";
+        for (Method m : {Method::drlhf, Method::oracle})
+          if (pbrl::validate(drlhf_settings(run, m, 1)) != Status::ok)
+            return "these hyperparameters are not valid DRLHF settings (--step, --inner-steps, --oracle-step)";
+        return {};
+      });
+  if (code >= 0) return code;
   return run(c);
 }

@@ -36,24 +36,23 @@
 
 #include "pbrl/pbrl.hpp"
 
-#include "experiment.hpp"
+#include "experiment_driver.hpp"
 #include "experiment_settings.hpp"
 #include "pbrl/baselines/independent_pg.hpp"
 #include "pbrl/problems/random_instance.hpp"
 #include "pbrl/problems/stackelberg.hpp"
 
 #include <algorithm>
-#include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace {
 
 namespace cfg = settings::stackelberg;
+using experiment::check;
 constexpr int AL = cfg::kLeaderActions;
 constexpr int AF = cfg::kFollowerActions;
 using Real = double;
@@ -61,31 +60,16 @@ using Real = double;
 enum class Method { pbrl_value, pbrl_bellman, independent_pg };
 constexpr Method kMethods[] = {Method::pbrl_value, Method::pbrl_bellman, Method::independent_pg};
 constexpr int kMethodCount = 3;
+const std::vector<const char*> kNames = {"pbrl_value", "pbrl_bellman", "independent_pg"};
 
-struct Config {
+// The command line: a figure's options, and the number of states.
+struct Config : experiment::FigureConfig<kMethodCount> {
   int states = cfg::kStates;
-  long games = cfg::kGames;
-  long seed = 1;
-  long budget = cfg::kBudget;
-  long points = cfg::kPoints;
-  long jobs = 1;
-  std::string out = "results";
-  bool quiet = false;
-  bool quick = false;
-  bool sampled = true;
-  experiment::Hyperparameters hp;
-  bool run[kMethodCount] = {true, true, true};  // which methods run (a sweep runs the PBRL ones)
-  std::vector<double> sweep;                    // --sweep-lambda
 };
+const experiment::Program kProgram = {
+    "games", "sampled", kNames, "--oracle pmd needs --gradient exact (sampled mode learns from rollouts by policy gradient)"};
 
-const char* name(Method m) {
-  switch (m) {
-    case Method::pbrl_value: return "pbrl_value";
-    case Method::pbrl_bellman: return "pbrl_bellman";
-    case Method::independent_pg: return "independent_pg";
-  }
-  return "?";
-}
+const char* name(Method m) { return kNames[static_cast<std::size_t>(m)]; }
 
 bool is_pbrl(Method m) { return m != Method::independent_pg; }
 
@@ -105,11 +89,8 @@ pbrl::PbrlSettings<Real> pbrl_settings(const Config& c, Method m, std::uint32_t 
   s.penalty_start = s.penalty_final = Real(value ? cfg::kValueLambda : cfg::kBellmanLambda);
   c.hp.apply(s);
   if (c.hp.step) s.step_y = Real(*c.hp.step);
-  s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
   c.hp.choose_solve_oracle(s, c.sampled);
-  s.sampling.horizon = settings::kHorizon;
-  s.sampling.batch = cfg::kBatch;
-  s.seed = seed;
+  experiment::set_sampling(s, c.sampled, cfg::kBatch, seed);
   return s;
 }
 
@@ -117,28 +98,14 @@ pbrl::IndependentPgSettings<Real> baseline_settings(const Config& c, std::uint32
   pbrl::IndependentPgSettings<Real> s;
   s.step_leader = s.step_follower = Real(c.hp.step ? *c.hp.step : cfg::kStep);
   s.follower_logit_bound = Real(cfg::kLogitBound);
-  s.gradient = c.sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
-  s.sampling.horizon = settings::kHorizon;
-  s.sampling.batch = cfg::kBatch;
-  s.seed = seed;
+  experiment::set_sampling(s, c.sampled, cfg::kBatch, seed);
   return s;
 }
 
 // Legend: the method with the lambda and T it used.
 std::string label(const Config& c, Method m) {
   if (!is_pbrl(m)) return "independent PG";
-  const auto s = pbrl_settings(c, m, 1);
-  char b[160];
-  const char* what = m == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman";
-  if (s.tolerance_mode())
-    std::snprintf(b, sizeof b, "%s (tolerance ε %g, T %d-%d)", what, double(s.gap_tolerance), s.inner_steps,
-                  s.inner_steps_max);
-  else if (s.penalty_ramp > 0)
-    std::snprintf(b, sizeof b, "%s (λ %g→%g, T %d)", what, double(s.penalty_start), double(s.penalty_final),
-                  s.inner_steps);
-  else
-    std::snprintf(b, sizeof b, "%s (λ %g, T %d)", what, double(s.penalty_final), s.inner_steps);
-  return b;
+  return experiment::pbrl_label(m == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman", pbrl_settings(c, m, 1));
 }
 
 const long kBH = static_cast<long>(cfg::kBatch) * settings::kHorizon;
@@ -170,58 +137,9 @@ std::uint32_t game_seed(const Config& c, long g) {
   return static_cast<std::uint32_t>(c.seed) * 1000u + static_cast<std::uint32_t>(g);
 }
 
-// One checkpoint of one run.
-struct Point {
-  long iteration = 0;
-  long env_steps = 0;
-  double leader = 0, leader_best_response = 0, gap = 0, lambda = 0;
-};
-
-// One game: every method's checkpoints, wall times, the best responses' certificates.
-struct GameResult {
-  std::vector<Point> points[kMethodCount];
-  double seconds[kMethodCount] = {};
-  double worst_certificate = 0;
-  long not_converged = 0;
-  long tolerance_met[kMethodCount] = {};  // PBRL in tolerance mode: the last report's tolerance_met
-  experiment::SolveRecord solve[kMethodCount];  // PBRL solving to the verdict (Hyperparameters::solves)
-};
-
-// Averaged over games (merged in game order, so --jobs does not change them).
-struct Results {
-  experiment::Curve iterations[kMethodCount], env_steps[kMethodCount], leader[kMethodCount],
-      leader_best_response[kMethodCount], gap[kMethodCount], lambda[kMethodCount];
-  std::vector<double> final_gap[kMethodCount];  // per game
-  double seconds[kMethodCount] = {};
-  double worst_certificate = 0;
-  long not_converged = 0;
-  long tolerance_met[kMethodCount] = {};
-  std::vector<experiment::SolveRecord> solves[kMethodCount];  // per game
-
-  void merge(const GameResult& g) {
-    for (int mi = 0; mi < kMethodCount; ++mi) {
-      for (std::size_t j = 0; j < g.points[mi].size(); ++j) {
-        const Point& p = g.points[mi][j];
-        iterations[mi].add(j, double(p.iteration));
-        env_steps[mi].add(j, double(p.env_steps));
-        leader[mi].add(j, p.leader);
-        leader_best_response[mi].add(j, p.leader_best_response);
-        gap[mi].add(j, p.gap);
-        lambda[mi].add(j, p.lambda);
-      }
-      if (!g.points[mi].empty()) final_gap[mi].push_back(g.points[mi].back().gap);
-      seconds[mi] += g.seconds[mi];
-      tolerance_met[mi] += g.tolerance_met[mi];
-      solves[mi].push_back(g.solve[mi]);
-    }
-    worst_certificate = std::max(worst_certificate, g.worst_certificate);
-    not_converged += g.not_converged;
-  }
-  std::size_t last(int mi) const { return leader[mi].values.empty() ? 0 : leader[mi].values.size() - 1; }
-};
-
-// The cost axis: environment steps against the budget, or iterations (--iterations).
-long total_cost(const Config& c) { return c.hp.iterations ? *c.hp.iterations : c.budget; }
+using Point = experiment::FigurePoint;  // value_current: V_l(pi_x, pi_y); value: V_l(pi_x, pi*(x))
+using Results = experiment::FigureTotals<kMethodCount>;
+using GameResult = Results::Record;
 
 template <int S>
 class Runner {
@@ -235,7 +153,7 @@ class Runner {
   explicit Runner(const Config& c) : c_(c) {}
 
   // Runs every selected method on game g; false (after a message) on a library error.
-  bool run_game(long g, experiment::Progress& progress, GameResult& result) {
+  bool run_instance(long g, experiment::Progress& progress, GameResult& result) {
     arrays_ = std::make_unique<GameArrays<S>>(game_seed(c_, g));
     typename Game::Data data;
     data.leader_reward = arrays_->leader_reward;
@@ -247,25 +165,14 @@ class Runner {
     data.follower = {pbrl::RegularizerKind::entropy, Real(cfg::kFollowerTau), nullptr};
     data.logit_bound = Real(cfg::kLogitBound);
     if (!check(game_->init(data), "game init")) return false;
-    for (int mi = 0; mi < kMethodCount; ++mi) {
-      if (!c_.run[mi]) continue;
+    return experiment::run_methods(c_.run, result, [&](int mi) {
       const Method m = kMethods[mi];
-      const auto start = std::chrono::steady_clock::now();
       const std::uint32_t seed = game_seed(c_, g) * 4u + static_cast<std::uint32_t>(mi);
-      const bool ok = is_pbrl(m) ? run_pbrl(mi, m, seed, progress, result) : run_baseline(mi, seed, progress, result);
-      if (!ok) return false;
-      result.seconds[mi] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
-    return true;
+      return is_pbrl(m) ? run_pbrl(mi, m, seed, progress, result) : run_baseline(mi, seed, progress, result);
+    });
   }
 
  private:
-  static bool check(pbrl::Status st, const char* what) {
-    if (st == pbrl::Status::ok) return true;
-    std::fprintf(stderr, "\n%s: %s\n", what, pbrl::to_string(st));
-    return false;
-  }
-
   // Exact metrics of (x, pi_y).
   bool measure(const Params& x, const Matrix& pi_y, Point& p, GameResult& result) {
     Real leader(0), gap(0);
@@ -276,61 +183,34 @@ class Runner {
       return false;
     result.worst_certificate = std::max(result.worst_certificate, static_cast<double>(honest.lower_level_gap));
     if (!honest.converged) ++result.not_converged;
-    p.leader = leader;
-    p.leader_best_response = honest.value;
+    p.value_current = leader;
+    p.value = honest.value;
     p.gap = gap;
     return true;
   }
 
-  // Steps `solver` (Pbrl or IndependentPolicyGradient) through the checkpoints: at each target of
-  // the cost axis, the first iterate whose cost reaches it is measured.
+  // Steps `solver` (Pbrl or IndependentPolicyGradient) through the checkpoints
+  // (experiment::step_checkpoints). Independent PG steps without a report: its follower gap (soft
+  // value iteration on M(x_k)) is diagnostics only; the checkpoints measure what the figure shows.
   template <class Run, class Report>
   bool run_checkpoints(int mi, Run& solver, Report& report, experiment::Progress& progress, GameResult& result) {
     const Method m = kMethods[mi];
     optimum_->value.setZero();
     best_response_->optimum.value.setZero();
-    long k = 0, steps = 0;
-    double lambda = 0;
-    const bool by_iterations = c_.hp.iterations.has_value();
-    constexpr bool kPbrl = std::is_base_of_v<pbrl::ScheduleReport<Real>, Report>;
-    const bool solving = kPbrl && c_.hp.solves(c_.sampled);
-    experiment::SolveRecord& record = result.solve[mi];
-    const std::vector<long> targets = experiment::checkpoint_targets(total_cost(c_), c_.points);
-    for (std::size_t j = 0; j < targets.size(); ++j) {
-      while (experiment::steps_on(solving, record, by_iterations ? k : steps, targets, j,
-                                  c_.hp.solve_cap(cfg::kSolveSteps))) {
-        long cost = kBH;
-        if constexpr (kPbrl) {
-          // PBRL's report carries the iteration's oracle steps and lambda.
-          bool stepped = true;
-          if (!check(experiment::pbrl_step(solver, report, solving, record, stepped), "step")) return false;
-          if (!stepped) break;  // at its verdict
-          cost = steps_of_iteration(m, report.inner_steps);
-          lambda = double(report.penalty_constant);
-          result.tolerance_met[mi] = report.tolerance_met ? 1 : 0;
-        } else {
-          // Independent PG: no report, whose follower gap (soft value iteration on M(x_k)) is
-          // diagnostics only; the checkpoints measure what the figure shows.
-          if (!check(solver.step(), "step")) return false;
-        }
-        ++k;
-        steps += cost;
-        progress.add(by_iterations ? 1 : cost);
-      }
-      if (c_.sampled && solver.environment_steps() != steps) {
-        std::fprintf(stderr, "\n%s counted %" PRId64 " environment steps after %ld iterations, expected %ld\n",
-                     name(m), solver.environment_steps(), k, steps);
-        return false;
-      }
-      solver.policy(*pi_);
-      Point p;
-      p.iteration = k;
-      p.env_steps = steps;
-      p.lambda = lambda;
-      if (!measure(solver.x(), *pi_, p, result)) return false;
-      result.points[mi].push_back(p);
-    }
-    return true;
+    return experiment::step_checkpoints<Real>(
+        c_, solver, report, result.solve[mi], result.tolerance_met[mi], c_.hp.solve_cap(cfg::kSolveSteps), progress,
+        "step", name(m), [&] { return solver.step(); },
+        [&](std::int64_t inner) { return steps_of_iteration(m, inner); },
+        [&](long k, long steps, double lambda) {
+          solver.policy(*pi_);
+          Point p;
+          p.iteration = k;
+          p.env_steps = steps;
+          p.lambda = lambda;
+          if (!measure(solver.x(), *pi_, p, result)) return false;
+          result.points[mi].push_back(p);
+          return true;
+        });
   }
 
   bool run_pbrl(int mi, Method m, std::uint32_t seed, experiment::Progress& progress, GameResult& result) {
@@ -369,18 +249,11 @@ template <int S>
 bool run_games(const Config& c, Results& results, double& seconds) {
   long total = 0;
   for (int mi = 0; mi < kMethodCount; ++mi)
-    if (c.run[mi]) total += c.games * total_cost(c);
-  experiment::Progress progress(c.hp.iterations ? "figure 1 (iterations, all games and methods)"
-                                                : "figure 1 (environment steps, all games and methods)",
-                                total, c.quiet);
-  std::vector<GameResult> games(static_cast<std::size_t>(c.games));
-  const bool ok = experiment::run_instances<Runner<S>>(
-      c.games, c.jobs, [&] { return std::make_unique<Runner<S>>(c); },
-      [&](Runner<S>& runner, long g) { return runner.run_game(g, progress, games[static_cast<std::size_t>(g)]); });
-  seconds = progress.seconds();
-  if (!ok) return false;
-  for (const auto& g : games) results.merge(g);
-  return true;
+    if (c.run[mi]) total += c.instances * experiment::total_cost(c);
+  return experiment::run_all<Runner<S>>(c,
+                                        c.hp.iterations ? "figure 1 (iterations, all games and methods)"
+                                                        : "figure 1 (environment steps, all games and methods)",
+                                        total, results, seconds);
 }
 
 // The settings block, written as the CSV's comment header and printed with the results: every value
@@ -420,7 +293,7 @@ std::string settings_text(const Config& c) {
       "<= %.1e), what the leader gets against a follower that really best-responds\n"
       "lambda: PBRL's penalty constant at the checkpoint (tolerance mode: as adapted)\n"
       "mean and standard error of the mean over games\n",
-      c.games, c.quick ? "--quick" : "paper: 10", c.seed, c.games - 1, c.states,
+      c.instances, c.quick ? "--quick" : "paper: 10", c.seed, c.instances - 1, c.states,
       c.states == cfg::kStates ? "paper" : "--quick, choice", AL, AF, cfg::kRewardSparsity, settings::kDiscount,
       cfg::kFollowerTau, cfg::kLeaderTau, cfg::kLogitBound, cfg::kLogitBound, cfg::kStep, cfg::kValueLambda,
       cfg::kValueInner, cfg::kBellmanLambda, cfg::kBellmanInner, cfg::kOracleStep, methods.c_str(),
@@ -438,87 +311,18 @@ std::string settings_text(const Config& c) {
   return b;
 }
 
-bool write_csv(const std::string& path, const Config& c, const Results& r) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return false;
-  std::fprintf(f, "%s", experiment::prefixed(settings_text(c), "# ").c_str());
-  std::fprintf(f,
-               "method,env_steps,leader_value_current_follower_mean,leader_value_current_follower_se,"
-               "leader_value_best_response_mean,leader_value_best_response_se,follower_gap_mean,follower_gap_se,"
-               "iterations_mean,lambda_mean\n");
-  for (int mi = 0; mi < kMethodCount; ++mi)
-    for (std::size_t j = 0; j < r.leader[mi].values.size(); ++j)
-      std::fprintf(f, "%s,%.10g,%.10g,%.6g,%.10g,%.6g,%.10g,%.6g,%.10g,%.6g\n", name(kMethods[mi]),
-                   r.env_steps[mi].mean(j), r.leader[mi].mean(j), r.leader[mi].stderr_of_mean(j),
-                   r.leader_best_response[mi].mean(j), r.leader_best_response[mi].stderr_of_mean(j), r.gap[mi].mean(j),
-                   r.gap[mi].stderr_of_mean(j), r.iterations[mi].mean(j), r.lambda[mi].mean(j));
-  return std::fclose(f) == 0;
-}
-
-bool write_plot(const std::string& png, const std::string& csv, const Config& c, const Results& r) {
-  std::vector<experiment::Series> series;
-  std::vector<double> values;  // both value panels share one y range
-  for (int mi = 0; mi < kMethodCount; ++mi) {
-    if (!c.run[mi]) continue;
-    series.push_back({name(kMethods[mi]), label(c, kMethods[mi])});
-    for (const auto* curve : {&r.leader[mi], &r.leader_best_response[mi]})
-      for (std::size_t j = 0; j < curve->values.size(); ++j) {
-        values.push_back(curve->mean(j) - curve->stderr_of_mean(j));
-        values.push_back(curve->mean(j) + curve->stderr_of_mean(j));
-      }
-  }
-  const std::string range = experiment::common_range(values);
-  const bool by_iterations = c.hp.iterations.has_value();
-  const int x_col = by_iterations ? 9 : 2;
-  const double x_scale = by_iterations ? 1 : 1e6;
-  const std::string xlabel = by_iterations ? "iterations" : "environment steps (millions)";
-  char title[256];
-  std::snprintf(title, sizeof title, "Stackelberg Markov game, %d states, %ld games, %s gradients (mean ± standard error)",
-                c.states, c.games, c.sampled ? "sampled" : "exact");
-  std::string script = experiment::figure_head(title, 3);
-  script += experiment::band_panel(csv, series, x_col, x_scale, 3, xlabel, "V_{l}(ρ)",
-                                   "leader value, current follower: V_{l}^{π_x,π_y}(ρ) (the paper's metric)", range);
-  script += experiment::band_panel(csv, series, x_col, x_scale, 5, xlabel, "V_{l}(ρ)",
-                                   "leader value, follower best-responds: V_{l}^{π_x,π^*(x)}(ρ)", range);
-  script += experiment::band_panel(csv, series, x_col, x_scale, 7, xlabel, "gap",
-                                   "follower gap V_{f}^{π_x,π^*(x)}(ρ) - V_{f}^{π_x,π_y}(ρ)");
-  script += "unset multiplot\n";
-  return experiment::plot(png, script, 1800, 500);
-}
-
-void print_table(const Config& c, const Results& r) {
-  std::printf("\n%-42s %9s %10s %8s %20s %20s %20s %20s\n", "method", "iters", "env steps", "wall s",
-              "V_l(y) start", "V_l(y) end", "V_l(pi*) end", "gap end");
-  for (int mi = 0; mi < kMethodCount; ++mi) {
-    if (!c.run[mi]) continue;
-    const std::size_t last = r.last(mi);
-    const auto& L = r.leader[mi];
-    const auto& B = r.leader_best_response[mi];
-    const auto& G = r.gap[mi];
-    std::printf("%-42s %9.0f %10.0f %8.1f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f %11.5f +- %-6.4f\n",
-                label(c, kMethods[mi]).c_str(), r.iterations[mi].mean(last), r.env_steps[mi].mean(last), r.seconds[mi],
-                L.mean(0), L.stderr_of_mean(0), L.mean(last), L.stderr_of_mean(last), B.mean(last),
-                B.stderr_of_mean(last), G.mean(last), G.stderr_of_mean(last));
-  }
-  for (int mi = 0; mi < kMethodCount; ++mi) {
-    if (!c.run[mi]) continue;
-    std::printf("%s final follower gap per game:", name(kMethods[mi]));
-    for (double g : r.final_gap[mi]) std::printf(" %.4g", g);
-    if (is_pbrl(kMethods[mi]) && c.hp.tolerance())
-      std::printf("; final lambda %.4g (mean); tolerance met at the end in %ld of %ld games", r.lambda[mi].mean(r.last(mi)),
-                  r.tolerance_met[mi], c.games);
-    std::printf("\n");
-    if (is_pbrl(kMethods[mi]) && c.hp.solves(c.sampled))
-      experiment::print_solve_records("figure1", name(kMethods[mi]), r.solves[mi], "game");
-  }
-  const int first = c.run[0] ? 0 : c.run[1] ? 1 : 2;
-  std::printf("(V_l(y): leader value with the current follower y, the paper's metric; V_l(pi*): with the follower's\n"
-              " exact best response pi*(x), %.5f at the start; follower gap at the start: %.5f; +- is the standard\n"
-              " error over %ld games; wall s: CPU-bound wall time of the method summed over games)\n",
-              r.leader_best_response[first].mean(0), r.gap[first].mean(0), c.games);
-  std::printf("(best responses certified: largest certified follower gap %.2e; %ld checkpoint(s) above the tolerance)\n",
-              r.worst_certificate, r.not_converged);
-}
+const experiment::Figure kFigure = {
+    "figure1", "figure1_stackelberg", "figure1_lambda_sweep", kNames, {true, true, false},
+    "leader_value_current_follower", "leader_value_best_response", "follower_gap", "game", "games", "follower gap",
+    false, 42, false, 8, {"V_l(y) start", "V_l(y) end", "V_l(pi*) end", "gap end"},
+    "(V_l(y): leader value with the current follower y, the paper's metric; V_l(pi*): with the follower's\n"
+    " exact best response pi*(x), %.5f at the start; follower gap at the start: %.5f; +- is the standard\n"
+    " error over %ld games; wall s: CPU-bound wall time of the method summed over games)\n",
+    "best responses", "follower gap", false, "V_{l}(ρ)", "gap",
+    {"leader value, current follower: V_{l}^{π_x,π_y}(ρ) (the paper's metric)",
+     "leader value, follower best-responds: V_{l}^{π_x,π^*(x)}(ρ)",
+     "follower gap V_{f}^{π_x,π^*(x)}(ρ) - V_{f}^{π_x,π_y}(ρ)"},
+    "follower gap", "V_{l}^{π_x,π^*(x)}(ρ)"};
 
 template <int S>
 int run(Config c) {
@@ -526,90 +330,36 @@ int run(Config c) {
   if (!experiment::make_directories(c.out)) return 1;
   if (!c.sweep.empty()) {
     // Fixed lambda for each value of the list, both gradient modes; then the tolerance mode.
-    std::vector<experiment::SweepRow> rows;
     const double tolerance = experiment::sweep_tolerance(c.hp);
     for (int mi = 0; mi < kMethodCount; ++mi) c.run[mi] = is_pbrl(kMethods[mi]);
-    for (const Config& run : experiment::sweep_configs(c)) {
-      Results r;
-      double seconds = 0;
-      if (!run_games<S>(run, r, seconds)) return 1;
-      for (int mi = 0; mi < kMethodCount; ++mi) {
-        if (!run.run[mi]) continue;
-        const std::size_t last = r.last(mi);
-        experiment::SweepRow row;
-        row.method = name(kMethods[mi]);
-        row.label = kMethods[mi] == Method::pbrl_value ? "PBRL-value" : "PBRL-Bellman";
-        row.sampled = run.sampled;
-        row.tolerance = run.hp.gap_tolerance.has_value();
-        row.lambda = row.tolerance ? r.lambda[mi].mean(last) : *run.hp.lambda;
-        row.paper_lambda = kMethods[mi] == Method::pbrl_value ? cfg::kValueLambda : cfg::kBellmanLambda;
-        row.gap = r.gap[mi].mean(last), row.gap_se = r.gap[mi].stderr_of_mean(last);
-        row.value = r.leader_best_response[mi].mean(last);
-        row.value_se = r.leader_best_response[mi].stderr_of_mean(last);
-        row.value_current = r.leader[mi].mean(last), row.value_current_se = r.leader[mi].stderr_of_mean(last);
-        row.seconds = r.seconds[mi];
-        rows.push_back(row);
-        std::printf("sweep,figure1,%s,%s,%s,lambda=%.4g,gap=%.6g,leader_value_best_response=%.6f,"
-                    "leader_value_current_follower=%.6f,seconds=%.1f\n",
-                    row.method.c_str(), run.sampled ? "sampled" : "exact", row.tolerance ? "tolerance" : "fixed",
-                    row.lambda, row.gap, row.value, row.value_current, row.seconds);
-        std::fflush(stdout);
-      }
-    }
     char title[160];
     std::snprintf(title, sizeof title, "Stackelberg Markov game, %d states, %ld games: λ sweep, tolerance ε = %g", S,
-                  c.games, tolerance);
+                  c.instances, tolerance);
     Config described = c;
     described.hp.lambda.reset();
-    bool plotted = false;
-    if (!experiment::write_sweep(c.out, "figure1_lambda_sweep",
-                                 settings_text(described) + "sweep: lambda in {" + [&] {
-                                   std::string l;
-                                   for (double v : c.sweep) l += (l.empty() ? "" : ", ") + std::to_string(v);
-                                   return l;
-                                 }() + "}, exact and sampled; tolerance mode at epsilon " + std::to_string(tolerance) +
-                                     (c.hp.oracle && *c.hp.oracle == "pmd"
-                                          ? "\nthe settings above are exact mode's; sampled runs use the paper's "
-                                            "policy-gradient oracle (step " + std::to_string(cfg::kOracleStep) + ")\n"
-                                          : "\n"),
-                                 rows, title, "follower gap", "V_{l}^{π_x,π^*(x)}(ρ)", plotted)) {
-      std::fprintf(stderr, "cannot write %s/figure1_lambda_sweep.csv\n", c.out.c_str());
-      return 1;
-    }
-    for (int mi = 0; mi < 2; ++mi)
-      for (int sampled = 0; sampled < 2; ++sampled)
-        std::printf("summary,figure1_sweep,%s,gap_slope_%s,%.4f\n", name(kMethods[mi]), sampled ? "sampled" : "exact",
-                    experiment::gap_slope(rows, name(kMethods[mi]), sampled != 0));
-    std::printf("wrote %s/figure1_lambda_sweep.csv%s\n", c.out.c_str(), plotted ? " and .png" : "");
-    return 0;
+    std::string lambdas;
+    for (double v : c.sweep) lambdas += (lambdas.empty() ? "" : ", ") + std::to_string(v);
+    const std::string pmd_note =
+        c.hp.oracle && *c.hp.oracle == "pmd"
+            ? "\nthe settings above are exact mode's; sampled runs use the paper's policy-gradient oracle (step " +
+                  std::to_string(cfg::kOracleStep) + ")\n"
+            : "\n";
+    return experiment::run_figure_sweep<kMethodCount>(
+        kFigure, c,
+        settings_text(described) + "sweep: lambda in {" + lambdas + "}, exact and sampled; tolerance mode at epsilon " +
+            std::to_string(tolerance) + pmd_note,
+        title, run_games<S>, [](int mi) { return mi == 0 ? "PBRL-value" : "PBRL-Bellman"; },
+        [](int mi) { return mi == 0 ? cfg::kValueLambda : cfg::kBellmanLambda; });
   }
 
   Results results;
   double seconds = 0;
   if (!run_games<S>(c, results, seconds)) return 1;
-  const std::string csv = c.out + "/figure1_stackelberg.csv", png = c.out + "/figure1_stackelberg.png";
-  if (!write_csv(csv, c, results)) {
-    std::fprintf(stderr, "cannot write %s\n", csv.c_str());
-    return 1;
-  }
-  const bool plotted = write_plot(png, csv, c, results);
-  std::printf("%s", experiment::prefixed(settings_text(c), "  ").c_str());
-  print_table(c, results);
-  std::printf("wrote %s%s%s (%.1f s)\n", csv.c_str(), plotted ? " and " : "", plotted ? png.c_str() : "", seconds);
-  for (int mi = 0; mi < kMethodCount; ++mi) {
-    if (!c.run[mi]) continue;
-    const std::size_t last = results.last(mi);
-    std::printf("summary,figure1,%s,leader_value_current_follower_start,%.6f\n", name(kMethods[mi]),
-                results.leader[mi].mean(0));
-    std::printf("summary,figure1,%s,leader_value_current_follower_end,%.6f\n", name(kMethods[mi]),
-                results.leader[mi].mean(last));
-    std::printf("summary,figure1,%s,leader_value_best_response_start,%.6f\n", name(kMethods[mi]),
-                results.leader_best_response[mi].mean(0));
-    std::printf("summary,figure1,%s,leader_value_best_response_end,%.6f\n", name(kMethods[mi]),
-                results.leader_best_response[mi].mean(last));
-    std::printf("summary,figure1,%s,follower_gap_end,%.6f\n", name(kMethods[mi]), results.gap[mi].mean(last));
-  }
-  return 0;
+  char title[256];
+  std::snprintf(title, sizeof title, "Stackelberg Markov game, %d states, %ld games, %s gradients (mean ± standard error)",
+                c.states, c.instances, c.sampled ? "sampled" : "exact");
+  return experiment::write_figure(kFigure, c, settings_text(c), seconds, results,
+                                  [&](int mi) { return label(c, kMethods[mi]); }, title);
 }
 
 std::string usage() {
@@ -656,50 +406,17 @@ std::string usage() {
 int main(int argc, char** argv) {
   experiment::Options opt(argc, argv, usage());
   Config c;
-  c.quick = opt.flag("quick");
-  c.quiet = opt.flag("quiet");
-  c.sampled = opt.choice("gradient", "sampled", {"exact", "sampled"}) == "sampled";
+  const experiment::OptionTexts texts = experiment::read_figure_options(
+      opt, c, kProgram, cfg::kGames, cfg::kQuickGames, cfg::kBudget, cfg::kQuickBudget, cfg::kPoints);
   c.states = c.quick ? cfg::kQuickStates : cfg::kStates;
-  c.games = opt.integer("games", c.quick ? cfg::kQuickGames : cfg::kGames, 1);
-  c.seed = opt.integer("seed", 1, 0);
-  c.budget = opt.integer("budget", c.quick ? cfg::kQuickBudget : cfg::kBudget, 1);
-  c.points = opt.integer("points", cfg::kPoints, 2);
-  c.jobs = opt.integer("jobs", 1, 1);
-  c.out = opt.text("out", "results");
-  c.hp.read(opt);
-  const std::string methods = opt.text("methods", "");
-  const std::string sweep = opt.text("sweep-lambda", "");
-  if (const int code = opt.finish(); code >= 0) return code;
-  auto fail = [](const char* message) {
-    std::fprintf(stderr, "error: %s\n", message);
-    return 2;
-  };
-  if (c.out.empty()) return fail("--out needs a directory");
-  if (c.seed > 4000000L) return fail("--seed must be at most 4000000");
-  if (!methods.empty()) {
-    for (bool& r : c.run) r = false;
-    std::size_t start = 0;
-    while (start <= methods.size()) {
-      const std::size_t end = std::min(methods.find(',', start), methods.size());
-      const std::string m = methods.substr(start, end - start);
-      bool found = false;
-      for (int mi = 0; mi < kMethodCount; ++mi)
-        if (m == name(kMethods[mi])) c.run[mi] = found = true;
-      if (!found) return fail("--methods takes a list of pbrl_value, pbrl_bellman, independent_pg");
-      start = end + 1;
-    }
-  }
-  if (!sweep.empty() && (c.sweep = experiment::parse_positive_list(sweep)).empty())
-    return fail("--sweep-lambda takes a comma-separated list of positive numbers");
-  if (c.hp.oracle && *c.hp.oracle == "pmd" && c.sampled && c.sweep.empty())
-    return fail("--oracle pmd needs --gradient exact (sampled mode learns from rollouts by policy gradient)");
-  // Every PBRL setting the options make is checked by the library before anything runs.
   // A sweep checks each of its runs (its sampled runs use the paper's oracle).
-  const std::vector<Config> checked = c.sweep.empty() ? std::vector<Config>{c} : experiment::sweep_configs(c);
-  for (const Config& run : checked)
+  const int code = experiment::check_figure_options(opt, c, texts, kProgram, [](const Config& run) -> std::string {
     for (Method m : {Method::pbrl_value, Method::pbrl_bellman})
       if (pbrl::validate(static_cast<const pbrl::PenaltySolverSettings<Real>&>(pbrl_settings(run, m, 1))) !=
           pbrl::Status::ok)
-        return fail("these hyperparameters are not valid PBRL settings (see --help and solver/settings.hpp)");
+        return "these hyperparameters are not valid PBRL settings (see --help and solver/settings.hpp)";
+    return {};
+  });
+  if (code >= 0) return code;
   return c.quick ? run<cfg::kQuickStates>(c) : run<cfg::kStates>(c);
 }
