@@ -76,6 +76,9 @@ bool set_field(Settings& s, const std::string& name, double v, double Settings::
   else if (name == "penalty_step_limit") s.penalty_step_limit = v;
   else if (name == "oracle_gap_fraction") s.oracle_gap_fraction = v;
   else if (name == "stationarity_tolerance") s.stationarity_tolerance = v;
+  else if (name == "continuation_start") s.continuation_start = v;
+  else if (name == "continuation_divisor") s.continuation_divisor = v;
+  else if (name == "continuation_patience") s.continuation_patience = int(v);
   else return false;
   return true;
 }
@@ -328,6 +331,7 @@ void summary_row(const std::vector<RunResult>& runs, const std::string& config, 
 void sweep_row(const std::vector<RunResult>& runs, const std::string& config, const std::string& kind, double eps_a,
                double eps_b) {
   std::vector<double> change, magnitude, clean;
+  long drops = 0;  // runs whose value fell by more than 1 %
   // Clean: both runs end at or below their epsilon, neither ran away nor ended with lambda at its cap.
   const auto ends_clean = [](const RunResult& r) { return !r.runaway && !r.lambda_at_cap && r.final_gap <= r.eps; };
   for (const auto& a : runs) {
@@ -336,14 +340,15 @@ void sweep_row(const std::vector<RunResult>& runs, const std::string& config, co
       if (b.config != config || b.kind != kind || b.eps != eps_b || b.index != a.index || b.status != "ok") continue;
       const double rel = (b.value - a.value) / std::max(std::abs(a.value), 1e-300);
       change.push_back(rel);
+      drops += rel < -0.01;
       magnitude.push_back(std::abs(rel));
       if (ends_clean(a) && ends_clean(b)) clean.push_back(std::abs(rel));
     }
   }
   if (change.empty()) return;
-  std::printf("| %s | %s | %zu | %.3g | %.3g | %.3g | %.3g | %zu | %s | %s |\n", config.c_str(), kind.c_str(),
+  std::printf("| %s | %s | %zu | %.3g | %.3g | %.3g | %.3g | %ld | %zu | %s | %s |\n", config.c_str(), kind.c_str(),
               change.size(), median(change), *std::min_element(change.begin(), change.end()),
-              *std::max_element(change.begin(), change.end()), median(magnitude), clean.size(),
+              *std::max_element(change.begin(), change.end()), median(magnitude), drops, clean.size(),
               clean.empty() ? "-" : number(median(clean)).c_str(),
               clean.empty() ? "-" : number(*std::max_element(clean.begin(), clean.end())).c_str());
 }
@@ -371,7 +376,8 @@ const char* kUsage =
     "                       inner_steps, inner_steps_max, oracle_step, step_x, lower_step (step_y /\n"
     "                       step_pi), penalty_start, penalty_max, penalty_growth, penalty_patience,\n"
     "                       penalty_stall, penalty_smoothness, penalty_backoff, penalty_step_limit,\n"
-    "                       oracle_gap_fraction, stationarity_tolerance\n"
+    "                       oracle_gap_fraction, stationarity_tolerance, continuation_start,\n"
+    "                       continuation_divisor, continuation_patience\n"
     "  --configs LIST       comma-separated, default all: defaults, user-tuning (T 1, eta 0.7, step_x 0.3,\n"
     "                       step_y/step_pi 0.2, penalty_start 5), larger-steps (T 1, step_x and\n"
     "                       step_y/step_pi 0.5), small-penalty-start (0.1), large-penalty-start (50)\n"
@@ -379,6 +385,7 @@ const char* kUsage =
     "  --epsilon-sweep      also run every instance at --sweep-tolerance and print the relative change\n"
     "                       of the value at the exact lower-level solution\n"
     "  --sweep-tolerance E  the sweep's second epsilon (default 1e-4)\n"
+    "  --sweep-steps K      step() calls of each run at the sweep tolerance (default: --steps)\n"
     "  --csv FILE           CSV lines to FILE instead of stdout\n"
     "  --trace FILE         a CSV line per step() of every run (gap_bound, lambda, step_x, oracle steps,\n"
     "                       |G|, upper objective)\n"
@@ -400,6 +407,7 @@ int main(int argc, char** argv) {
   const double eps = opt.real("gap-tolerance", 0.01);
   const bool sweep = opt.flag("epsilon-sweep");
   const double eps_sweep = opt.real("sweep-tolerance", 1e-4);
+  const long sweep_steps = opt.integer("sweep-steps", steps, 1);
   const std::string csv_path = opt.text("csv", "");
   const std::string trace_path = opt.text("trace", "");
   const bool quiet = opt.flag("quiet");
@@ -478,7 +486,7 @@ int main(int argc, char** argv) {
       for (long i = first; i < first + runs; ++i) {
         const bench::InstanceSpec spec = bench::instance_spec(std::uint32_t(seed), int(i), k->count);
         for (double e : tolerances) {
-          results.push_back(k->sizes[spec.size](spec, *c, e, steps));
+          results.push_back(k->sizes[spec.size](spec, *c, e, e == eps ? steps : sweep_steps));
           write_csv(csv, results.back());
           if (!quiet)
             std::fprintf(stderr, "\r%ld/%ld runs, %.0f s CPU   ", ++done, total, cpu_seconds() - start);
@@ -490,6 +498,7 @@ int main(int argc, char** argv) {
 
   std::printf("\n## Summary (eps = gap_tolerance; %ld runs per kind and configuration, %ld steps each, seed %ld)\n\n",
               runs, steps, seed);
+  if (sweep && sweep_steps != steps) std::printf("(the runs at eps %g: %ld steps each)\n\n", eps_sweep, sweep_steps);
   std::printf("| configuration | kind | eps | runs | met | median first step | first step range | "
               "median CPU to it (ms) | runaways | lambda at cap | worst final/min | errors |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -500,9 +509,9 @@ int main(int argc, char** argv) {
   if (sweep) {
     std::printf("\n## Value at the exact lower-level solution, relative change eps %g -> %g: (v(%g) - v(%g)) / |v(%g)|\n\n",
                 eps, eps_sweep, eps_sweep, eps, eps);
-    std::printf("| configuration | kind | instances | median | min | max | median of abs | clean | clean median of abs | "
-                "clean max abs |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("| configuration | kind | instances | median | min | max | median of abs | drops > 1 %% | clean | "
+                "clean median of abs | clean max abs |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const Configuration* c : configs)
       for (const Kind* k : kinds) sweep_row(results, c->name, k->name, eps, eps_sweep);
   }
@@ -518,7 +527,7 @@ int main(int argc, char** argv) {
                 r.kind.c_str(), r.config.c_str(), r.states, r.actions1, r.actions2, r.discount, r.tau, r.eps, r.index,
                 r.seed, r.final_gap, r.min_gap, r.min_gap_step, r.final_lambda, r.runaway ? ", ran away" : "",
                 r.lambda_at_cap ? ", lambda at cap" : "", r.status == "ok" ? "" : (", status " + r.status).c_str(),
-                r.kind.c_str(), r.config.c_str(), seed, r.index, steps,
+                r.kind.c_str(), r.config.c_str(), seed, r.index, r.eps != eps ? sweep_steps : steps,
                 r.eps != eps ? (" --gap-tolerance " + number(r.eps)).c_str() : "");
   }
   if (listed == 0) std::printf("none\n");

@@ -29,11 +29,11 @@ constexpr std::size_t kVersionAt = 12, kProblemAt = 17, kModelDigestAt = 36, kEs
                       kCrcAt = 44, kPayloadAt = 48;
 constexpr std::size_t kIterationAt = kPayloadAt, kStepsAt = kPayloadAt + 8, kGenerationAt = kPayloadAt + 16,
                       kRngAt = kPayloadAt + 24,
-                      kScheduleAt = kPayloadAt + 40;  // the penalty schedule: 7 scalars and 6 counts
+                      kScheduleAt = kPayloadAt + 40;  // the penalty schedule: 8 scalars and 7 counts
 constexpr std::size_t kGrowthsAt = kScheduleAt + sizeof(Real) + 8;
 constexpr std::size_t kStationaryAt = kScheduleAt + 16 + 3 * sizeof(Real), kConvergedAt = kStationaryAt + 8;
-constexpr std::size_t kNetGrowthsAt = kScheduleAt + 40 + 7 * sizeof(Real);  // the schedule's last field
-constexpr std::size_t kFirstParameterAt = kScheduleAt + 6 * 8 + 7 * sizeof(Real);  // x(0): after the schedule
+constexpr std::size_t kNetGrowthsAt = kScheduleAt + 40 + 7 * sizeof(Real);  // level_, before the continuation's two
+constexpr std::size_t kFirstParameterAt = kScheduleAt + 7 * 8 + 8 * sizeof(Real);  // x(0): after the schedule
 
 // Recomputes the CRC of a patched image of n bytes: [0, 44) then [48, n).
 void reseal(unsigned char* image, std::size_t n) {
@@ -244,8 +244,8 @@ TEST_CASE("checkpoint sizes: header 48 + payload + commit 8; warm starts only wi
   using Direct = PbrlSolver<pbrl::EvaluationMethod::direct>;
   using Sweeps = PbrlSolver<pbrl::EvaluationMethod::sweeps>;
   // The counts (iteration, environment steps, model generation), the Rng, the penalty schedule
-  // (penalty_schedule.hpp's visit_state: 7 scalars, 6 counts).
-  constexpr std::size_t counts_and_rng = 8 + 8 + 8 + 16 + 6 * 8 + 7 * sizeof(Real);
+  // (penalty_schedule.hpp's visit_state: 8 scalars, 7 counts).
+  constexpr std::size_t counts_and_rng = 8 + 8 + 8 + 16 + 7 * 8 + 8 * sizeof(Real);
   // x, y, log pi-hat, pi-hat, the soft value iteration's V.
   constexpr std::size_t direct_scalars = K + 3 * S * A + S;
   static_assert(pbrl::checkpoint_size<Direct>() == 56 + counts_and_rng + direct_scalars * sizeof(Real), "Pbrl");

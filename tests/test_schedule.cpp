@@ -143,6 +143,55 @@ TEST_CASE("tolerance mode meets a lower-level gap that the paper's fixed lambda 
   CHECK(next.gap_bound >= before - (kDouble ? Real(1e-9) : Real(1e-4)));
 }
 
+// The continuation: a tolerance below continuation_start is approached through targets
+// max(epsilon, start), / divisor, ..., each taken once the iterates are stationary at the last
+// (|G| <= stationarity_tolerance over convergence_window steps) or after continuation_patience
+// steps at or below it; lambda grows only toward the current target. A model change starts again.
+TEST_CASE("tolerance mode: a tight epsilon is approached through targets, each once the iterates settle") {
+  pbrl::PenaltySolverSettings<Real> s;
+  s.gap_tolerance = Real(1e-4);
+  REQUIRE(s.continuation_start == Real(1e-2));  // the documented defaults
+  REQUIRE(s.continuation_divisor == Real(10));
+  s.continuation_patience = 50;
+  s.convergence_window = 5;
+  s.stationarity_tolerance = Real(0.01);
+  s.penalty_patience = 4;
+  pbrl::PenaltySchedule<Real> schedule;
+  std::int64_t k = 0;
+  auto feed = [&](Real gap, int steps, Real gradient_norm) {
+    for (int i = 0; i < steps; ++i, ++k) schedule.observe(s, k, gap, gradient_norm, gap <= s.gap_tolerance);
+  };
+  schedule.reset(s);
+  CHECK(schedule.gap_target() == Real(1e-2));
+  feed(Real(0.005), 30, Real(1));  // below the target, far from stationary: no growth, no new target
+  CHECK(schedule.gap_target() == Real(1e-2));
+  CHECK(schedule.growths() == 0);
+  feed(Real(0.005), 5, Real(0.001));  // stationary for the window: the next target
+  CHECK(schedule.gap_target() == Real(1e-2) / Real(10));
+  feed(Real(0.005), 12, Real(1));  // above it and flat: lambda grows toward it
+  CHECK(schedule.growths() == 3);
+  feed(Real(0.0005), 49, Real(1));  // below it, not stationary: patience 50 not yet reached
+  CHECK(schedule.gap_target() == Real(1e-2) / Real(10));
+  feed(Real(0.0005), 1, Real(1));   // the 50th step at or below it: the last target, epsilon
+  CHECK(schedule.gap_target() == s.gap_tolerance);
+  feed(Real(0.00005), 200, Real(0.001));  // never below epsilon
+  CHECK(schedule.gap_target() == s.gap_tolerance);
+  schedule.model_changed(s);
+  CHECK(schedule.gap_target() == Real(1e-2));
+  // epsilon at or above the start, or the start 0: epsilon from the start (today's single target).
+  s.gap_tolerance = Real(0.05);
+  schedule.reset(s);
+  CHECK(schedule.gap_target() == Real(0.05));
+  s.gap_tolerance = Real(1e-4);
+  s.continuation_start = Real(0);
+  schedule.reset(s);
+  CHECK(schedule.gap_target() == Real(1e-4));
+  // Fixed mode: no target.
+  s.gap_tolerance = Real(0);
+  schedule.reset(s);
+  CHECK(schedule.gap_target() == Real(0));
+}
+
 TEST_CASE("the growth rule: lambda grows after a window above epsilon only if the gap stopped falling") {
   pbrl::PenaltySolverSettings<Real> s;
   s.gap_tolerance = Real(0.01);
@@ -230,6 +279,7 @@ TEST_CASE("tolerance mode: lambda and the inner steps stop at their caps when ep
   static Solver solver;
   auto settings = paper_settings();
   settings.gap_tolerance = std::numeric_limits<Real>::min();  // unreachable
+  settings.continuation_start = Real(0);                      // epsilon from the start
   settings.penalty_patience = 2;
   settings.penalty_stall = Real(0);  // grow after every window above epsilon, falling or not
   settings.penalty_max = Real(8);
@@ -350,6 +400,7 @@ TEST_CASE("tolerance mode in sampled mode: T grows with lambda up to its cap, wo
   settings.sampling.batch = 4;
   settings.sampling.horizon = 3;
   settings.gap_tolerance = std::numeric_limits<Real>::min();
+  settings.continuation_start = Real(0);  // epsilon from the start
   settings.penalty_patience = 1;
   settings.penalty_max = Real(64);
   settings.inner_steps_max = 3;
@@ -392,6 +443,7 @@ TEST_CASE("PbrlZeroSum in tolerance mode: the certified bound holds and the NE g
   s.inner_steps = 1;
   s.penalty_start = s.penalty_final = Real(1);
   s.gap_tolerance = Real(0.005);
+  s.continuation_start = Real(0);  // epsilon from the start
   s.penalty_patience = 5;  // the default stall test: measured, psi below epsilon after ~400 steps
   static ZeroSum solver;
   REQUIRE(solver.init(problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(), ZeroSum::Matrix2::Zero()) ==
@@ -559,6 +611,7 @@ TEST_CASE("solve(): every outcome, each where its definition says, at most max_s
   // oracle's target, 1e-30 of the last gap).
   auto capped = paper_settings();
   capped.gap_tolerance = std::numeric_limits<Real>::min();
+  capped.continuation_start = Real(0);
   capped.oracle_gap_fraction = Real(1e-30);
   capped.penalty_max = capped.penalty_start;
   capped.inner_steps_max = 3;
@@ -576,6 +629,7 @@ TEST_CASE("solve(): every outcome, each where its definition says, at most max_s
   // oracle_cap: at the step cap, the last step's oracle ran to inner_steps_max without its target.
   auto oracle = paper_settings();
   oracle.gap_tolerance = std::numeric_limits<Real>::min();
+  oracle.continuation_start = Real(0);
   oracle.oracle_gap_fraction = Real(1e-30);
   oracle.inner_steps_max = 2;
   oracle.stationarity_tolerance = Real(0);

@@ -105,6 +105,9 @@ class PenaltySchedule {
     window_min_ = Scalar(0);
     backoffs_ = 0;
     level_ = 0;
+    target_ = Scalar(0);
+    target_steps_ = 0;
+    if (s.tolerance_mode()) target_ = first_target(s);
     if (s.tolerance_mode() && s.penalty_step_limit > Scalar(0)) {  // the start's scale (above)
       const Scalar first = s.step_x * s.penalty_start;
       if (first > s.penalty_step_limit) scale_ = s.penalty_step_limit / first;
@@ -143,7 +146,7 @@ class PenaltySchedule {
   Scalar oracle_target(const Settings& s) const {
     if (!s.tolerance_mode() || s.gradient != GradientMode::exact) return Scalar(0);
     if (!(estimate_ > Scalar(0))) return std::numeric_limits<Scalar>::max();
-    return s.oracle_gap_fraction * (estimate_ > s.gap_tolerance ? estimate_ : s.gap_tolerance);
+    return s.oracle_gap_fraction * (estimate_ > target_ ? estimate_ : target_);
   }
 
   // After a successful step k with measured gap `gap` (exact: the certified bound; sampled: the
@@ -160,14 +163,24 @@ class PenaltySchedule {
     else
       estimate_ = gap;
     if (k == 0 || estimate_ < best_) best_ = estimate_;
-    if (!(estimate_ > s.gap_tolerance)) {
+    if (!(estimate_ > target_)) {
       above_ = 0;
       window_start_ = Scalar(0);  // the next window starts afresh
+      // The continuation: at or below the target and stationary for convergence_window steps, or
+      // at or below it for continuation_patience steps in all: the next target.
+      ++target_steps_;
+      if (target_ > s.gap_tolerance &&
+          ((stationary_ >= s.convergence_window && target_steps_ >= s.convergence_window) ||
+           target_steps_ >= s.continuation_patience)) {
+        const Scalar next = target_ / s.continuation_divisor;
+        target_ = next > s.gap_tolerance ? next : s.gap_tolerance;
+        target_steps_ = 0;
+      }
       return estimate_;
     }
     // The back-off: the gap is above penalty_backoff times the best gap since init() or the last
     // back-off (or epsilon, if larger): the steps overshoot at this lambda.
-    const Scalar reference = best_ > s.gap_tolerance ? best_ : s.gap_tolerance;
+    const Scalar reference = best_ > target_ ? best_ : target_;
     if (k > 0 && estimate_ > s.penalty_backoff * reference) {
       back_off();
       above_ = 0;
@@ -202,12 +215,21 @@ class PenaltySchedule {
     window_start_ = Scalar(0);
     best_ = std::numeric_limits<Scalar>::max();
     previous_lambda_ = Scalar(0);
+    target_ = first_target(s);  // the continuation starts again on the new model
+    target_steps_ = 0;
   }
 
   std::int64_t growths() const { return growths_; }
   std::int64_t backoffs() const { return backoffs_; }
   std::int64_t net_growths() const { return level_; }  // growths not taken back by a back-off
   Scalar step_scale() const { return scale_; }  // tolerance mode: the back-offs' factor on the steps
+  // The continuation's first target: max(epsilon, continuation_start).
+  static Scalar first_target(const Settings& s) {
+    return s.continuation_start > s.gap_tolerance ? s.continuation_start : s.gap_tolerance;
+  }
+  // Tolerance mode: the gap the rule works toward now (the continuation: from max(epsilon,
+  // continuation_start) down to epsilon); 0 in fixed mode.
+  Scalar gap_target() const { return target_; }
   // The verdict: the last convergence_window steps were stationary and met the certified tolerance.
   bool converged(const Settings& s) const { return converged_ >= s.convergence_window; }
   // The last convergence_window steps were stationary (|G| <= stationarity_tolerance).
@@ -223,6 +245,7 @@ class PenaltySchedule {
     const bool counts = above_ >= 0 && growths_ >= 0 && above_ <= iteration && growths_ <= iteration &&
                         backoffs_ >= 0 && backoffs_ <= iteration &&
                         level_ >= 0 && level_ <= growths_ && scale_ > Scalar(0) && scale_ <= Scalar(1) &&
+                        target_ >= s.gap_tolerance && target_steps_ >= 0 && target_steps_ <= iteration &&
                         (previous_lambda_ == Scalar(0) ||
                          (previous_lambda_ >= s.penalty_start && previous_lambda_ < lambda_));
     const bool certifies = s.tolerance_mode() && s.gradient == GradientMode::exact;
@@ -235,7 +258,8 @@ class PenaltySchedule {
                                              estimate_ == Scalar(0) && window_start_ == Scalar(0) &&
                                              scale_ == Scalar(1) && previous_lambda_ == Scalar(0) &&
                                              best_ == Scalar(0) && window_min_ == Scalar(0) &&
-                                             backoffs_ == 0 && level_ == 0);
+                                             backoffs_ == 0 && level_ == 0 && target_ == Scalar(0) &&
+                                             target_steps_ == 0);
     return valid ? Status::ok : Status::checkpoint_corrupt;
   }
 
@@ -262,7 +286,8 @@ class PenaltySchedule {
   template <class Self, class Visitor>
   static void visit_state(Self& self, Visitor&& v) {
     v(self.lambda_, self.above_, self.growths_, self.estimate_, self.window_start_, self.stationary_, self.converged_,
-      self.scale_, self.previous_lambda_, self.best_, self.window_min_, self.backoffs_, self.level_);
+      self.scale_, self.previous_lambda_, self.best_, self.window_min_, self.backoffs_, self.level_, self.target_,
+      self.target_steps_);
   }
 
  private:
@@ -294,6 +319,9 @@ class PenaltySchedule {
   Scalar window_min_ = Scalar(0);    // the smallest measured gap of the current window
   std::int64_t backoffs_ = 0;        // back-offs since init()
   std::int64_t level_ = 0;           // growths not taken back
+  Scalar target_ = Scalar(0);        // tolerance mode: the gap the rule compares with (continuation: from
+                                     // max(epsilon, continuation_start) down to epsilon)
+  std::int64_t target_steps_ = 0;    // steps at or below target_ since it was set
 };
 
 namespace detail {
@@ -303,7 +331,7 @@ template <typename Scalar>
 struct CheckpointField<PenaltySchedule<Scalar>> {
   using Real = CheckpointField<Scalar>;
   using Count = CheckpointField<std::int64_t>;
-  static constexpr std::size_t size = 7 * Real::size + 6 * Count::size;
+  static constexpr std::size_t size = 8 * Real::size + 7 * Count::size;
   // Each field in visit_state's order, by its own type's CheckpointField.
   template <class Schedule, class F>
   static void each(Schedule& s, F&& f) {

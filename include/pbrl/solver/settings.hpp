@@ -213,6 +213,13 @@ struct PenaltySolverSettings : GradientSettings {
   Scalar penalty_smoothness = Scalar(0.01);  // tolerance mode: L_p in the step scaling (>= 0); the
                                              // theorem's L_p is problem-dependent: 0.01 measured best
                                              // of 1, 0.1, 0.01 on the paper's three experiments (docs/results.md)
+  Scalar continuation_start = Scalar(1e-2);  // tolerance mode: the schedule's first target for the gap,
+                                             // max(gap_tolerance, this) (>= 0; at most gap_tolerance: epsilon
+                                             // from the start)
+  Scalar continuation_divisor = Scalar(10);  // tolerance mode: the target's divisor (down to gap_tolerance)
+                                             // each time the iterates are stationary at it (> 1)
+  int continuation_patience = 3000;          // tolerance mode: ... or have been at or below it this many
+                                             // steps (>= 1)
   int inner_steps_max = 100;           // tolerance mode: T_max >= inner_steps
   Scalar oracle_gap_fraction = Scalar(0.1);  // tolerance mode: the oracle's target over max(epsilon, last
                                              // measured gap), in (0, 1]
@@ -250,6 +257,9 @@ struct PenaltySolverSettings : GradientSettings {
     v(penalty_backoff, when(tolerance, above_one()), "penalty_backoff");
     v(penalty_step_limit, when(tolerance, non_negative()), "penalty_step_limit");
     v(penalty_smoothness, when(tolerance, non_negative()), "penalty_smoothness");
+    v(continuation_start, when(tolerance, non_negative()), "continuation_start");
+    v(continuation_divisor, when(tolerance, above_one()), "continuation_divisor");
+    v(continuation_patience, when(tolerance, range(1, std::numeric_limits<int>::max())), "continuation_patience");
     v(inner_steps_max, when(tolerance, range(1, kMaxInnerSteps)), "inner_steps_max");
     v(oracle_gap_fraction, when(tolerance, unit_above_zero()), "oracle_gap_fraction");
     v(stationarity_tolerance, non_negative(), "stationarity_tolerance");
