@@ -781,6 +781,14 @@ TEST_CASE("restore refuses an intact image of a state no step could leave, solve
           Status::checkpoint_corrupt);
     CHECK(restore([&](unsigned char* p) { put_scalar(p + kScheduleAt, s.penalty_start / Real(2)); }) ==
           Status::checkpoint_corrupt);
+    // The continuation's target outside [epsilon, max(epsilon, continuation_start)] (fixed mode: 0).
+    const std::size_t target_at = kNetGrowthsAt + 8;
+    const Real first_target = std::max(s.gap_tolerance, s.continuation_start);
+    CHECK(restore([&](unsigned char* p) { put_scalar(p + target_at, first_target * Real(2)); }) ==
+          Status::checkpoint_corrupt);
+    if (s.gap_tolerance > Real(0))
+      CHECK(restore([&](unsigned char* p) { put_scalar(p + target_at, s.gap_tolerance / Real(2)); }) ==
+            Status::checkpoint_corrupt);
     // y outside its set: a direct row summing to 1 + y(0,1) - 1e-3, a logit beyond the bound 50.
     const bool direct = s.policy.parameterization == Parameterization::direct;
     CHECK(restore([&](unsigned char* p) { put_scalar(p + y_at, direct ? Real(0.999) : Real(60)); }) ==

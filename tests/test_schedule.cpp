@@ -691,6 +691,35 @@ TEST_CASE("a checkpoint taken mid-solve continues bit for bit, outcome and step 
   CHECK(same_bits(solver.y(), y));
 }
 
+// The report carries the continuation's target: the schedule's after the step, in [epsilon,
+// max(epsilon, continuation_start)], falling to epsilon over a run; 0 in fixed mode.
+TEST_CASE("the report's gap_target is the schedule's, from the continuation's start down to epsilon") {
+  static Game game;
+  static Solver solver;
+  auto settings = paper_settings();
+  settings.gap_tolerance = Real(1e-4);
+  settings.continuation_start = Real(1e-2);
+  settings.continuation_patience = 20;  // a new target every 20 steps at or below the current one
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  Real first = 0, last = 0;
+  for (int k = 0; k < 400; ++k) {
+    Solver::Report r;
+    REQUIRE(solver.step(&r) == Status::ok);
+    CHECK(r.gap_target == solver.schedule().gap_target());
+    CHECK(r.gap_target >= settings.gap_tolerance);
+    CHECK(r.gap_target <= settings.continuation_start);
+    if (k == 0) first = r.gap_target;
+    last = r.gap_target;
+  }
+  CHECK(first == settings.continuation_start);
+  CHECK(last < first);  // the continuation moved on
+  settings.gap_tolerance = Real(0);  // fixed mode: no target
+  REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+  Solver::Report r;
+  REQUIRE(solver.step(&r) == Status::ok);
+  CHECK(r.gap_target == Real(0));
+}
+
 TEST_CASE("sampled mode: a step whose objective F = f + lambda p would overflow is refused, nothing changed") {
   static Game game;
   static Solver solver;

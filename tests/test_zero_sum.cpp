@@ -1120,6 +1120,7 @@ void same_report(const SliceSolver::Report& a, const SliceSolver::Report& b) {
   CHECK(a.oracle_gap == b.oracle_gap);
   CHECK(a.gap_bound == b.gap_bound);
   CHECK(a.gap_estimate == b.gap_estimate);
+  CHECK(a.gap_target == b.gap_target);
   CHECK(a.tolerance_met == b.tolerance_met);
   CHECK(a.inner_converged == b.inner_converged);
   CHECK(a.max_sweeps_hit == b.max_sweeps_hit);

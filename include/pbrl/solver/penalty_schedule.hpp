@@ -78,6 +78,8 @@ struct ScheduleReport {
   Scalar oracle_gap = Scalar(0);        // certified bound on pi-hat's own gap on M(x_k) (both players' summed)
   Scalar gap_bound = Scalar(0);         // certified bound on the iterate's lower-level gap on M(x_k)
   Scalar gap_estimate = Scalar(0);      // the gap the schedule compared with epsilon after this step
+  Scalar gap_target = Scalar(0);        // tolerance mode: the gap the schedule works toward after this step
+                                        // (the continuation's, from max(epsilon, continuation_start) to epsilon)
   bool tolerance_met = false;           // tolerance mode and gap_bound <= gap_tolerance
   bool inner_converged = false;         // exact tolerance mode: the oracle (zero-sum: both) stopped on its
                                         // target; false: it ran to inner_steps_max, or no target (fixed, sampled)
@@ -238,14 +240,16 @@ class PenaltySchedule {
   // Whether this state (a checkpoint's) is one reset() and observe() can leave after `iteration`
   // steps under s: in fixed mode reset()'s; in tolerance mode lambda in [penalty_start,
   // penalty_max], fewer steps above epsilon than penalty_patience, at most one growth per step
-  // (so that no count can overflow before the iteration count does). Else checkpoint_corrupt.
+  // (so that no count can overflow before the iteration count does), the continuation's target in
+  // [epsilon, max(epsilon, continuation_start)]. Else checkpoint_corrupt.
   // The verdict's counts: at most the steps taken, the certified run within the stationary run,
   // no certified run outside exact tolerance mode.
   Status validate_state(const Settings& s, std::int64_t iteration) const {
     const bool counts = above_ >= 0 && growths_ >= 0 && above_ <= iteration && growths_ <= iteration &&
                         backoffs_ >= 0 && backoffs_ <= iteration &&
                         level_ >= 0 && level_ <= growths_ && scale_ > Scalar(0) && scale_ <= Scalar(1) &&
-                        target_ >= s.gap_tolerance && target_steps_ >= 0 && target_steps_ <= iteration &&
+                        target_ >= s.gap_tolerance && target_ <= first_target(s) && target_steps_ >= 0 &&
+                        target_steps_ <= iteration &&
                         (previous_lambda_ == Scalar(0) ||
                          (previous_lambda_ >= s.penalty_start && previous_lambda_ < lambda_));
     const bool certifies = s.tolerance_mode() && s.gradient == GradientMode::exact;
@@ -275,6 +279,7 @@ class PenaltySchedule {
     r.oracle_gap = oracle_gap;
     r.gap_bound = gap_bound;
     r.gap_estimate = estimate;
+    r.gap_target = target_;
     r.tolerance_met = s.tolerance_mode() && gap_bound <= s.gap_tolerance;
     r.converged = converged(s);
     r.penalty_growths = growths_;

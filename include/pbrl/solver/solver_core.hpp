@@ -60,6 +60,7 @@ struct PenaltySolverReport : ScheduleReport<Scalar>, EvaluationOutcome {
     v(this->oracle_gap, "oracle_gap", "certified bound on the oracle policy's own gap");
     v(this->gap_bound, "gap_bound", "certified bound on the iterate's lower-level gap");
     v(this->gap_estimate, "gap_estimate", "the gap the penalty schedule compared with its tolerance");
+    v(this->gap_target, "gap_target", "tolerance mode: the gap the schedule works toward (the continuation's)");
     own(v);
     v(this->tolerance_met, "tolerance_met", "tolerance mode and gap_bound <= the tolerance");
     v(this->inner_converged, "inner_converged", "the oracle stopped on its target");
