@@ -1,5 +1,6 @@
-# The API reference (docs/Doxyfile.in): the target pbrl_doxygen runs Doxygen over include/pbrl into
-# <build>/doxygen/html, where doxygen is found (scripts/install-deps installs it, Debian doxygen).
+# The API reference (docs/Doxyfile.in): the target pbrl_doxygen runs Doxygen over the public headers
+# (the Doxyfile's INPUT; an undocumented member there is a warning) into <build>/doxygen/html, where
+# doxygen is found (scripts/install-deps installs it, Debian doxygen).
 # Sets PBRL_DOXYFILE for the test that runs it (tests/CMakeLists.txt).
 find_package(Doxygen QUIET)
 if(NOT TARGET Doxygen::doxygen)

@@ -23,20 +23,24 @@
 
 namespace pbrl {
 
+/// The caps and the certificate's tolerance of a value_at_best_response call
+/// (regularized_best_response, regularized_nash_equilibrium).
 template <typename Scalar>
 struct BestResponseSettings {
-  // Value-iteration sweeps per call: soft value iteration (single agent) or Shapley sweeps (game);
-  // also the cap of each of the two soft value iterations that compute psi. At most INT_MAX
-  // (the oracle's counter).
+  /// Value-iteration sweeps per call: soft value iteration (single agent) or Shapley sweeps (game);
+  /// also the cap of each of the two soft value iterations that compute psi. In [1, INT_MAX]
+  /// (the oracle's counter).
   std::int64_t max_iterations = 10000;
-  // Game only: damped Newton steps per state and Shapley sweep on the state's matrix game.
+  /// Game only: damped Newton steps per state and Shapley sweep on the state's matrix game (>= 1).
   std::int64_t max_inner_iterations = 100;
-  // Target of the certificate: converged = (certified lower-level gap <= tolerance). Absolute, in
-  // value units. sqrt(eps): about 1.5e-8 in double, 3.5e-4 in float, well above the rounding of
-  // the certificate itself (about S * eps * |V| / (1 - gamma)).
+  /// Target of the certificate: converged = (certified lower-level gap <= tolerance). Absolute, in
+  /// value units (finite, >= 0). sqrt(eps): about 1.5e-8 in double, 3.5e-4 in float, well above
+  /// the rounding of the certificate itself (about S * eps * |V| / (1 - gamma)).
   Scalar tolerance = std::sqrt(std::numeric_limits<Scalar>::epsilon());
 };
 
+/// Checks the settings' ranges.
+/// @return ok or bad_setting.
 template <typename Scalar>
 Status validate(const BestResponseSettings<Scalar>& s) {
   if (s.max_iterations < 1 || s.max_iterations > std::numeric_limits<int>::max()) return Status::bad_setting;
@@ -45,20 +49,22 @@ Status validate(const BestResponseSettings<Scalar>& s) {
   return Status::ok;
 }
 
-// The outcome of a value_at_best_response call.
+/// The outcome of a value_at_best_response call. "Tolerance not met" is an outcome
+/// (converged = false), never an error Status.
 template <typename Scalar>
 struct BestResponseValue {
-  // The upper level's value at the exact lower-level solution, in the experiment's sign (higher is
-  // better): Stackelberg V_l^{pi_x,pi*(x)}(rho) = -f(x, pi*(x)); incentive design the designer's
-  // reward -f(pi_NE(x)); reward shaping the task's value -f(x, pi*(x)); RLHF the true return of
-  // pi*(x) on the caller's task. regularized_best_response: the lower level's own V^{pi*}(rho).
+  /// The upper level's value at the exact lower-level solution, in the experiment's sign (higher
+  /// is better): Stackelberg V_l^{pi_x,pi*(x)}(rho) = -f(x, pi*(x)); incentive design the
+  /// designer's reward -f(pi_NE(x)); reward shaping the task's value -f(x, pi*(x)); RLHF the true
+  /// return of pi*(x) on the caller's task. regularized_best_response: the lower level's own
+  /// V^{pi*}(rho).
   Scalar value = Scalar(0);
-  // Certified upper bound on the lower level's gap at the returned solution (exact arithmetic):
-  // single agent max_s V*(s) - V^{pi*}(s) (optimality_gap_bound); game psi plus the bound on
-  // the error of its computation (NashResult).
+  /// Certified upper bound on the lower level's gap at the returned solution (exact arithmetic):
+  /// single agent max_s V*(s) - V^{pi*}(s) (optimality_gap_bound); game psi plus the bound on
+  /// the error of its computation (NashResult).
   Scalar lower_level_gap = Scalar(0);
-  std::int64_t iterations = 0;  // value-iteration sweeps used (soft VI, or Shapley sweeps)
-  bool converged = false;       // lower_level_gap <= settings.tolerance
+  std::int64_t iterations = 0;  ///< value-iteration sweeps used (soft VI, or Shapley sweeps)
+  bool converged = false;       ///< lower_level_gap <= settings.tolerance
 };
 
 namespace detail {
@@ -98,26 +104,32 @@ Status evaluate_and_bound(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Sc
 
 }  // namespace detail
 
-// Caller storage of regularized_best_response: soft value iteration's warm start and results, and
-// the certificate's evaluation. About 4*S*A + S*S + 7*S scalars.
+/// Caller storage of regularized_best_response: soft value iteration's warm start and results, and
+/// the certificate's evaluation. About 4*S*A + S*S + 7*S scalars.
 template <typename Scalar, int S, int A>
 struct RegularizedOptimum {
-  StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();  // V* (warm start; kept, changed only on success)
-  StateVector<Scalar, S> next = StateVector<Scalar, S>::Zero();   // scratch
-  // After a success: Q of V*, and pi* = the soft-greedy policy of that Q (log and probabilities).
+  StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();  ///< V* (warm start; kept, changed only on success)
+  StateVector<Scalar, S> next = StateVector<Scalar, S>::Zero();   ///< scratch
+  /// After a success: Q of V*.
   StateActionMatrix<Scalar, S, A> q = StateActionMatrix<Scalar, S, A>::Zero();
+  /// After a success: log pi*, pi* the soft-greedy policy of q.
   StateActionMatrix<Scalar, S, A> log_pi = StateActionMatrix<Scalar, S, A>::Zero();
+  /// After a success: pi*, the soft-greedy policy of q (probabilities).
   StateActionMatrix<Scalar, S, A> pi = StateActionMatrix<Scalar, S, A>::Zero();
-  Evaluation<Scalar, S, A> evaluation{};  // V^{pi*}, Q^{pi*}, d^{pi*} on the MDP after a success
+  Evaluation<Scalar, S, A> evaluation{};  ///< V^{pi*}, Q^{pi*}, d^{pi*} on the MDP after a success
+  /// Scratch of the certificate's evaluation.
   EvaluationWorkspace<Scalar, S, EvaluationMethod::direct> workspace;
 };
 
-// pi* of the regularized MDP m by soft value iteration warm-started from opt.value, certified by
-// optimality_gap_bound. out.value = V^{pi*}_m(rho), out.lower_level_gap = the bound,
-// out.iterations = sweeps, out.converged = bound <= settings.tolerance. m must have passed
-// validate(m) once (this call checks the O(1) settings of m, as evaluate() does). On error out and
-// opt.value are unchanged (the rest of opt is scratch).
-// Work: at most settings.max_iterations sweeps of O(S*A*S), then one S x S LU.
+/// pi* of the regularized MDP m by soft value iteration warm-started from opt.value, certified by
+/// optimality_gap_bound.
+/// out.value = V^{pi*}_m(rho), out.lower_level_gap = the bound, out.iterations = sweeps,
+/// out.converged = bound <= settings.tolerance. m must have passed validate(m) once (this call
+/// checks the O(1) settings of m, as evaluate() does).
+/// Work: at most settings.max_iterations sweeps of O(S*A*S), then one S x S LU.
+/// @return ok; the model's null_pointer, bad_discount or bad_regularization; bad_setting
+///         (settings); not_finite (opt.value); numerical_failure. On error out and opt.value are
+///         unchanged (the rest of opt is scratch).
 template <typename Scalar, int S, int A>
 Status regularized_best_response(const Mdp<Scalar, S, A>& m, const BestResponseSettings<Scalar>& settings,
                                  RegularizedOptimum<Scalar, S, A>& opt, BestResponseValue<Scalar>& out) {
@@ -170,19 +182,29 @@ Status regularized_best_response(const Mdp<Scalar, S, A>& m, const BestResponseS
 // each)], then 2 x max_iterations soft value-iteration sweeps of O(S*A*S) for psi.
 // tau = 0 has no unique equilibrium and is refused (bad_regularization).
 
-// Halvings of the Newton step before a state's inner solve stops (at the rounding floor).
+/// Halvings of the Newton step before a state's inner solve stops (at the rounding floor).
 constexpr int kNashLineSearchHalvings = 40;
 
+/// Caller storage of regularized_nash_equilibrium: the equilibrium (the warm start of the next
+/// call) and the method's scratch.
 template <typename Scalar, int S, int A1, int A2>
 struct NashWorkspace {
+  /// The size of a state's matrix game's unknowns (p, q): A1 + A2.
   static constexpr int N = A1 + A2;
+  /// A vector of the unknowns (p, q).
   using Vec = Vector<Scalar, N>;
   // The equilibrium after a success and the warm start of the next call: kept, changed only on
   // success. The defaults (V = 0, uniform policies) are a valid cold start.
+  /// V* of the regularized game after a success; the warm start (V = 0 is a valid cold start).
   StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();  // V* of the regularized game
+  /// Player 1's equilibrium policy after a success; the warm start (uniform by default).
   StateActionMatrix<Scalar, S, A1> pi1 = StateActionMatrix<Scalar, S, A1>::Constant(Scalar(1) / Scalar(A1));
+  /// Player 2's equilibrium policy after a success; the warm start (uniform by default).
   StateActionMatrix<Scalar, S, A2> pi2 = StateActionMatrix<Scalar, S, A2>::Constant(Scalar(1) / Scalar(A2));
   // Scratch: the sweeps' values and policies, one state's matrix game and Newton system.
+  /// @{
+  /// Scratch: the sweeps' values and policies, one state's matrix game and Newton system, psi's
+  /// best responses.
   StateVector<Scalar, S> sweep_value = StateVector<Scalar, S>::Zero(), sweep_next = StateVector<Scalar, S>::Zero();
   StateActionMatrix<Scalar, S, A1> sweep_pi1 = StateActionMatrix<Scalar, S, A1>::Zero();
   StateActionMatrix<Scalar, S, A2> sweep_pi2 = StateActionMatrix<Scalar, S, A2>::Zero();
@@ -190,16 +212,18 @@ struct NashWorkspace {
   Scalar jacobian[N * N];
   Vec z, t, residual, step, trial, trial_t, trial_residual;
   BestResponseWorkspace<Scalar, S, A1, A2> best;  // psi's best responses (their values warm-start)
+  /// @}
 };
 
+/// The certificate of a regularized_nash_equilibrium call.
 template <typename Scalar>
 struct NashResult {
-  Scalar nikaido_isoda = Scalar(0);        // psi(pi1, pi2) of the returned pair, by nikaido_isoda_exact
-  Scalar nikaido_isoda_error = Scalar(0);  // |psi - computed psi| <= this (exact arithmetic)
-  Scalar change = Scalar(0);               // sup-norm change of V in the last Shapley sweep
-  std::int64_t sweeps = 0;                 // Shapley sweeps
-  std::int64_t inner_iterations = 0;       // Newton steps, all states and sweeps
-  bool converged = false;                  // psi + error <= settings.tolerance
+  Scalar nikaido_isoda = Scalar(0);        ///< psi(pi1, pi2) of the returned pair, by nikaido_isoda_exact
+  Scalar nikaido_isoda_error = Scalar(0);  ///< |psi - computed psi| <= this (exact arithmetic)
+  Scalar change = Scalar(0);               ///< sup-norm change of V in the last Shapley sweep
+  std::int64_t sweeps = 0;                 ///< Shapley sweeps
+  std::int64_t inner_iterations = 0;       ///< Newton steps, all states and sweeps
+  bool converged = false;                  ///< psi + error <= settings.tolerance
 };
 
 namespace detail {
@@ -321,10 +345,14 @@ Scalar soft_bellman_residual(const Regularizer<Scalar, S, A>& reg, const StateVe
 
 }  // namespace detail
 
-// The regularized NE of the game by the method above, warm-started from (ws.value, ws.pi1,
-// ws.pi2). After a success ws.value, ws.pi1, ws.pi2 hold the equilibrium and result its
-// certificate; on error they and result are unchanged (the rest of ws is scratch). The game is
-// validated in full (O(S*A1*A2*S)); tau must be > 0.
+/// The regularized NE of the game by Shapley's value iteration with damped Newton per state (the
+/// method above), warm-started from (ws.value, ws.pi1, ws.pi2).
+/// After a success ws.value, ws.pi1, ws.pi2 hold the equilibrium and result its certificate. The
+/// game is validated in full (O(S*A1*A2*S)); tau must be > 0.
+/// @return ok; the game's validate() statuses; bad_regularization (tau = 0: no unique
+///         equilibrium); bad_setting (settings); not_finite or bad_policy (the warm start);
+///         numerical_failure. On error ws.value, ws.pi1, ws.pi2 and result are unchanged (the
+///         rest of ws is scratch).
 template <typename Scalar, int S, int A1, int A2>
 Status regularized_nash_equilibrium(const MarkovGame<Scalar, S, A1, A2>& g, const BestResponseSettings<Scalar>& settings,
                                     NashWorkspace<Scalar, S, A1, A2>& ws, NashResult<Scalar>& result) {

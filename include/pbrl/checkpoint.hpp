@@ -84,26 +84,37 @@
 
 namespace pbrl {
 
-// CRC-32 of IEEE 802.3 (zlib's crc32: reflected polynomial 0xEDB88320, register and result
-// complemented). Chains: crc32(b, nb, crc32(a, na)) is the CRC of a followed by b. Null data
-// counts as no bytes.
+/// CRC-32 of IEEE 802.3 (zlib's crc32: reflected polynomial 0xEDB88320, register and result
+/// complemented). Chains: crc32(b, nb, crc32(a, na)) is the CRC of a followed by b. Null data
+/// counts as no bytes.
 std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t crc = 0u);
 
-constexpr std::uint32_t kCheckpointMagic = 0x4B434250u;  // "PBCK" as the image's first 4 bytes (little-endian)
+constexpr std::uint32_t kCheckpointMagic = 0x4B434250u;  ///< "PBCK" as the image's first 4 bytes (little-endian)
+/// The image format's version: an image of another version is refused (checkpoint_mismatch).
 constexpr std::uint16_t kCheckpointVersion = 7;
+/// Bytes of an image's header, before the payload.
 constexpr std::size_t kCheckpointHeaderSize = 48;
+/// Bytes of an image's commit word, after the payload.
 constexpr std::size_t kCheckpointCommitSize = 8;
 
+/// The solver type an image holds (the header's byte 14).
 enum class CheckpointSolver : unsigned char { pbrl = 1, pbrl_zero_sum = 2 };
 
-// What an image's type tag records about its solver; each solver's checkpoint_tag() says.
+/// What an image's type tag records about its solver; each solver's checkpoint_tag() says.
 struct CheckpointTag {
+  /// The solver type.
   CheckpointSolver solver;
+  /// sizeof(Scalar).
   std::size_t scalar_size;
+  /// The evaluation method.
   EvaluationMethod method;
+  /// @{
+  /// The sizes: S, A (Pbrl) or A1 and A2 (PbrlZeroSum, else 0), the parameter dimension.
   int states, actions1, actions2, parameters;
+  /// @}
 };
 
+/// @cond internal
 // The checkpoint functions' way into a solver's and an estimate's hooks, which those keep private
 // (friend struct CheckpointAccess): their state and settings fields (visit_state, visit_settings),
 // the checks of an image's state (validate_checkpoint_state) and the header's codes. Users
@@ -151,6 +162,7 @@ template <EvaluationMethod M, typename T>
 WarmStart<M, T> warm_start(T& field) {
   return {field};
 }
+/// @endcond
 
 namespace detail {
 
@@ -686,71 +698,82 @@ Status restore_newest(Solver& solver, Estimate* estimate, const unsigned char* s
 
 }  // namespace detail
 
-// Bytes of Solver's image: header, payload and commit word; with an Estimate
-// (estimate/transition_estimate.hpp), of the image that carries both.
+/// Bytes of Solver's image: header, payload and commit word; with an Estimate
+/// (estimate/transition_estimate.hpp), of the image that carries both. A compile-time constant.
 template <class Solver, class Estimate = detail::NoEstimate>
 constexpr std::size_t checkpoint_size() {
   return detail::image_size<Solver, Estimate>();
 }
 
-// Writes the solver's image to buffer[0, checkpoint_size<Solver>()). null_pointer,
-// not_initialized or buffer_too_small leave the buffer untouched.
+/// Writes the solver's image to buffer[0, checkpoint_size<Solver>()).
+/// @param solver an init()'d Pbrl or PbrlZeroSum
+/// @param buffer where the image goes (a flash page, an A/B slot: checkpoint_slot_to_write())
+/// @param capacity the buffer's bytes, at least checkpoint_size<Solver>()
+/// @return ok; null_pointer, not_initialized or buffer_too_small, which leave the buffer
+///         untouched.
 template <class Solver>
 Status save_checkpoint(const Solver& solver, unsigned char* buffer, std::size_t capacity) {
   return detail::save_image(solver, static_cast<const detail::NoEstimate*>(nullptr), buffer, capacity);
 }
-// The solver's and the estimate's image (checkpoint_size<Solver, Estimate>() bytes); its model
-// digest names the estimate's prior.
+/// The solver's and the estimate's image (checkpoint_size<Solver, Estimate>() bytes); its model
+/// digest names the estimate's prior.
+/// @return save_checkpoint(solver, buffer, capacity)'s statuses, not_initialized also for an
+///         estimate not init()'d; on error the buffer is untouched.
 template <class Solver, class Estimate>
 Status save_checkpoint(const Solver& solver, const Estimate& estimate, unsigned char* buffer, std::size_t capacity) {
   return detail::save_image(solver, &estimate, buffer, capacity);
 }
 
-// Restores the image at the start of buffer[0, size) into a solver init()'d with the same
-// problem data and settings. Refusals, in the order checked: null_pointer, not_initialized,
-// buffer_too_small (size < checkpoint_size<Solver>()), checkpoint_corrupt (not an intact image),
-// checkpoint_mismatch (another version, solver type, scalar, evaluation method or size, or an
-// image with an estimate), checkpoint_other_problem (another kind of problem),
-// checkpoint_other_model (another model: rewards, transitions, rho, gamma, tau, box),
-// checkpoint_other_settings, not_finite or checkpoint_corrupt (a number out of its range), then a
-// state the solver could not have written (its validate_checkpoint_state): out_of_bounds (x
-// outside the problem's box), bad_policy (y outside its policy set, an oracle policy off the
-// simplex), checkpoint_corrupt (an iteration count other than the sequence number, a penalty
-// schedule's state that does not fit the settings and the count). On any refusal the solver is
-// untouched.
+/// Restores the image at the start of buffer[0, size) into a solver init()'d with the same
+/// problem data and settings; it continues bit for bit like the solver that was saved.
+/// @return ok, or the refusals, in the order checked: null_pointer, not_initialized,
+///   buffer_too_small (size < checkpoint_size<Solver>()), checkpoint_corrupt (not an intact image),
+///   checkpoint_mismatch (another version, solver type, scalar, evaluation method or size, or an
+///   image with an estimate), checkpoint_other_problem (another kind of problem),
+///   checkpoint_other_model (another model: rewards, transitions, rho, gamma, tau, box),
+///   checkpoint_other_settings, not_finite or checkpoint_corrupt (a number out of its range), then a
+///   state the solver could not have written (its validate_checkpoint_state): out_of_bounds (x
+///   outside the problem's box), bad_policy (y outside its policy set, an oracle policy off the
+///   simplex), checkpoint_corrupt (an iteration count other than the sequence number, a penalty
+///   schedule's state that does not fit the settings and the count). On any refusal the solver is
+///   untouched.
 template <class Solver>
 Status restore_checkpoint(Solver& solver, const unsigned char* buffer, std::size_t size) {
   return detail::restore_image(solver, static_cast<detail::NoEstimate*>(nullptr), buffer, size);
 }
-// The image of a solver and an estimate, into both: the refusals above, with the estimate's prior
-// in the model digest (checkpoint_other_model), its strength and settings in the settings digest
-// (checkpoint_other_settings), its count type and size in the type (checkpoint_mismatch), and
-// bad_setting for counts the estimate could not have reached (TransitionEstimate::restore's
-// rules); on any refusal both are untouched. Then write the estimate's mean and swap_model() it in.
+/// The image of a solver and an estimate, into both; then write the estimate's mean and
+/// swap_model() it in.
+/// @return ok, or the refusals of restore_checkpoint(solver, buffer, size), with the estimate's
+///         prior in the model digest (checkpoint_other_model), its strength and settings in the
+///         settings digest (checkpoint_other_settings), its count type and size in the type
+///         (checkpoint_mismatch), and bad_setting for counts the estimate could not have reached
+///         (TransitionEstimate::restore's rules); on any refusal both are untouched.
 template <class Solver, class Estimate>
 Status restore_checkpoint(Solver& solver, Estimate& estimate, const unsigned char* buffer, std::size_t size) {
   return detail::restore_image(solver, &estimate, buffer, size);
 }
 
-// A/B storage: the slot (0 or 1) the next save should go to: one that holds no intact image of
-// Solver's type, else the one with the older image (smaller sequence number, then, with an
-// Estimate, fewer observations; slot 1 on a tie, which restore_newest_checkpoint() reads second).
-// Slots are slot_size bytes. With an Estimate: of the images that carry both.
+/// A/B storage: the slot (0 or 1) the next save should go to: one that holds no intact image of
+/// Solver's type, else the one with the older image (smaller sequence number, then, with an
+/// Estimate, fewer observations; slot 1 on a tie, which restore_newest_checkpoint() reads second).
+/// Slots are slot_size bytes. With an Estimate: of the images that carry both.
 template <class Solver, class Estimate = detail::NoEstimate>
 int checkpoint_slot_to_write(const unsigned char* slot0, const unsigned char* slot1, std::size_t slot_size) {
   return detail::slot_to_write<Solver, Estimate>(slot0, slot1, slot_size);
 }
 
-// A/B storage: restores the newest image restore_checkpoint() accepts (by the order above; slot 0
-// first on a tie). If neither slot has one, returns the refusal of the slot tried first (the
-// newer intact image, else slot 0) and the solver is untouched. Refuses null slots
-// (null_pointer), an uninitialized solver and slots shorter than an image (buffer_too_small).
+/// A/B storage: restores the newest image restore_checkpoint() accepts (by the order above; slot 0
+/// first on a tie).
+/// @return ok; null_pointer (a null slot), not_initialized, buffer_too_small (slots shorter than
+///         an image); if neither slot has an image it accepts, the refusal of the slot tried first
+///         (the newer intact image, else slot 0). On error the solver is untouched.
 template <class Solver>
 Status restore_newest_checkpoint(Solver& solver, const unsigned char* slot0, const unsigned char* slot1,
                                  std::size_t slot_size) {
   return detail::restore_newest(solver, static_cast<detail::NoEstimate*>(nullptr), slot0, slot1, slot_size);
 }
-// ... of a solver and an estimate, into both.
+/// restore_newest_checkpoint() of a solver and an estimate, into both (their images:
+/// save_checkpoint(solver, estimate, ...)); on error both are untouched.
 template <class Solver, class Estimate>
 Status restore_newest_checkpoint(Solver& solver, Estimate& estimate, const unsigned char* slot0,
                                  const unsigned char* slot1, std::size_t slot_size) {

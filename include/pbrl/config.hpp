@@ -1,7 +1,8 @@
 #pragma once
-// Eigen and platform settings in one place, and the fixed-size types every header uses.
-// The alignment setting that changes layouts (EIGEN_MAX_STATIC_ALIGN_BYTES) comes from the
-// CMake target pbrl::pbrl so that the library and its users always agree on it.
+/// @file
+/// Eigen and platform settings in one place, and the fixed-size types every header uses.
+/// The alignment setting that changes layouts (EIGEN_MAX_STATIC_ALIGN_BYTES) comes from the
+/// CMake target pbrl::pbrl so that the library and its users always agree on it.
 
 #include "pbrl/status.hpp"
 
@@ -17,12 +18,19 @@
 // PBRL_MAX_INNER_STEPS, which travel with the target (the horizon also sizes the trajectory
 // buffers, so library and firmware must agree); the defaults are the widest the library allows.
 #ifndef PBRL_MAX_BATCH
+/// Work cap: the largest sampled batch B a setting may ask for, in [1, 2^20] (default 2^20).
+/// Set by the CMake cache variable PBRL_MAX_BATCH, which travels with the target pbrl::pbrl.
 #define PBRL_MAX_BATCH 1048576
 #endif
 #ifndef PBRL_MAX_HORIZON
+/// Work cap: the largest rollout horizon H a setting may ask for, in [1, 4096] (default 64).
+/// It also sizes the trajectory buffers, so the library and the firmware must agree on it (the
+/// CMake cache variable PBRL_MAX_HORIZON travels with the target).
 #define PBRL_MAX_HORIZON 64
 #endif
 #ifndef PBRL_MAX_INNER_STEPS
+/// Work cap: the largest inner (oracle) step count T a setting may ask for, in [1, 100000]
+/// (default 100000). Set by the CMake cache variable PBRL_MAX_INNER_STEPS.
 #define PBRL_MAX_INNER_STEPS 100000
 #endif
 // B*H*(T+2) environment steps per solver step, and counts over many steps, stay far inside int64.
@@ -33,42 +41,48 @@ static_assert(PBRL_MAX_INNER_STEPS >= 1 && PBRL_MAX_INNER_STEPS <= 100000,
 
 namespace pbrl {
 
-// Tabular quantities. Row-major S x A so that row s is a distribution over actions and
-// the flat index s*A + a matches the row of the transition table.
+/// A value per state: V(s), d(s), rho(s).
 template <typename Scalar, int S>
 using StateVector = Eigen::Matrix<Scalar, S, 1>;
+/// A value per state-action pair, S x A and row-major: row s of a policy is a distribution over
+/// actions, and the flat index s*A + a matches the row of the transition table.
 template <typename Scalar, int S, int A>
 using StateActionMatrix = Eigen::Matrix<Scalar, S, A, Eigen::RowMajor>;
+/// A column vector of N scalars (a problem's parameters x).
 template <typename Scalar, int N>
 using Vector = Eigen::Matrix<Scalar, N, 1>;
 
-// Read-only caller arrays (flash on a device) seen through fixed-size maps, never copied.
+/// A read-only S x A caller array (flash on a device) seen through a fixed-size map, never copied.
 template <typename Scalar, int S, int A>
 using ConstStateActionMap = Eigen::Map<const StateActionMatrix<Scalar, S, A>>;
+/// A read-only caller array of S values seen through a fixed-size map, never copied.
 template <typename Scalar, int S>
 using ConstStateMap = Eigen::Map<const StateVector<Scalar, S>>;
-// Transition table: row s*A + a holds P(. | s, a).
+/// A read-only transition table seen through a fixed-size map: row s*A + a holds P(. | s, a).
 template <typename Scalar, int S, int A>
 using ConstTransitionMap = Eigen::Map<const Eigen::Matrix<Scalar, S * A, S, Eigen::RowMajor>>;
 
+/// Compile-time check that a model has at least two states and two actions.
+/// Why: Eigen forbids row-major column vectors, which a single state or action would create.
 template <int S, int A>
 constexpr void check_sizes() {
   // Eigen forbids row-major column vectors, which a single state or action would create.
   static_assert(S >= 2 && A >= 2, "pbrl needs at least two states and two actions");
 }
 
-// Tolerance for "sums to one" checks on model data given in Scalar precision.
+/// Tolerance for "sums to one" checks on model data given in Scalar precision: 64 epsilon.
 template <typename Scalar>
 constexpr Scalar distribution_tolerance() {
   return std::numeric_limits<Scalar>::epsilon() * Scalar(64);
 }
-// ... for a row of n probabilities (n roundings): what the model checks use.
+/// Tolerance for "sums to one" checks of a row of n probabilities (n roundings): what the model
+/// checks use.
 template <typename Scalar>
 constexpr Scalar distribution_tolerance(int n) {
   return distribution_tolerance<Scalar>() * Scalar(n);
 }
 
-// Smallest probability that enters a logarithm: keeps log and its gradient finite.
+/// Smallest probability that enters a logarithm: keeps log and its gradient finite.
 template <typename Scalar>
 constexpr Scalar log_floor() {
   return std::numeric_limits<Scalar>::min() * Scalar(1) / std::numeric_limits<Scalar>::epsilon();
@@ -194,6 +208,8 @@ constexpr bool contiguous() {
 
 }  // namespace detail
 
+/// Whether every coefficient of m is finite (no NaN, no infinity).
+/// Stored coefficients are checked by one branch-free pass over the array.
 template <typename Derived>
 bool all_finite(const Eigen::DenseBase<Derived>& m) {
   if constexpr (detail::contiguous<Derived>())

@@ -7,9 +7,12 @@
 
 namespace pbrl {
 
+/// The names of enum E's N enumerators, in value order: what enum_names(E) returns.
 template <typename E, int N>
 struct EnumNames {
+  /// The name of value i at [i].
   const char* names[N];
+  /// N, the enumerator count.
   static constexpr int size = N;
 };
 
@@ -25,7 +28,7 @@ constexpr bool same_text(const char* a, const char* b) {
 
 }  // namespace detail
 
-// The name of an enumerator; nullptr for a value outside the table.
+/// The name of an enumerator; nullptr for a value outside the table.
 template <typename E>
 constexpr const char* enum_name(E value) {
   constexpr auto table = enum_names(E{});
@@ -33,7 +36,7 @@ constexpr const char* enum_name(E value) {
   return i >= 0 && i < table.size ? table.names[i] : nullptr;
 }
 
-// The enumerator called `name` into value; false (value unchanged) if there is none.
+/// The enumerator called `name` into value; false (value unchanged) if there is none.
 template <typename E>
 constexpr bool enum_from_name(const char* name, E& value) {
   constexpr auto table = enum_names(E{});

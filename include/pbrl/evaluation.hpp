@@ -20,42 +20,57 @@
 
 namespace pbrl {
 
+/// How policies are evaluated, chosen at compile time: direct (LU, S*S scalars) or sweeps
+/// (warm-started fixed-point sweeps, O(S) memory, capped at max_sweeps).
 enum class EvaluationMethod : unsigned char { direct, sweeps };
 
-// Everything known about one policy on one MDP. Kept by the caller between calls: in sweep
-// mode the previous value and occupancy are the warm start.
+/// Everything known about one policy on one MDP. Kept by the caller between calls: in sweep
+/// mode the previous value and occupancy are the warm start.
 template <typename Scalar, int S, int A>
 struct Evaluation {
-  StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();                  // V^pi(s)
-  StateActionMatrix<Scalar, S, A> q = StateActionMatrix<Scalar, S, A>::Zero();    // Q^pi(s,a)
-  StateVector<Scalar, S> occupancy = StateVector<Scalar, S>::Zero();              // d(s)
-  Scalar value_rho = Scalar(0);                                                   // V^pi(rho)
+  StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();                  ///< V^pi(s)
+  StateActionMatrix<Scalar, S, A> q = StateActionMatrix<Scalar, S, A>::Zero();    ///< Q^pi(s,a)
+  StateVector<Scalar, S> occupancy = StateVector<Scalar, S>::Zero();              ///< d(s)
+  Scalar value_rho = Scalar(0);                                                   ///< V^pi(rho)
 };
 
+/// The scratch of policy evaluation by Method, owned by the caller (sizeof is its RAM).
 template <typename Scalar, int S, EvaluationMethod Method>
 struct EvaluationWorkspace;
 
+/// The direct method's workspace: the LU factors of I - gamma*P_pi and the solves' vectors.
 template <typename Scalar, int S>
 struct EvaluationWorkspace<Scalar, S, EvaluationMethod::direct> {
+  /// The method this workspace serves.
   static constexpr EvaluationMethod method = EvaluationMethod::direct;
-  Scalar lu[S * S];  // plain array (mapped): no Eigen fixed-size object limit at large S
+  Scalar lu[S * S];  ///< the factors; a plain array (mapped): no Eigen fixed-size object limit at large S
+  /// @{
+  /// Scratch of the solves.
   StateVector<Scalar, S> value, occupancy, rhs;
-  const void* factors_of = nullptr;  // the Evaluation whose evaluate() made the factors in lu
+  /// @}
+  const void* factors_of = nullptr;  ///< the Evaluation whose evaluate() made the factors in lu
 };
 
+/// The sweeps method's workspace: its settings (max_sweeps, tolerance), its diagnostics and the
+/// solves' vectors.
 template <typename Scalar, int S>
 struct EvaluationWorkspace<Scalar, S, EvaluationMethod::sweeps> {
+  /// The method this workspace serves.
   static constexpr EvaluationMethod method = EvaluationMethod::sweeps;
-  int max_sweeps = 500;  // bound on the work of one solve
+  int max_sweeps = 500;  ///< bound on the work of one solve (>= 1, else the calls return bad_setting)
+  /// Stop once a sweep changes no entry by more than this (sup norm; finite, >= 0, else bad_setting).
   Scalar tolerance = std::numeric_limits<Scalar>::epsilon() * Scalar(64);  // sup-norm change
-  int last_sweeps = 0;   // sweeps the last solve used (diagnostic)
-  bool max_sweeps_hit = false;  // the last call stopped a solve at max_sweeps, above its tolerance
-  std::int64_t max_sweeps_hit_total = 0;  // calls that did, since the workspace was made (saturates)
+  int last_sweeps = 0;   ///< sweeps the last solve used (diagnostic)
+  bool max_sweeps_hit = false;  ///< the last call stopped a solve at max_sweeps, above its tolerance
+  std::int64_t max_sweeps_hit_total = 0;  ///< calls that did, since the workspace was made (saturates)
+  /// @{
+  /// Scratch of the solves.
   StateVector<Scalar, S> value, occupancy, rhs, next;
+  /// @}
 };
 
-// Calls through ws that stopped a sweep solve at max_sweeps, since ws was made; a solver's report
-// gives the difference over its step. The direct method has no cap: always 0.
+/// Calls through ws that stopped a sweep solve at max_sweeps, since ws was made; a solver's report
+/// gives the difference over its step. The direct method has no cap: always 0.
 template <typename Scalar, int S, EvaluationMethod M>
 std::int64_t max_sweeps_hit_total(const EvaluationWorkspace<Scalar, S, M>& ws) {
   if constexpr (M == EvaluationMethod::sweeps) {
@@ -66,17 +81,17 @@ std::int64_t max_sweeps_hit_total(const EvaluationWorkspace<Scalar, S, M>& ws) {
   }
 }
 
-// Forgets which evaluation the factors ws holds were made for: evaluate_on_chain factors afresh.
-// Solvers call it as a step begins (M(x) is new).
+/// Forgets which evaluation the factors ws holds were made for: evaluate_on_chain factors afresh.
+/// Solvers call it as a step begins (M(x) is new).
 template <typename Scalar, int S, EvaluationMethod M>
 void forget_factorization(EvaluationWorkspace<Scalar, S, M>& ws) {
   if constexpr (M == EvaluationMethod::direct) ws.factors_of = nullptr;
   (void)ws;
 }
 
-// The part of every solver's and baseline's step report that its policy evaluations fill.
+/// The part of every solver's and baseline's step report that its policy evaluations fill.
 struct EvaluationOutcome {
-  std::int64_t max_sweeps_hit = 0;  // evaluations in this step that stopped at max_sweeps (0 with LU)
+  std::int64_t max_sweeps_hit = 0;  ///< evaluations in this step that stopped at max_sweeps (0 with LU)
 };
 
 namespace detail {
@@ -502,13 +517,21 @@ Status evaluate_checked(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scal
 
 }  // namespace detail
 
-// V, Q, d and V(rho) of policy pi (rows are distributions) on MDP m.
-// m must have passed validate(m) once; this call checks pi and the cheap model settings.
-// log_pi: log pi entrywise (finite; entries where pi is 0 are not read), as the oracles keep it
-// beside pi, so the regularizer's h is formed without taking S*A logs; nullptr: taken here.
-// with_q = false leaves out.q as it was and forms V, d and V(rho) alone, the same numbers: for a
-// policy whose Q nothing reads (a solver's pi-hat when the value and Nikaido-Isoda penalties read
-// V and d and no certificate is asked for), S*A*S multiply-adds fewer.
+/// V, Q, d and V(rho) of policy pi (rows are distributions) on MDP m, into out.
+/// m must have passed validate(m) once; this call checks pi and the cheap model settings.
+/// @param m       the MDP (validated once)
+/// @param pi      the policy, rows distributions
+/// @param ws      the workspace (scratch; sweeps: its settings and diagnostics)
+/// @param out     the result; in sweep mode its value and occupancy are the warm start
+/// @param log_pi  log pi entrywise (finite; entries where pi is 0 are not read), as the oracles
+///                keep it beside pi, so the regularizer's h is formed without taking S*A logs;
+///                nullptr: taken here
+/// @param with_q  false leaves out.q as it was and forms V, d and V(rho) alone, the same numbers:
+///                for a policy whose Q nothing reads, S*A*S multiply-adds fewer
+/// @return ok; null_pointer, bad_discount or bad_regularization (the model's settings);
+///         bad_setting (the sweeps settings); not_finite or bad_policy (pi, log_pi, the warm
+///         start); numerical_failure. On error out is unchanged (ws is scratch). Stopping at
+///         max_sweeps is not an error: ws.max_sweeps_hit says so.
 template <typename Scalar, int S, int A, EvaluationMethod M>
 Status evaluate(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
                 EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& out,
@@ -534,12 +557,14 @@ Status evaluate_formed_policy(const Mdp<Scalar, S, A>& m, const StateActionMatri
 }
 }  // namespace detail
 
-// evaluate(m, pi, ws, out) where `chain` is pi's evaluation on an MDP with the same transition,
-// initial distribution and discount (only the reward or the regularizer differs, as the upper
-// level's MDP shares the lower level's chain), made by the last factorization through ws: d is
-// chain's, V is solved with its factors (two triangular solves, no factorization): the numbers
-// evaluate() gives, to the bit. Otherwise (ws factored since, sweeps) it is evaluate(). The
-// caller guarantees that pi and the transition are unchanged since chain was made.
+/// evaluate(m, pi, ws, out) reusing the factors of `chain`, pi's evaluation on an MDP with the
+/// same transition, initial distribution and discount (only the reward or the regularizer
+/// differs, as the upper level's MDP shares the lower level's chain).
+/// If chain was made by the last factorization through ws, d is chain's and V is solved with its
+/// factors (two triangular solves, no factorization): the numbers evaluate() gives, to the bit.
+/// Otherwise (ws factored since, sweeps) it is evaluate(). The caller guarantees that pi and the
+/// transition are unchanged since chain was made.
+/// @return evaluate()'s statuses; on error out is unchanged.
 template <typename Scalar, int S, int A, EvaluationMethod M>
 Status evaluate_on_chain(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
                          EvaluationWorkspace<Scalar, S, M>& ws, const Evaluation<Scalar, S, A>& chain,
@@ -560,13 +585,15 @@ Status evaluate_on_chain(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Sca
   return evaluate(m, pi, ws, out);
 }
 
-// State-action occupancy of trajectories that start with s_0 ~ rho, a_0 ~ sigma(s_0) and follow
-// pi afterwards: mu'(s,a) = rho(s) sigma(a|s) + m(s) pi(a|s), with
-// (I - gamma*P_pi^T) m = gamma * sum_{s,a} rho(s) sigma(a|s) P(.|s,a).
-// The Bellman penalty uses it with sigma = pi_y and pi = the oracle's policy.
-// `warm` is the state part m, kept by the caller (warm start of sweeps). Pass
-// factors_current = true only right after evaluate(m, pi, ws, ...) with the same m and pi:
-// the direct method then reuses that factorization instead of computing it again.
+/// State-action occupancy of trajectories that start with s_0 ~ rho, a_0 ~ sigma(s_0) and follow
+/// pi afterwards: mu'(s,a) = rho(s) sigma(a|s) + m(s) pi(a|s), with
+/// (I - gamma*P_pi^T) m = gamma * sum_{s,a} rho(s) sigma(a|s) P(.|s,a).
+/// The Bellman penalty uses it with sigma = pi_y and pi = the oracle's policy.
+/// `warm` is the state part m, kept by the caller (warm start of sweeps). Pass
+/// factors_current = true only right after evaluate(m, pi, ws, ...) with the same m and pi:
+/// the direct method then reuses that factorization instead of computing it again.
+/// @return ok; evaluate()'s statuses for m, pi and ws; not_finite or bad_policy (sigma, warm);
+///         numerical_failure. On error warm and mu are unchanged.
 template <typename Scalar, int S, int A, EvaluationMethod M>
 Status occupancy_from_start(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
                             const StateActionMatrix<Scalar, S, A>& pi,
@@ -592,10 +619,10 @@ Status occupancy_from_start(const Mdp<Scalar, S, A>& m, const StateActionMatrix<
   return Status::ok;
 }
 
-// Policy gradient of V^pi(rho) in direct coordinates (paper, eq. "rpg direct param"):
-//   d V(rho) / d pi(a|s) = d(s) * (Q(s,a) - tau * dh_s/dpi(a|s)).
-// Chain to softmax logits with chain_policy_gradient(). log_pi as evaluate()'s (the caller has
-// checked it), or nullptr.
+/// Policy gradient of V^pi(rho) in direct coordinates (paper, eq. "rpg direct param"):
+/// d V(rho) / d pi(a|s) = d(s) * (Q(s,a) - tau * dh_s/dpi(a|s)), from pi's evaluation `eval`.
+/// Chain to softmax logits with chain_policy_gradient(). log_pi as evaluate()'s (the caller has
+/// checked it), or nullptr.
 template <typename Scalar, int S, int A>
 void policy_gradient(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
                      const Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& grad,
@@ -608,7 +635,7 @@ void policy_gradient(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar,
     }
 }
 
-// mu(s,a) = d(s) pi(a|s), the weights of J^T for grad_x V^pi(rho).
+/// mu(s,a) = d(s) pi(a|s), the weights of J^T for grad_x V^pi(rho).
 template <typename Scalar, int S, int A>
 void state_action_occupancy(const Evaluation<Scalar, S, A>& eval,
                             const StateActionMatrix<Scalar, S, A>& pi,
@@ -616,20 +643,25 @@ void state_action_occupancy(const Evaluation<Scalar, S, A>& eval,
   mu = eval.occupancy.asDiagonal() * pi;
 }
 
-// An evaluation's warm start kept apart (a checkpoint encodes it as an Evaluation's: value, then
-// occupancy): a solver keeps its last completed step's here while a step in progress overwrites
-// its evaluations, so that an image saved between a step's slices is the last completed step's.
-// S = 0 where nothing is kept (direct mode).
+/// An evaluation's warm start kept apart (a checkpoint encodes it as an Evaluation's: value, then
+/// occupancy).
+/// A solver keeps its last completed step's here while a step in progress overwrites its
+/// evaluations, so that an image saved between a step's slices is the last completed step's.
+/// S = 0 where nothing is kept (direct mode).
 template <typename Scalar, int S>
 struct EvaluationWarmStart {
+  /// The kept V.
   Eigen::Matrix<Scalar, S, 1> value = Eigen::Matrix<Scalar, S, 1>::Zero();
+  /// The kept d.
   Eigen::Matrix<Scalar, S, 1> occupancy = Eigen::Matrix<Scalar, S, 1>::Zero();
 
+  /// Keeps e's value and occupancy (a step committed).
   template <int A>
   void keep(const Evaluation<Scalar, S, A>& e) {
     value = e.value;
     occupancy = e.occupancy;
   }
+  /// Puts the kept value and occupancy back into e (a step in progress abandoned).
   template <int A>
   void put_back(Evaluation<Scalar, S, A>& e) const {
     e.value = value;

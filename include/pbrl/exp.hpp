@@ -75,13 +75,13 @@ inline float exponential_float(float z) {
 
 }  // namespace detail
 
-// Whether exponential<Scalar> is the kernel above.
+/// Whether exponential<Scalar> is the library's own float kernel (else std::exp).
 template <typename Scalar>
 constexpr bool own_exponential() {
   return std::is_same<Scalar, float>::value && PBRL_OWN_FLOAT_EXP != 0;
 }
 
-// e^z: the kernel above where own_exponential, std::exp otherwise.
+/// e^z: the library's float kernel where own_exponential, std::exp otherwise.
 template <typename Scalar>
 inline Scalar exponential(Scalar z) {
   if constexpr (own_exponential<Scalar>())
@@ -90,8 +90,8 @@ inline Scalar exponential(Scalar z) {
     return std::exp(z);
 }
 
-// out_a = e^{z_a} for a < N; out may be z. The kernel above entry by entry where
-// own_exponential, Eigen's exp over the row otherwise (vectorized where Eigen is).
+/// out_a = e^{z_a} for a < N; out may be z. The kernel entry by entry where own_exponential,
+/// Eigen's exp over the row otherwise (vectorized where Eigen is).
 template <int N, typename Scalar>
 inline void exponential_row(const Scalar* z, Scalar* out) {
   if constexpr (own_exponential<Scalar>()) {
@@ -102,9 +102,9 @@ inline void exponential_row(const Scalar* z, Scalar* out) {
   }
 }
 
-// sigma(z) = 1 / (1 + e^-z) without overflow (incentive design's incentive, the Bradley-Terry
-// probability): one exponential, of -|z|, and one division whose numerator is 1 or e^-|z| by the
-// sign of z, so no branch around the exponential.
+/// sigma(z) = 1 / (1 + e^-z) without overflow (incentive design's incentive, the Bradley-Terry
+/// probability): one exponential, of -|z|, and one division whose numerator is 1 or e^-|z| by the
+/// sign of z, so no branch around the exponential.
 template <typename Scalar>
 Scalar sigmoid(Scalar z) {
   const Scalar e = exponential(-std::abs(z));

@@ -26,7 +26,7 @@
 
 namespace pbrl {
 
-// Whether GameProblem offers the per-sample hook sample_vjp(model, s, j, s_next, rw, tw, grad).
+/// Whether GameProblem offers the per-sample hook sample_vjp(model, s, j, s_next, rw, tw, grad).
 template <class GameProblem, class = void>
 struct has_game_sample_vjp : std::false_type {};
 template <class GameProblem>
@@ -36,44 +36,61 @@ struct has_game_sample_vjp<GameProblem, std::void_t<decltype(std::declval<const 
                                             std::declval<typename GameProblem::Scalar>(),
                                             std::declval<typename GameProblem::Params&>()))>> : std::true_type {};
 
-// Whether GameProblem declares kRewardOnly = true: its transitions do not depend on x, so
-// J^T(w, v) does not read v and is linear in w.
+/// Whether GameProblem declares kRewardOnly = true: its transitions do not depend on x, so
+/// J^T(w, v) does not read v and is linear in w.
 template <class GameProblem, class = void>
 struct is_reward_only : std::false_type {};
 template <class GameProblem>
 struct is_reward_only<GameProblem, std::void_t<decltype(GameProblem::kRewardOnly)>>
     : std::bool_constant<GameProblem::kRewardOnly> {};
 
-// One row over next states (a transition row being summed).
+/// One row over next states (a transition row being summed).
 template <typename Scalar, int S>
 using StateRow = Eigen::Matrix<Scalar, 1, S, Eigen::RowMajor>;
 
-// Joint state-action arrays: row s, column a1*A2 + a2.
+/// Joint state-action arrays: row s, column a1*A2 + a2.
 template <typename Scalar, int S, int A1, int A2>
 using JointMatrix = StateActionMatrix<Scalar, S, A1 * A2>;
 
+/// A tabular regularized two-player zero-sum Markov game, a view of caller arrays like Mdp:
+/// V^{pi1,pi2}(s) = E[ sum_t gamma^t ( r - tau*h1(pi1) + tau*h2(pi2) ) ]; player 1 maximizes V,
+/// player 2 minimizes it. validate() checks it once.
 template <typename Scalar_, int S, int A1, int A2>
 struct MarkovGame {
+  /// The floating-point type.
   using Scalar = Scalar_;
+  /// The number of states.
   static constexpr int kStates = S;
+  /// Player 1's actions.
   static constexpr int kActions1 = A1;
+  /// Player 2's actions.
   static constexpr int kActions2 = A2;
+  /// The joint actions, A1*A2.
   static constexpr int kJointActions = A1 * A2;
 
-  const Scalar* reward = nullptr;      // player 1's r(s,a1,a2) at [(s*A1 + a1)*A2 + a2]
-  const Scalar* transition = nullptr;  // P(s'|s,a1,a2) at [((s*A1 + a1)*A2 + a2)*S + s']
-  const Scalar* initial = nullptr;     // rho(s)
+  const Scalar* reward = nullptr;      ///< player 1's r(s,a1,a2) at [(s*A1 + a1)*A2 + a2]
+  const Scalar* transition = nullptr;  ///< P(s'|s,a1,a2) at [((s*A1 + a1)*A2 + a2)*S + s']
+  const Scalar* initial = nullptr;     ///< rho(s)
+  /// gamma, in [0, 1).
   Scalar discount = Scalar(0.9);
-  Regularizer<Scalar, S, A1> regularizer1{};  // tau*h1, enters V with a minus sign
-  Regularizer<Scalar, S, A2> regularizer2{};  // tau*h2, enters V with a plus sign (same tau)
+  Regularizer<Scalar, S, A1> regularizer1{};  ///< tau*h1, enters V with a minus sign
+  Regularizer<Scalar, S, A2> regularizer2{};  ///< tau*h2, enters V with a plus sign (same tau)
 
   // r as S x (A1*A2) and P as (S*A1*A2) x S: row s*A1*A2 + a1*A2 + a2 = (s*A1 + a1)*A2 + a2.
+  /// r as S x (A1*A2): column a1*A2 + a2.
   ConstStateActionMap<Scalar, S, A1 * A2> r() const { return ConstStateActionMap<Scalar, S, A1 * A2>(reward); }
+  /// P as (S*A1*A2) x S: row s*A1*A2 + a1*A2 + a2 = (s*A1 + a1)*A2 + a2.
   ConstTransitionMap<Scalar, S, A1 * A2> P() const { return ConstTransitionMap<Scalar, S, A1 * A2>(transition); }
+  /// rho as a map.
   ConstStateMap<Scalar, S> rho() const { return ConstStateMap<Scalar, S>(initial); }
+  /// tau (both players').
   Scalar tau() const { return regularizer1.tau; }
 };
 
+/// Checks a whole game once, O(S*A1*A2*S): the arrays, the discount, both regularizers and that
+/// their tau agree.
+/// @return ok; null_pointer; not_finite; bad_transition; bad_distribution; bad_discount;
+///         bad_regularization (a regularizer, or two different tau).
 template <typename Scalar, int S, int A1, int A2>
 Status validate(const MarkovGame<Scalar, S, A1, A2>& g) {
   check_sizes<S, A1>();
@@ -89,15 +106,18 @@ Status validate(const MarkovGame<Scalar, S, A1, A2>& g) {
   return Status::ok;
 }
 
-// Storage of one induced single-agent MDP (S x A reward, (S*A) x S transition). Storage for A
-// actions also holds the MDP of a player with fewer (in its leading entries), so the two players'
-// MDPs, when needed one at a time, share one buffer (SharedInducedModel).
+/// Storage of one induced single-agent MDP (S x A reward, (S*A) x S transition). Storage for A
+/// actions also holds the MDP of a player with fewer (in its leading entries), so the two players'
+/// MDPs, when needed one at a time, share one buffer (SharedInducedModel).
 template <typename Scalar, int S, int A>
 struct InducedModel {
+  /// The induced reward, S x A.
   Scalar reward[S * A];
+  /// The induced transition, (S*A) x S.
   Scalar transition[S * A * S];
 };
 
+/// Storage for either player's induced MDP, one at a time.
 template <typename Scalar, int S, int A1, int A2>
 using SharedInducedModel = InducedModel<Scalar, S, (A1 > A2 ? A1 : A2)>;
 
@@ -177,9 +197,11 @@ Status player2_mdp_formed(const MarkovGame<Scalar, S, A1, A2>& g, const StateAct
 }
 }  // namespace detail
 
-// Player 1's MDP given pi2, written into `storage` (for C >= A1 actions); `mdp` views it (with
-// the game's rho). log_pi2: pi2's logs where the caller keeps them (finite; as evaluate()'s), so
-// h2 takes no logarithms, or nullptr. On error neither storage nor mdp changes.
+/// Player 1's MDP given pi2, written into `storage` (for C >= A1 actions); `mdp` views it (with
+/// the game's rho). log_pi2: pi2's logs where the caller keeps them (finite; as evaluate()'s), so
+/// h2 takes no logarithms, or nullptr.
+/// @return ok; null_pointer, bad_discount or bad_regularization (the game's settings);
+///         not_finite or bad_policy (pi2, log_pi2). On error neither storage nor mdp changes.
 template <typename Scalar, int S, int A1, int A2, int C>
 Status player1_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A2>& pi2,
                    InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A1>& mdp,
@@ -190,8 +212,9 @@ Status player1_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatr
   return detail::player1_mdp_formed(g, pi2, storage, mdp, log_pi2);
 }
 
-// Player 2's MDP given pi1 (player 2 maximizes -V), written into `storage` (for C >= A2 actions).
-// log_pi1 as player1_mdp's log_pi2. On error neither storage nor mdp changes.
+/// Player 2's MDP given pi1 (player 2 maximizes -V), written into `storage` (for C >= A2 actions).
+/// log_pi1 as player1_mdp's log_pi2.
+/// @return player1_mdp()'s statuses, for pi1; on error neither storage nor mdp changes.
 template <typename Scalar, int S, int A1, int A2, int C>
 Status player2_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatrix<Scalar, S, A1>& pi1,
                    InducedModel<Scalar, S, C>& storage, Mdp<Scalar, S, A2>& mdp,
@@ -202,7 +225,7 @@ Status player2_mdp(const MarkovGame<Scalar, S, A1, A2>& g, const StateActionMatr
   return detail::player2_mdp_formed(g, pi1, storage, mdp, log_pi1);
 }
 
-// pi(s, a1*A2 + a2) = pi1(a1|s) pi2(a2|s).
+/// The joint policy pi(s, a1*A2 + a2) = pi1(a1|s) pi2(a2|s).
 template <typename Scalar, int S, int A1, int A2>
 void joint_policy(const StateActionMatrix<Scalar, S, A1>& pi1, const StateActionMatrix<Scalar, S, A2>& pi2,
                   JointMatrix<Scalar, S, A1, A2>& pi) {
@@ -210,8 +233,8 @@ void joint_policy(const StateActionMatrix<Scalar, S, A1>& pi1, const StateAction
     for (int a1 = 0; a1 < A1; ++a1) pi.row(s).segment(a1 * A2, A2) = pi1(s, a1) * pi2.row(s);
 }
 
-// Joint state-action occupancy mu(s,a1,a2) = d(s) pi1(a1|s) pi2(a2|s), the weights of J^T for
-// grad_x V^{pi1,pi2}(rho) (d from the evaluation of either induced MDP).
+/// Joint state-action occupancy mu(s,a1,a2) = d(s) pi1(a1|s) pi2(a2|s), the weights of J^T for
+/// grad_x V^{pi1,pi2}(rho) (d from the evaluation of either induced MDP).
 template <typename Scalar, int S, int A1, int A2>
 void joint_occupancy(const StateVector<Scalar, S>& d, const StateActionMatrix<Scalar, S, A1>& pi1,
                      const StateActionMatrix<Scalar, S, A2>& pi2, JointMatrix<Scalar, S, A1, A2>& mu) {
@@ -219,8 +242,8 @@ void joint_occupancy(const StateVector<Scalar, S>& d, const StateActionMatrix<Sc
     for (int a1 = 0; a1 < A1; ++a1) mu.row(s).segment(a1 * A2, A2) = (d(s) * pi1(s, a1)) * pi2.row(s);
 }
 
-// mu = mu_a - mu_b of two joint occupancies (joint_occupancy) in one pass: the weights of a single
-// J^T product where J^T(w, v) is linear in w alone (is_reward_only).
+/// mu = mu_a - mu_b of two joint occupancies (joint_occupancy) in one pass: the weights of a single
+/// J^T product where J^T(w, v) is linear in w alone (is_reward_only).
 template <typename Scalar, int S, int A1, int A2>
 void joint_occupancy_difference(const StateVector<Scalar, S>& da, const StateActionMatrix<Scalar, S, A1>& pi1a,
                                 const StateActionMatrix<Scalar, S, A2>& pi2a, const StateVector<Scalar, S>& db,
@@ -263,28 +286,35 @@ void add_player_gradient_row(const Regularizer<Scalar, S, A>& own, const Regular
 }
 }  // namespace detail
 
-// A joint policy (pi1, pi2) and what the policy gradients read at it: the joint value v =
-// V^{pi1,pi2} and state occupancy d of (pi1, pi2), and the policies' logs where the caller keeps
-// them (an oracle's pi-hat), so that h and dh/dpi take no logarithms (Regularizer::value_from), or
-// nullptr.
+/// A joint policy (pi1, pi2) and what the policy gradients read at it: the joint value v =
+/// V^{pi1,pi2} and state occupancy d of (pi1, pi2), and the policies' logs where the caller keeps
+/// them (an oracle's pi-hat), so that h and dh/dpi take no logarithms (Regularizer::value_from), or
+/// nullptr. References to the caller's objects.
 template <typename Scalar, int S, int A1, int A2>
 struct GamePoint {
+  /// Player 1's policy.
   const StateActionMatrix<Scalar, S, A1>& pi1;
+  /// Player 2's policy.
   const StateActionMatrix<Scalar, S, A2>& pi2;
+  /// The joint value V^{pi1,pi2}.
   const StateVector<Scalar, S>& value;
+  /// The state occupancy d of (pi1, pi2).
   const StateVector<Scalar, S>& occupancy;
+  /// pi1's logs, or nullptr.
   const StateActionMatrix<Scalar, S, A1>* log_pi1 = nullptr;
+  /// pi2's logs, or nullptr.
   const StateActionMatrix<Scalar, S, A2>* log_pi2 = nullptr;
 };
 
-// Policy gradients of V^{pi1,pi2}(rho) in direct coordinates at the point p. With
-// Q(s,a1,a2) = r(s,a1,a2) + gamma*<P(.|s,a1,a2), v>:
-//   grad1(s,a1) += scale1 * d(s) ( sum_a2 pi2 Q + tau*h2_s(pi2(s)) - tau*dh1_s/dpi1(a1|s) )
-//   grad2(s,a2) += scale2 * d(s) ( sum_a1 pi1 Q - tau*h1_s(pi1(s)) + tau*dh2_s/dpi2(a2|s) )
-// grad1 equals policy_gradient() on player1_mdp(pi2) at pi1, grad2 equals minus policy_gradient()
-// on player2_mdp(pi1) at pi2. The per-state constants (the other player's h) do not matter along
-// the simplex, for softmax logits or for projections onto the simplex. Pass nullptr to skip one.
-// Work O(S * A1 * A2 * S), no storage.
+/// Policy gradients of V^{pi1,pi2}(rho) in direct coordinates at the point p, with
+/// Q(s,a1,a2) = r(s,a1,a2) + gamma*<P(.|s,a1,a2), v>:
+///   - grad1(s,a1) += scale1 * d(s) ( sum_a2 pi2 Q + tau*h2_s(pi2(s)) - tau*dh1_s/dpi1(a1|s) )
+///   - grad2(s,a2) += scale2 * d(s) ( sum_a1 pi1 Q - tau*h1_s(pi1(s)) + tau*dh2_s/dpi2(a2|s) )
+///
+/// grad1 equals policy_gradient() on player1_mdp(pi2) at pi1, grad2 equals minus policy_gradient()
+/// on player2_mdp(pi1) at pi2. The per-state constants (the other player's h) do not matter along
+/// the simplex, for softmax logits or for projections onto the simplex. Pass nullptr to skip one.
+/// Work O(S * A1 * A2 * S), no storage.
 template <typename Scalar, int S, int A1, int A2>
 void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const GamePoint<Scalar, S, A1, A2>& p,
                                Scalar scale1, StateActionMatrix<Scalar, S, A1>* grad1, Scalar scale2,
@@ -328,10 +358,10 @@ void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const Gam
   }
 }
 
-// Two calls of add_game_policy_gradients in one pass over P, each row read once for both values:
-// the player-2 gradient at point a, scaled by scale_a, into grad2, and the player-1 gradient at
-// point b, scaled by scale_b, into grad1 (the two terms of the Nikaido-Isoda penalty's policy
-// gradient). The numbers of the two calls, to the bit.
+/// Two calls of add_game_policy_gradients in one pass over P, each row read once for both values:
+/// the player-2 gradient at point a, scaled by scale_a, into grad2, and the player-1 gradient at
+/// point b, scaled by scale_b, into grad1 (the two terms of the Nikaido-Isoda penalty's policy
+/// gradient). The numbers of the two calls, to the bit.
 template <typename Scalar, int S, int A1, int A2>
 void add_game_policy_gradient_pair(const MarkovGame<Scalar, S, A1, A2>& g, const GamePoint<Scalar, S, A1, A2>& a,
                                    Scalar scale_a, StateActionMatrix<Scalar, S, A2>& grad2,

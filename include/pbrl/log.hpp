@@ -75,13 +75,13 @@ inline float logarithm_normal(float x, int k = 0) {
 
 }  // namespace detail
 
-// Whether logarithm<Scalar> is the kernel above.
+/// Whether logarithm<Scalar> is the library's own float kernel (else std::log).
 template <typename Scalar>
 constexpr bool own_logarithm() {
   return std::is_same<Scalar, float>::value && PBRL_OWN_FLOAT_LOG != 0;
 }
 
-// log x: the kernel above where own_logarithm, std::log otherwise.
+/// log x: the library's float kernel where own_logarithm, std::log otherwise.
 template <typename Scalar>
 inline Scalar logarithm(Scalar x) {
   if constexpr (own_logarithm<Scalar>())

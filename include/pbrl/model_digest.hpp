@@ -22,16 +22,19 @@
 
 namespace pbrl {
 
-// The problem kinds of the library; a checkpoint image refuses to restore into another.
+/// The problem kinds of the library; a checkpoint image refuses to restore into another.
 enum class ProblemKind : unsigned char { other = 0, reward_shaping, stackelberg, incentive_design, rlhf };
+/// ProblemKind's enumerator names.
 constexpr EnumNames<ProblemKind, 5> enum_names(ProblemKind) {
   return {{"other", "reward_shaping", "stackelberg", "incentive_design", "rlhf"}};
 }
 static_assert(enum_names(ProblemKind{}).size == int(ProblemKind::rlhf) + 1, "a name per enumerator");
 
-// A problem's model digest: everything but the lower level's transition array, and that array.
+/// A problem's model digest: everything but the lower level's transition array, and that array.
 struct ModelDigest {
+  /// The digest of the data but the lower level's transition array.
   std::uint32_t data = 0;
+  /// The digest of the lower level's transition array.
   std::uint32_t transition = 0;
 };
 

@@ -14,19 +14,26 @@
 
 namespace pbrl {
 
+/// How parameters y give a policy: direct (y is pi, on the floored simplex) or softmax (y are
+/// logits in a box).
 enum class Parameterization : unsigned char { direct, softmax };
+/// The enumerators' names (enum_names.hpp: settings files read them by name).
 constexpr EnumNames<Parameterization, 2> enum_names(Parameterization) { return {{"direct", "softmax"}}; }
 static_assert(enum_names(Parameterization{}).size == int(Parameterization::softmax) + 1, "a name per enumerator");
 
+/// A policy set: the parameterization and its bound (validate() checks it against the action count).
 template <typename Scalar>
 struct PolicySet {
+  /// Direct or softmax parameters.
   Parameterization parameterization = Parameterization::softmax;
-  Scalar floor = Scalar(1e-6);       // direct: minimum probability of every action
-  Scalar logit_bound = Scalar(50);   // softmax: box on the logits
+  Scalar floor = Scalar(1e-6);       ///< direct: minimum probability of every action (> 0, floor * A < 1)
+  Scalar logit_bound = Scalar(50);   ///< softmax: box on the logits, |y| <= logit_bound (> 0)
 };
 
-// The policy set for `actions` actions, a runtime count (host tools check settings files with it);
-// validate<Scalar, A> below is the solvers'.
+/// Checks the policy set for `actions` actions, a runtime count (host tools check settings files
+/// with it); validate<Scalar, A> below is the solvers'.
+/// @return ok, or bad_setting: direct with a floor not finite, not > 0 or with floor * actions >= 1;
+///         softmax with a logit bound not finite or not > 0; another parameterization.
 template <typename Scalar>
 Status validate(const PolicySet<Scalar>& set, int actions) {
   if (set.parameterization == Parameterization::direct) {
@@ -40,17 +47,19 @@ Status validate(const PolicySet<Scalar>& set, int actions) {
   return Status::ok;
 }
 
+/// validate(set, A) for a compile-time action count A.
 template <typename Scalar, int A>
 Status validate(const PolicySet<Scalar>& set) {
   return validate(set, A);
 }
 
-// Euclidean projection of one row onto {p : p_a >= floor, sum_a p_a = 1}, in place.
-// Sort-based (Duchi et al. 2008) on a copy of A numbers; A is an action count, small.
-// The projection is invariant to adding a constant to the row, so it works on row - max(row):
-// the entries that end up above the floor are then within 1 of 0 and the result sums to 1
-// within a few eps, however large the row is (a gradient step pi + eta*g with eta*g ~ 1e9 would
-// otherwise leave the sum off by eps*1e9 and the projected policy would fail validate_policy).
+/// Euclidean projection of one row onto {p : p_a >= floor, sum_a p_a = 1}, in place.
+/// Sort-based (Duchi et al. 2008) on a copy of A numbers; A is an action count, small. A row with
+/// a non-finite entry becomes all NaN, so that the caller's finiteness check sees it.
+/// Why on row - max(row): the projection is invariant to adding a constant to the row, and the
+/// entries that end up above the floor are then within 1 of 0, so the result sums to 1 within a
+/// few eps however large the row is (a gradient step pi + eta*g with eta*g ~ 1e9 would otherwise
+/// leave the sum off by eps*1e9 and the projected policy would fail validate_policy).
 template <typename Row>
 void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
   using Scalar = typename std::decay_t<Row>::Scalar;
@@ -85,12 +94,13 @@ void project_simplex(Row&& row, typename std::decay_t<Row>::Scalar floor) {
   }
 }
 
-// The softmax core of both forms below: pi <- exp(z) divided by its sum, for a row z of logits
-// already shifted by their max (so the largest term is exp(0) = 1); returns the sum, in [1, A],
-// and pi's logs are z - log(sum), one log a row, taken only by callers that keep them. pi is
-// divided by the very sum it has, so it sums to 1 within A eps however large the logits (exp of
-// a row normalized by log-sum-exp sums to 1 only within eps*|logits|, and logits eta*Q ~ 1e3,
-// e.g. at gamma 0.999, are past validate_policy's 64*A*eps).
+/// The softmax core of both forms below: pi <- exp(z) divided by its sum, for a row z of A logits
+/// already shifted by their max (so the largest term is exp(0) = 1).
+/// @return the sum, in [1, A]; pi's logs are z - log(sum), one log a row, taken only by callers
+///         that keep them.
+/// Why divided by the very sum it has: pi then sums to 1 within A eps however large the logits
+/// (exp of a row normalized by log-sum-exp sums to 1 only within eps*|logits|, and logits
+/// eta*Q ~ 1e3, as at gamma 0.999, are past validate_policy's 64*A*eps).
 // Over pointers to the A entries (a row of a row-major matrix), not Eigen blocks: GCC keeps it
 // out of line, and a block passed by reference is built in memory at every call. The exponential
 // is exponential_row's (exp.hpp); the sum and division Eigen's on maps of the rows.
@@ -103,11 +113,11 @@ inline Scalar softmax_of_shifted(const Scalar* z, Scalar* pi) {
   return total;
 }
 
-// One policy row from a row of logits (finite, or -inf for a probability 0), in place:
-// log_pi <- logits - max - log(sum), pi <- softmax_of_shifted, each floored (pi at log_floor,
-// log_pi at its log). So pi = exp(log_pi) up to rounding, pi_a >= log_floor and sum_a pi_a = 1
-// within a few eps. Every oracle that keeps log pi forms (log_pi, pi) here, so its output is
-// always a valid input to the next call.
+/// One policy row from a row of logits (finite, or -inf for a probability 0), in place:
+/// log_pi <- logits - max - log(sum), pi <- softmax_of_shifted, each floored (pi at log_floor,
+/// log_pi at its log). So pi = exp(log_pi) up to rounding, pi_a >= log_floor and sum_a pi_a = 1
+/// within a few eps. Every oracle that keeps log pi forms (log_pi, pi) here, so its output is
+/// always a valid input to the next call.
 template <typename LogRow, typename Row>
 void normalize_policy_row(LogRow&& log_pi, Row&& pi) {
   using Scalar = typename std::decay_t<LogRow>::Scalar;
@@ -129,12 +139,12 @@ void normalize_policy_row(LogRow&& log_pi, Row&& pi) {
   }
 }
 
-// pi = policy of parameters y: for softmax, softmax_of_shifted of each row less its max. log_pi
-// (when not nullptr) gets pi's logs beside it, as normalize_policy_row forms an oracle's but
-// without its floors (a solver's logits are bounded), so the regularizer's h and dh/dpi of pi
-// take no logarithms (Regularizer::value_from); one log a row, none when log_pi is nullptr. For
-// direct parameters pi = y, and log_pi is left as it was (direct policies may have zero
-// entries): callers that pass logs on pass them only for softmax.
+/// pi = policy of parameters y: for softmax, softmax_of_shifted of each row less its max.
+/// log_pi (when not nullptr) gets pi's logs beside it, as normalize_policy_row forms an oracle's
+/// but without its floors (a solver's logits are bounded), so the regularizer's h and dh/dpi of
+/// pi take no logarithms (Regularizer::value_from); one log a row, none when log_pi is nullptr.
+/// For direct parameters pi = y, and log_pi is left as it was (direct policies may have zero
+/// entries): callers that pass logs on pass them only for softmax.
 template <typename Scalar, int S, int A>
 void policy_from_parameters(Parameterization param, const StateActionMatrix<Scalar, S, A>& y,
                             StateActionMatrix<Scalar, S, A>& pi, StateActionMatrix<Scalar, S, A>* log_pi = nullptr) {
@@ -151,7 +161,8 @@ void policy_from_parameters(Parameterization param, const StateActionMatrix<Scal
   }
 }
 
-// grad_y = (d pi / d y)^T grad_pi. For softmax: pi_a * (g_a - <pi, g>) per state.
+/// grad_y = (d pi / d y)^T grad_pi: the chain rule from direct coordinates to the parameters.
+/// For softmax: pi_a * (g_a - <pi, g>) per state; for direct: grad_pi.
 template <typename Scalar, int S, int A>
 void chain_policy_gradient(Parameterization param, const StateActionMatrix<Scalar, S, A>& pi,
                            const StateActionMatrix<Scalar, S, A>& grad_pi,
@@ -166,7 +177,8 @@ void chain_policy_gradient(Parameterization param, const StateActionMatrix<Scala
   }
 }
 
-// Projection onto the policy set Y, in place.
+/// Euclidean projection of y onto the policy set Y, in place (direct: each row onto the floored
+/// simplex; softmax: the logits clamped to the box).
 template <typename Scalar, int S, int A>
 void project_policy_set(const PolicySet<Scalar>& set, StateActionMatrix<Scalar, S, A>& y) {
   if (set.parameterization == Parameterization::direct) {
@@ -176,8 +188,9 @@ void project_policy_set(const PolicySet<Scalar>& set, StateActionMatrix<Scalar, 
   }
 }
 
-// y lies in the policy set: direct rows have every entry >= floor and sum to one within
-// tolerance; softmax logits lie in the box.
+/// Checks that y lies in the policy set: direct rows have every entry >= floor and sum to one
+/// within tolerance; softmax logits lie in the box.
+/// @return ok; validate(set)'s bad_setting; not_finite; bad_policy (y outside the set).
 template <typename Scalar, int S, int A>
 Status validate_parameters(const PolicySet<Scalar>& set, const StateActionMatrix<Scalar, S, A>& y) {
   if (Status st = validate<Scalar, A>(set); st != Status::ok) return st;
@@ -188,7 +201,8 @@ Status validate_parameters(const PolicySet<Scalar>& set, const StateActionMatrix
   return detail::all_within(y.data(), S * A, -set.logit_bound, set.logit_bound) ? Status::ok : Status::bad_policy;
 }
 
-// A policy (probabilities) whose rows are distributions; zeros allowed.
+/// Checks that pi (probabilities) has rows that are distributions; zeros allowed.
+/// @return ok; not_finite; bad_policy (a negative entry or a row not summing to one).
 template <typename Scalar, int S, int A>
 Status validate_policy(const StateActionMatrix<Scalar, S, A>& pi) {
   return detail::check_distribution_rows(pi.data(), S, A, Scalar(0), false, distribution_tolerance<Scalar>() * A,

@@ -34,15 +34,17 @@ auto upper_on_chain(long, const Problem& problem, const Chain*, Args&&... args) 
 }
 }  // namespace detail
 
-// problem.upper(args...), passing `chain` as a last argument to a problem whose upper() takes
-// one: pi's evaluation on M(x) (or nullptr), which it may reuse (evaluate_on_chain) when its
-// own MDP shares M(x)'s chain. A problem without that argument is called without it.
+/// problem.upper(args...), passing `chain` as a last argument to a problem whose upper() takes
+/// one: pi's evaluation on M(x) (or nullptr), which it may reuse (evaluate_on_chain) when its
+/// own MDP shares M(x)'s chain. A problem without that argument is called without it.
+/// @return what problem.upper returns.
 template <class Problem, class Chain, class... Args>
 auto upper_on_chain(const Problem& problem, const Chain* chain, Args&&... args) {
   return detail::upper_on_chain(0, problem, chain, std::forward<Args>(args)...);
 }
 
-// Whether Problem offers the per-sample hook sample_vjp (see above).
+/// Whether Problem offers the per-sample hook sample_vjp (the interface above; sampled mode
+/// needs it).
 template <class Problem, class = void>
 struct has_sample_vjp : std::false_type {};
 template <class Problem>
@@ -52,7 +54,7 @@ struct has_sample_vjp<Problem, std::void_t<decltype(std::declval<const Problem&>
                                    std::declval<typename Problem::Scalar>(),
                                    std::declval<typename Problem::Params&>()))>> : std::true_type {};
 
-// Whether Problem offers vjp_pair (see above).
+/// Whether Problem offers vjp_pair (the value penalty's two products in one call).
 template <class Problem, class = void>
 struct has_vjp_pair : std::false_type {};
 template <class Problem>
@@ -70,24 +72,29 @@ struct has_vjp_pair<Problem, std::void_t<decltype(std::declval<const Problem&>()
                                  std::declval<typename Problem::Scalar>(),
                                  std::declval<typename Problem::Params&>()))>> : std::true_type {};
 
-// Box X = [lower, upper]^d, the set the paper's projected update uses for x.
+/// Box X = [lower, upper]^d, the set the paper's projected update uses for x.
 template <typename Scalar>
 struct Box {
+  /// Lower bound of every coordinate.
   Scalar lower = Scalar(-1);
+  /// Upper bound of every coordinate (>= lower).
   Scalar upper = Scalar(1);
 };
 
+/// Whether box is a box: both bounds finite and lower <= upper.
 template <typename Scalar>
 bool valid(const Box<Scalar>& box) {
   return std::isfinite(box.lower) && std::isfinite(box.upper) && box.lower <= box.upper;
 }
 
+/// Whether every coordinate of x is finite and within [box.lower, box.upper] (x a stored vector).
 template <typename Scalar, typename Derived>
 bool contains(const Box<Scalar>& box, const Eigen::MatrixBase<Derived>& x) {
   static_assert(detail::contiguous<Derived>(), "parameters are stored vectors");
   return detail::all_within(x.derived().data(), int(x.size()), box.lower, box.upper);
 }
 
+/// Euclidean projection of x onto box, in place: each coordinate clamped to its bounds.
 template <typename Scalar, typename Derived>
 void project(const Box<Scalar>& box, Eigen::MatrixBase<Derived>& x) {
   x = x.cwiseMax(box.lower).cwiseMin(box.upper);

@@ -20,23 +20,29 @@
 
 namespace pbrl {
 
+/// h_s: the negative entropy (KL to the uniform policy) or the KL to a reference policy.
 enum class RegularizerKind : unsigned char { entropy, kl_reference };
+/// RegularizerKind's enumerator names, as settings and model files spell them.
 constexpr EnumNames<RegularizerKind, 2> enum_names(RegularizerKind) { return {{"entropy", "kl_reference"}}; }
 static_assert(enum_names(RegularizerKind{}).size == int(RegularizerKind::kl_reference) + 1, "a name per enumerator");
 
+/// The regularization tau * h_s(pi(s)) of a regularized MDP: h_s is 1-strongly convex and
+/// non-negative on the simplex (the comment atop regularizer.hpp). validate() checks it.
 template <typename Scalar, int S, int A>
 struct Regularizer {
+  /// Which h_s.
   RegularizerKind kind = RegularizerKind::entropy;
+  /// tau, finite and >= 0 (0: no regularization).
   Scalar tau = Scalar(0);
-  const Scalar* reference = nullptr;  // S x A row-major, only for kl_reference
+  const Scalar* reference = nullptr;  ///< S x A row-major, only for kl_reference (rows positive, summing to one)
 
-  // log ref(a|s); the uniform reference for the entropy.
+  /// log ref(a|s); the uniform reference for the entropy.
   Scalar log_reference(int s, int a) const {
     if (kind == RegularizerKind::kl_reference) return logarithm(reference[s * A + a]);
     return -std::log(Scalar(A));
   }
 
-  // h_s(p) for one policy row.
+  /// h_s(p) for one policy row.
   template <typename Row>
   Scalar value(int s, const Row& p) const {
     Scalar h(0);
@@ -46,8 +52,8 @@ struct Regularizer {
     }
     return h;
   }
-  // The same from log_p = log p (entries with p_a <= 0 are not read): a caller that has the logs
-  // without taking them (a softmax's log is its shifted logits minus one log-sum) saves A logs.
+  /// h_s(p) from log_p = log p (entries with p_a <= 0 are not read): a caller that has the logs
+  /// without taking them (a softmax's log is its shifted logits minus one log-sum) saves A logs.
   template <typename Row, typename LogRow>
   Scalar value(int s, const Row& p, const LogRow& log_p) const {
     Scalar h(0);
@@ -56,24 +62,24 @@ struct Regularizer {
     return h;
   }
 
-  // h_s(p) for row s of a policy, from row s of log_pi when the caller keeps the logs
-  // (log_pi != nullptr), else taking them: the one switch every user of optional logs goes through.
+  /// h_s(p) for row s of a policy, from row s of log_pi when the caller keeps the logs
+  /// (log_pi != nullptr), else taking them: the one switch every user of optional logs goes through.
   template <typename Row, typename LogMatrix>
   Scalar value_from(int s, const Row& p, const LogMatrix* log_pi) const {
     return log_pi != nullptr ? value(s, p, log_pi->row(s)) : value(s, p);
   }
 
-  // d h_s / d p_a = log p_a + 1 - log ref(a|s); the floor keeps it finite at p_a = 0.
+  /// d h_s / d p_a = log p_a + 1 - log ref(a|s); the floor keeps it finite at p_a = 0.
   Scalar derivative(int s, int a, Scalar pa) const {
     const Scalar floored = pa > log_floor<Scalar>() ? pa : log_floor<Scalar>();
     return logarithm(floored) + Scalar(1) - log_reference(s, a);
   }
-  // The same from log_pa = log p_a, floored alike.
+  /// d h_s / d p_a from log_pa = log p_a, floored alike.
   Scalar derivative_at_log(int s, int a, Scalar log_pa) const {
     const Scalar floor = std::log(log_floor<Scalar>());
     return (log_pa > floor ? log_pa : floor) + Scalar(1) - log_reference(s, a);
   }
-  // At entry (s, a) of a policy pi, from log_pi when given (as value_from).
+  /// d h_s / d p_a at entry (s, a) of a policy pi, from log_pi when given (as value_from).
   template <typename Matrix>
   Scalar derivative_from(int s, int a, const Matrix& pi, const Matrix* log_pi) const {
     return log_pi != nullptr ? derivative_at_log(s, a, (*log_pi)(s, a)) : derivative(s, a, pi(s, a));
@@ -131,6 +137,10 @@ Status check_reference_rows(const Scalar* reference, int rows, int actions) {
 
 }  // namespace detail
 
+/// Checks a regularizer: tau finite and >= 0; for kl_reference, the reference's rows positive and
+/// summing to one.
+/// @return ok; bad_regularization (tau, a reference row, an unknown kind); null_pointer (no
+///         reference); not_finite (a reference entry).
 template <typename Scalar, int S, int A>
 Status validate(const Regularizer<Scalar, S, A>& reg) {
   if (Status st = detail::check_tau(reg.tau); st != Status::ok) return st;

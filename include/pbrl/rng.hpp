@@ -8,10 +8,14 @@
 
 namespace pbrl {
 
+/// A deterministic random stream (xoshiro128+ seeded by splitmix32): the same numbers on every
+/// platform and compiler, 16 bytes of state, no globals.
 class Rng {
  public:
+  /// The stream of seed (reseed()).
   explicit Rng(std::uint32_t seed = 1u) { reseed(seed); }
 
+  /// Restarts the stream from seed; every seed, 0 included, gives a valid state.
   void reseed(std::uint32_t seed) {
     std::uint32_t z = seed;
     for (auto& word : state_) {  // splitmix32 spreads any seed, 0 included, over the state
@@ -23,6 +27,7 @@ class Rng {
     }
   }
 
+  /// The next 32 random bits.
   std::uint32_t next() {
     const std::uint32_t result = state_[0] + state_[3];
     const std::uint32_t t = state_[1] << 9;
@@ -35,21 +40,25 @@ class Rng {
     return result;
   }
 
-  // Uniform in [0, 1) with 24 random bits: exactly representable in float and double alike,
-  // so both precisions see the same numbers.
+  /// Uniform in [0, 1) with 24 random bits: exactly representable in float and double alike,
+  /// so both precisions see the same numbers.
   template <typename Scalar>
   Scalar uniform() {
     return Scalar(next() >> 8) * Scalar(1.0 / 16777216.0);
   }
 
-  // Uniform integer in [0, n), n > 0.
+  /// Uniform integer in [0, n); requires n > 0.
   std::uint32_t below(std::uint32_t n) { return static_cast<std::uint32_t>((std::uint64_t(next()) * n) >> 32); }
 
+  /// The 4 words of state (set_state() continues the stream from them).
   const std::uint32_t* state() const { return state_; }
 
-  // Continues the stream from a state read by state() (a checkpoint restores the solver's Rng
-  // this way). All zeros is refused (bad_setting): it is xoshiro's fixed point, whose stream is
-  // all zeros. On error the state is unchanged.
+  /// Continues the stream from a state read by state() (a checkpoint restores the solver's Rng
+  /// this way).
+  /// @param state 4 words; all zeros is refused: it is xoshiro's fixed point, whose stream is
+  ///        all zeros.
+  /// @return ok; null_pointer (state null) or bad_setting (all zeros), and then the state is
+  ///         unchanged.
   Status set_state(const std::uint32_t* state) {
     if (state == nullptr) return Status::null_pointer;
     if ((state[0] | state[1] | state[2] | state[3]) == 0u) return Status::bad_setting;

@@ -4,9 +4,15 @@
 
 #include "pbrl/enum_names.hpp"
 
+/// pbrl: penalty-based bilevel reinforcement learning on fixed-size Eigen types, for
+/// microcontrollers. The solvers are Pbrl and PbrlZeroSum (solver/pbrl.hpp,
+/// solver/pbrl_zero_sum.hpp); a problem is a class of the interface in problem.hpp; every call
+/// that can fail returns a Status and, on any value but Status::ok, changes none of its arguments.
 namespace pbrl {
 
-// Each status's name and meaning: kStatusTable below.
+/// What a pbrl call that can fail returns: Status::ok, or why it refused or failed.
+/// On any value but ok the call has changed none of the data it was given. Each status's name and
+/// meaning: kStatusTable below (docs/reference/statuses.md prints it).
 enum class [[nodiscard]] Status : unsigned char {
   ok = 0,
   null_pointer,
@@ -30,15 +36,18 @@ enum class [[nodiscard]] Status : unsigned char {
   checkpoint_other_settings,
 };
 
+/// One row of kStatusTable: a status, its name and its meaning.
 struct StatusInfo {
+  /// The status the row describes.
   Status status;
-  const char* name;     // the enumerator's name: to_string's text
-  const char* meaning;  // what a call that returns it found
+  const char* name;     ///< the enumerator's name: to_string's text
+  const char* meaning;  ///< what a call that returns it found
 };
 
-// Every status in value order, with its name and meaning: to_string() returns the names, and
-// docs/reference/statuses.md (tools/reference) prints the table. The meanings are read only in
-// constant expressions here, so a program that calls to_string() holds the names alone.
+/// Every status in value order, with its name and meaning.
+/// to_string() returns the names, and docs/reference/statuses.md (tools/reference) prints the
+/// table. The meanings are read only in constant expressions here, so a program that calls
+/// to_string() holds the names alone.
 inline constexpr StatusInfo kStatusTable[] = {
     {Status::ok, "ok", "the call did what it was asked"},
     {Status::null_pointer, "null_pointer", "a required model array was not given"},
@@ -70,6 +79,7 @@ inline constexpr StatusInfo kStatusTable[] = {
     {Status::checkpoint_other_settings, "checkpoint_other_settings",
      "an intact checkpoint taken under other solver or estimate settings"},
 };
+/// The number of statuses: the rows of kStatusTable.
 constexpr int kStatusCount = int(sizeof(kStatusTable) / sizeof(kStatusTable[0]));
 
 namespace detail {
@@ -81,16 +91,17 @@ constexpr bool status_table_complete() {
 static_assert(status_table_complete(), "kStatusTable: a row per status, in value order, each with a meaning");
 }  // namespace detail
 
-// The names (enum_names.hpp), from kStatusTable.
+/// The statuses' names (enum_names.hpp), from kStatusTable.
 constexpr EnumNames<Status, kStatusCount> enum_names(Status) {
   EnumNames<Status, kStatusCount> names{};
   for (int i = 0; i < kStatusCount; ++i) names.names[i] = kStatusTable[i].name;
   return names;
 }
 
-// Human-readable name of a status, for logs; never null ("unknown" for a value no Status has).
+/// Human-readable name of a status, for logs; never null ("unknown" for a value no Status has).
 const char* to_string(Status status) noexcept;
 
+/// Whether status is Status::ok.
 inline bool ok(Status status) noexcept { return status == Status::ok; }
 
 }  // namespace pbrl

@@ -29,25 +29,33 @@
 
 namespace pbrl {
 
+/// Which next states an estimate counts: only those the prior allows (prior: others are refused,
+/// out_of_bounds), or every one (dense).
 enum class EstimateSupport : unsigned char { prior, dense };
+/// EstimateSupport's enumerator names, as settings files spell them.
 constexpr EnumNames<EstimateSupport, 2> enum_names(EstimateSupport) { return {{"prior", "dense"}}; }
 static_assert(enum_names(EstimateSupport{}).size == int(EstimateSupport::dense) + 1, "a name per enumerator");
+/// What ages a row's counts when forgetting (discount < 1): each observation of the row
+/// (row_visits) or of any row (observations).
 enum class DiscountClock : unsigned char { row_visits, observations };
+/// DiscountClock's enumerator names, as settings files spell them.
 constexpr EnumNames<DiscountClock, 2> enum_names(DiscountClock) { return {{"row_visits", "observations"}}; }
 static_assert(enum_names(DiscountClock{}).size == int(DiscountClock::observations) + 1, "a name per enumerator");
 
-// The largest count_cap: below it a float count is an exact integer (beta = 1).
+/// The largest count_cap: below it a float count is an exact integer (beta = 1).
 constexpr std::int64_t kMaxCountCap = std::int64_t(1) << 24;
 
+/// The settings of a TransitionEstimate (docs/estimation.md).
 template <typename Scalar>
 struct EstimateSettings {
-  EstimateSupport support = EstimateSupport::prior;  // refuse (prior) or count (dense) s' outside the prior's support
-  Scalar discount = Scalar(1);                       // beta in (0, 1]; 1: no forgetting
-  DiscountClock discount_clock = DiscountClock::row_visits;  // beta < 1: per observation of the row, or of any row
-  std::int64_t count_cap = std::int64_t(1) << 20;   // a row's total reaching it halves the row's counts, [2, 2^24]
-  std::int64_t refresh_row_observations = 4;        // m: due when a row's observations reach m*2^k (0: off)
-  std::int64_t refresh_every = 0;                   // due every so many observations (0: off)
+  EstimateSupport support = EstimateSupport::prior;  ///< refuse (prior) or count (dense) s' outside the prior's support
+  Scalar discount = Scalar(1);                       ///< beta in (0, 1]; 1: no forgetting
+  DiscountClock discount_clock = DiscountClock::row_visits;  ///< beta < 1: per observation of the row, or of any row
+  std::int64_t count_cap = std::int64_t(1) << 20;   ///< a row's total reaching it halves the row's counts, [2, 2^24]
+  std::int64_t refresh_row_observations = 4;        ///< m: due when a row's observations reach m*2^k (0: off)
+  std::int64_t refresh_every = 0;                   ///< due every so many observations (0: off)
 
+  /// Each field once, with its domain and its name (visitor: v(field, Domain, name)).
   template <class Visitor>
   void visit(Visitor& v) const {
     using namespace domain;
@@ -60,22 +68,24 @@ struct EstimateSettings {
   }
 };
 
+/// Checks every field's domain.
+/// @return ok or bad_setting.
 template <typename Scalar>
 Status validate(const EstimateSettings<Scalar>& s) {
   return check_domains(s);
 }
 
-// Everything of an estimate that changes after init(), as plain arrays (a checkpoint carries it).
+/// Everything of an estimate that changes after init(), as plain arrays (a checkpoint carries it).
 template <typename Count, int S, int Rows>
 struct TransitionEstimateState {
-  Count counts[Rows * S] = {};             // c(row, s') * unit[row]: discounted pseudo-counts at [row*S + s']
-  Count totals[Rows] = {};                 // sum over s' of counts[row*S + s'] (< count_cap * unit[row])
-  Count unit[Rows] = {};                   // what an observation adds to the row now (0: none yet; 1 without discount)
-  std::int64_t observations[Rows] = {};    // n(row): observations of the row since init()
-  std::int64_t last[Rows] = {};            // the clock after the row's last observation (0: none)
-  std::int64_t clock = 0;                  // observations of every row since init()
-  std::int64_t refreshed_at = 0;           // the clock at the last mark_refreshed()
-  bool refresh_pending = false;            // a row reached its next doubling since then
+  Count counts[Rows * S] = {};             ///< c(row, s') * unit[row]: discounted pseudo-counts at [row*S + s']
+  Count totals[Rows] = {};                 ///< sum over s' of counts[row*S + s'] (< count_cap * unit[row])
+  Count unit[Rows] = {};                   ///< what an observation adds to the row now (0: none yet; 1 without discount)
+  std::int64_t observations[Rows] = {};    ///< n(row): observations of the row since init()
+  std::int64_t last[Rows] = {};            ///< the clock after the row's last observation (0: none)
+  std::int64_t clock = 0;                  ///< observations of every row since init()
+  std::int64_t refreshed_at = 0;           ///< the clock at the last mark_refreshed()
+  bool refresh_pending = false;            ///< a row reached its next doubling since then
 };
 
 namespace detail {
@@ -157,14 +167,27 @@ struct CheckpointField<TransitionEstimateState<Count, S, Rows>> {
 
 }  // namespace detail
 
+/// A fixed-memory Dirichlet posterior over a tabular transition model of Rows joint rows over S
+/// next states, for a device that observes its own transitions (the comment atop
+/// estimate/transition_estimate.hpp; docs/estimation.md). Every call that takes data validates it
+/// and on an error status changes nothing.
+/// @tparam Scalar_ the floating-point type of the prior and the mean
+/// @tparam S the number of states
+/// @tparam Rows the joint rows (S times the joint actions), laid out as the problems' arrays
+/// @tparam Count_ float or double pseudo-counts, or uint16_t / uint32_t whole counts (no discount)
 template <typename Scalar_, int S, int Rows, typename Count_ = float>
 class TransitionEstimate {
  public:
+  /// The floating-point type of the prior and the mean.
   using Scalar = Scalar_;
+  /// The count type.
   using Count = Count_;
+  /// The number of states S.
   static constexpr int kStates = S;
+  /// The number of joint rows.
   static constexpr int kRows = Rows;
-  static constexpr int kActions = Rows / S;  // joint actions per state
+  static constexpr int kActions = Rows / S;  ///< joint actions per state
+  /// Whether the counts are whole (an unsigned integer Count).
   static constexpr bool kIntegerCounts = std::is_integral<Count>::value;
   static_assert(S >= 2, "pbrl needs at least two states");
   static_assert(Rows >= S && Rows % S == 0, "Rows is S times the number of joint actions");
@@ -172,22 +195,26 @@ class TransitionEstimate {
   static_assert(std::is_floating_point<Count>::value || (std::is_unsigned<Count>::value && sizeof(Count) >= 2),
                 "counts are float, double or an unsigned integer type of 16 bits or more");
 
+  /// The state a checkpoint carries (state(), restore()).
   using State = TransitionEstimateState<Count, S, Rows>;
 
-  // The joint row of (s, a), a in [0, kActions): s*kActions + a.
+  /// The joint row of (s, a), a in [0, kActions): s*kActions + a.
   static constexpr int row(int s, int a) { return s * kActions + a; }
-  // The joint row of (s, a1, a2) for two players (Stackelberg: a_l, a_f; incentive design: a1, a2):
-  // (s*A1 + a1)*A2 + a2.
+  /// The joint row of (s, a1, a2) for two players (Stackelberg: a_l, a_f; incentive design: a1,
+  /// a2): (s*A1 + a1)*A2 + a2.
   template <int A1, int A2>
   static constexpr int row(int s, int a1, int a2) {
     static_assert(A1 >= 1 && A2 >= 1 && A1 * A2 == kActions, "A1*A2 must be the joint action count");
     return (s * A1 + a1) * A2 + a2;
   }
 
-  // prior: a transition array of Rows rows (validated as validate_transition does); it must stay
-  // valid and unchanged while the estimate is used. strength a: pseudo-counts per row, finite,
-  // in [epsilon^2, 1/epsilon^2] of Scalar. Starts with no observations; on error the estimate
-  // stays as it was (initialized or not).
+  /// Starts with no observations around the prior.
+  /// @param prior a transition array of Rows rows (validated as validate_transition does); it
+  ///        must stay valid and unchanged while the estimate is used
+  /// @param strength a: pseudo-counts per row, finite, in [epsilon^2, 1/epsilon^2] of Scalar
+  /// @param settings the settings (validate(EstimateSettings); integer counts need discount 1 and
+  ///        a count_cap their type holds)
+  /// @return check_init()'s statuses; on error the estimate stays as it was (initialized or not).
   Status init(const Scalar* prior, Scalar strength, const EstimateSettings<Scalar>& settings = {}) {
     if (Status st = check_init(prior, strength, settings); st != Status::ok) return st;
     prior_ = prior;
@@ -202,7 +229,9 @@ class TransitionEstimate {
     return Status::ok;
   }
 
-  // init()'s checks alone: the status init() would return, with nothing changed.
+  /// init()'s checks alone: the status init() would return, with nothing changed.
+  /// @return ok; null_pointer; not_finite or bad_transition (the prior); bad_setting (strength,
+  ///         settings).
   static Status check_init(const Scalar* prior, Scalar strength, const EstimateSettings<Scalar>& settings) {
     if (prior == nullptr) return Status::null_pointer;
     if (Status st = detail::check_transition_rows(prior, Rows, S); st != Status::ok) return st;
@@ -217,15 +246,20 @@ class TransitionEstimate {
     return Status::ok;
   }
 
+  /// Whether init() has succeeded.
   bool initialized() const { return prior_ != nullptr; }
+  /// The prior's transition array (null before init()).
   const Scalar* prior() const { return prior_; }
+  /// The prior's strength a.
   Scalar strength() const { return strength_; }
+  /// The settings of init().
   const EstimateSettings<Scalar>& settings() const { return settings_; }
 
-  // One observed transition out of joint row `row` to s_next. O(1) (O(log d) for the discount
-  // clock `observations`); O(S) when the row's unit is rescaled or its total reaches the cap.
-  // out_of_bounds: an index outside its range, or (support prior) s_next outside the prior's
-  // support; count_overflow: the observation count has no room; nothing changed on error.
+  /// One observed transition out of joint row `row` to s_next. O(1) (O(log d) for the discount
+  /// clock `observations`); O(S) when the row's unit is rescaled or its total reaches the cap.
+  /// @return ok; not_initialized; out_of_bounds (an index outside its range, or, support prior,
+  ///         s_next outside the prior's support); count_overflow (the observation count has no
+  ///         room). Nothing changed on error.
   Status observe_row(int row, int s_next) {
     if (!initialized()) return Status::not_initialized;
     if (row < 0 || row >= Rows || s_next < 0 || s_next >= S) return Status::out_of_bounds;
@@ -248,12 +282,12 @@ class TransitionEstimate {
     if (doubled(n + 1)) st.refresh_pending = true;
     return Status::ok;
   }
-  // ... out of state s under joint action a in [0, kActions).
+  /// observe_row() out of state s under joint action a in [0, kActions).
   Status observe(int s, int a, int s_next) {
     if (s < 0 || s >= S || a < 0 || a >= kActions) return initialized() ? Status::out_of_bounds : Status::not_initialized;
     return observe_row(row(s, a), s_next);
   }
-  // ... out of state s under the actions a1 in [0, A1), a2 in [0, A2) of two players.
+  /// observe_row() out of state s under the actions a1 in [0, A1), a2 in [0, A2) of two players.
   template <int A1, int A2>
   Status observe(int s, int a1, int a2, int s_next) {
     if (s < 0 || s >= S || a1 < 0 || a1 >= A1 || a2 < 0 || a2 >= A2)
@@ -261,12 +295,13 @@ class TransitionEstimate {
     return observe_row(row<A1, A2>(s, a1, a2), s_next);
   }
 
-  // The posterior mean of rows [first_row, first_row + row_count) into those rows of
-  // transition_out, a caller array of Rows*S entries laid out as the prior (its other rows are not
-  // touched), which must not overlap the prior (bad_setting). Each row written is a distribution
-  // that check_transition_rows accepts. O(row_count * S) (plus O(log d) per row for the discount
-  // clock `observations`); a refresh may be split into slices, which write the same bits as one
-  // call. out_of_bounds: a range outside [0, Rows].
+  /// The posterior mean of rows [first_row, first_row + row_count) into those rows of
+  /// transition_out, a caller array of Rows*S entries laid out as the prior (its other rows are not
+  /// touched), which must not overlap the prior. Each row written is a distribution that
+  /// check_transition_rows accepts. O(row_count * S) (plus O(log d) per row for the discount clock
+  /// `observations`); a refresh may be split into slices, which write the same bits as one call.
+  /// @return ok; not_initialized; null_pointer; out_of_bounds (a range outside [0, Rows]);
+  ///         bad_setting (transition_out overlaps the prior). On error nothing is written.
   Status write_mean(Scalar* transition_out, int first_row, int row_count) const {
     if (!initialized()) return Status::not_initialized;
     if (transition_out == nullptr) return Status::null_pointer;
@@ -278,39 +313,47 @@ class TransitionEstimate {
     for (int r = first_row; r < first_row + row_count; ++r) mean_row(r, transition_out + r * S);
     return Status::ok;
   }
+  /// The posterior mean of every row: write_mean(transition_out, 0, Rows).
   Status write_mean(Scalar* transition_out) const { return write_mean(transition_out, 0, Rows); }
 
-  // Refresh rule: true when the mean has changed enough to be written and handed to the solver
-  // again (the rule above); mark_refreshed() when a refresh starts (observations made while its
-  // slices are written count toward the next one). Before init(): false, and no-op.
+  /// Refresh rule: true when the mean has changed enough to be written and handed to the solver
+  /// again (a row's observations reached m*2^k, or refresh_every observations since the last
+  /// refresh). Before init(): false.
   bool refresh_due() const {
     if (!initialized()) return false;
     return state_.refresh_pending ||
            (settings_.refresh_every > 0 && state_.clock - state_.refreshed_at >= settings_.refresh_every);
   }
+  /// Call when a refresh starts: observations made while its slices are written count toward the
+  /// next one. Before init(): no-op.
   void mark_refreshed() {
     if (!initialized()) return;
     state_.refresh_pending = false;
     state_.refreshed_at = state_.clock;
   }
 
-  // Observations of a row (0 outside [0, Rows)), of every row, and a row's total count (its
-  // discounted, halved evidence: the weight of the counts in the mean against the prior's a).
+  /// Observations of a row since init() (0 outside [0, Rows)).
   std::int64_t observations(int row) const { return row >= 0 && row < Rows ? state_.observations[row] : 0; }
+  /// Observations of every row since init().
   std::int64_t observations() const { return state_.clock; }
+  /// The Rows observation counts, row by row.
   const std::int64_t* row_observations() const { return state_.observations; }
+  /// A row's total count (0 outside [0, Rows)): its discounted, halved evidence, the weight of the
+  /// counts in the mean against the prior's a.
   Scalar row_total(int row) const {
     if (row < 0 || row >= Rows) return Scalar(0);
     return Scalar(state_.totals[row]) * weight(row);
   }
 
-  // The state (checkpoints): read it whole, or set it whole with restore(), which accepts only a
-  // state this estimate could have reached under its settings (bad_setting otherwise: negative
-  // or non-finite counts, counts in a row never observed or (support prior) outside the prior's
-  // support, a total at or above the cap, an integer total other than its row's sum, float counts
-  // summing past twice the cap, observation counts that do not add up to the clock, stamps past
-  // it) and changes nothing on error. O(Rows*S).
+  /// The state, whole (checkpoints; restore() sets it).
   const State& state() const { return state_; }
+  /// Sets the state whole, if it is one this estimate could have reached under its settings.
+  /// O(Rows*S).
+  /// @return ok; not_initialized; bad_setting (negative or non-finite counts, counts in a row never
+  ///         observed or, support prior, outside the prior's support, a total at or above the cap,
+  ///         an integer total other than its row's sum, float counts summing past twice the cap,
+  ///         observation counts that do not add up to the clock, stamps past it). Nothing changes
+  ///         on error.
   Status restore(const State& s) {
     if (!initialized()) return Status::not_initialized;
     if (Status st = check_state(StateView{s}); st != Status::ok) return st;

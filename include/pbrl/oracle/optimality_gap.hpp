@@ -121,18 +121,18 @@ Scalar with_rho(const Mdp<Scalar, S, A>& m, Scalar b, Scalar vmax) {
 
 }  // namespace detail
 
-// A certified upper bound, >= 0, on V*(s) - eval.value(s) for every s and on
-// V*(rho) - eval.value_rho: max_s (T v - v)(s)^+ / (1 - gamma R) with v = eval.value (see above),
-// rounded up for the rounding of eval.q, of the soft maximum and of its own arithmetic. With
-// exact arithmetic it is max_s [soft max of Q^pi(s,.) - V^pi(s)] / (1 - gamma), the optimality
-// certificate of pi; V*(rho) - V^pi(rho) itself is at most it plus value_rounding_bound.
-// Preconditions: m passed validate(m) (then its transition rows sum to 1 within
-// distribution_tolerance); eval.value, eval.q and eval.value_rho are one evaluate() (or
-// evaluate_formed_policy, evaluate_on_chain) call's, made with Q (with_q = true): eval.q is
-// write_q's Q of eval.value. eval.occupancy is not read; the policy is not needed.
-// NaN when m's settings fail check_model or an input is NaN; no_bound() (max/16) when
-// 1 - gamma R is not certainly positive in Scalar. No allocation.
-// Work: O(S*A) (one soft maximum a state, as the formula without rounding, plus a pass over r).
+/// A certified upper bound, >= 0, on V*(s) - eval.value(s) for every s and on
+/// V*(rho) - eval.value_rho: max_s (T v - v)(s)^+ / (1 - gamma R) with v = eval.value (see above),
+/// rounded up for the rounding of eval.q, of the soft maximum and of its own arithmetic. With
+/// exact arithmetic it is max_s [soft max of Q^pi(s,.) - V^pi(s)] / (1 - gamma), the optimality
+/// certificate of pi; V*(rho) - V^pi(rho) itself is at most it plus value_rounding_bound.
+/// Preconditions: m passed validate(m) (then its transition rows sum to 1 within
+/// distribution_tolerance); eval.value, eval.q and eval.value_rho are one evaluate() (or
+/// evaluate_formed_policy, evaluate_on_chain) call's, made with Q (with_q = true): eval.q is
+/// write_q's Q of eval.value. eval.occupancy is not read; the policy is not needed.
+/// NaN when m's settings fail check_model or an input is NaN; no_bound() (max/16) when
+/// 1 - gamma R is not certainly positive in Scalar. No allocation.
+/// Work: O(S*A) (one soft maximum a state, as the formula without rounding, plus a pass over r).
 template <typename Scalar, int S, int A>
 Scalar optimality_gap_bound(const Mdp<Scalar, S, A>& m, const Evaluation<Scalar, S, A>& eval) {
   if (detail::check_model(m) != Status::ok) return std::numeric_limits<Scalar>::quiet_NaN();
@@ -158,23 +158,23 @@ Scalar optimality_gap_bound(const Mdp<Scalar, S, A>& m, const Evaluation<Scalar,
   return b < detail::no_bound<Scalar>() ? b : detail::no_bound<Scalar>();
 }
 
-// A certified upper bound, >= 0, on |eval.value(s) - V^pi(s)| for every s and on
-// |eval.value_rho - V^pi(rho)|: the evaluation's error, whatever the method (LU, sweeps stopped
-// at their tolerance or at max_sweeps), from the residual of eval.value (see above):
-//   max_s [|res_c(s)| + E(s)] / (1 - gamma R max_s sum_a |pi(s,a)|),
-// res_c(s) = sum_a pi(s,a) eval.q(s,a) - tau h_s - eval.value(s) as computed here and E(s) its
-// rounding: gamma_{A+2} times its magnitudes, sum_a |pi(s,a)| times eval.q's rounding, and tau
-// times h_s's (its logs within 2 ulp, or log_pi's within 4u (2 + log A + |log_pi|) of log pi,
-// which normalize_policy_row and policy_from_parameters keep: exp, the division and the log
-// of the sum round once each).
-// Preconditions: m passed validate(m); eval is pi's evaluation on m made with Q (with_q = true:
-// eval.q is write_q's Q of eval.value, eval.value_rho Eigen's dot of rho and eval.value). pi
-// finite (rows need not sum to 1 exactly: their sums enter the contraction); log_pi as
-// evaluate()'s (log pi where pi > 0, entries where pi <= 0 not read), or nullptr: then h takes
-// S*A logarithms here. NaN when m's settings fail check_model or an input is not finite;
-// no_bound() when the contraction is not certain in Scalar. No allocation.
-// Work: O(S*A): about 8 multiply-adds or comparisons an entry, no logarithm with log_pi and the
-// entropy (A with kl_reference: log ref).
+/// A certified upper bound, >= 0, on |eval.value(s) - V^pi(s)| for every s and on
+/// |eval.value_rho - V^pi(rho)|: the evaluation's error, whatever the method (LU, sweeps stopped
+/// at their tolerance or at max_sweeps), from the residual of eval.value (see above):
+///   max_s [|res_c(s)| + E(s)] / (1 - gamma R max_s sum_a |pi(s,a)|),
+/// res_c(s) = sum_a pi(s,a) eval.q(s,a) - tau h_s - eval.value(s) as computed here and E(s) its
+/// rounding: gamma_{A+2} times its magnitudes, sum_a |pi(s,a)| times eval.q's rounding, and tau
+/// times h_s's (its logs within 2 ulp, or log_pi's within 4u (2 + log A + |log_pi|) of log pi,
+/// which normalize_policy_row and policy_from_parameters keep: exp, the division and the log
+/// of the sum round once each).
+/// Preconditions: m passed validate(m); eval is pi's evaluation on m made with Q (with_q = true:
+/// eval.q is write_q's Q of eval.value, eval.value_rho Eigen's dot of rho and eval.value). pi
+/// finite (rows need not sum to 1 exactly: their sums enter the contraction); log_pi as
+/// evaluate()'s (log pi where pi > 0, entries where pi <= 0 not read), or nullptr: then h takes
+/// S*A logarithms here. NaN when m's settings fail check_model or an input is not finite;
+/// no_bound() when the contraction is not certain in Scalar. No allocation.
+/// Work: O(S*A): about 8 multiply-adds or comparisons an entry, no logarithm with log_pi and the
+/// entropy (A with kl_reference: log ref).
 template <typename Scalar, int S, int A>
 Scalar value_rounding_bound(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
                             const Evaluation<Scalar, S, A>& eval,
@@ -227,9 +227,9 @@ Scalar value_rounding_bound(const Mdp<Scalar, S, A>& m, const StateActionMatrix<
   return b < detail::no_bound<Scalar>() ? b : detail::no_bound<Scalar>();
 }
 
-// A certified upper bound, >= 0, on pi's own gap V*(s) - V^pi(s) for every s and
-// V*(rho) - V^pi(rho): optimality_gap_bound + value_rounding_bound, rounded up. Preconditions
-// and NaN / no_bound() results as value_rounding_bound's. Work: the two.
+/// A certified upper bound, >= 0, on pi's own gap V*(s) - V^pi(s) for every s and
+/// V*(rho) - V^pi(rho): optimality_gap_bound + value_rounding_bound, rounded up. Preconditions
+/// and NaN / no_bound() results as value_rounding_bound's. Work: the two.
 template <typename Scalar, int S, int A>
 Scalar policy_gap_bound(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
                         const Evaluation<Scalar, S, A>& eval, const StateActionMatrix<Scalar, S, A>* log_pi = nullptr) {
@@ -238,15 +238,16 @@ Scalar policy_gap_bound(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scal
   return b < detail::no_bound<Scalar>() || std::isnan(b) ? b : detail::no_bound<Scalar>();
 }
 
-// A certified upper bound, >= 0, on V*(rho) - V^{pi_y}(rho), the lower-level gap of a solver's
-// pi_y, from pi-hat's evaluation (any policy's: only its numbers v enter) and pi_y's:
-//   optimality_gap_bound(m, eval_hat)          >= V*(rho) - eval_hat.value_rho
-//   + (eval_hat.value_rho - eval_y.value_rho)   computed, plus its rounding
-//   + value_rounding_bound(m, pi_y, eval_y)     >= eval_y.value_rho - V^{pi_y}(rho).
-// pi-hat's own evaluation error does not enter. Preconditions: optimality_gap_bound's for
-// eval_hat, value_rounding_bound's for (pi_y, eval_y, log_pi_y), on the same m. NaN and
-// no_bound() as theirs. Work: the two.
-// The same from hat = optimality_gap_bound(m, eval_hat), computed once by a caller that reports it.
+/// A certified upper bound, >= 0, on V*(rho) - V^{pi_y}(rho), the lower-level gap of a solver's
+/// pi_y, from pi-hat's evaluation (any policy's: only its numbers v enter) and pi_y's:
+///   optimality_gap_bound(m, eval_hat)          >= V*(rho) - eval_hat.value_rho
+///   + (eval_hat.value_rho - eval_y.value_rho)   computed, plus its rounding
+///   + value_rounding_bound(m, pi_y, eval_y)     >= eval_y.value_rho - V^{pi_y}(rho).
+/// pi-hat's own evaluation error does not enter. Preconditions: optimality_gap_bound's for
+/// eval_hat, value_rounding_bound's for (pi_y, eval_y, log_pi_y), on the same m. NaN and
+/// no_bound() as theirs. Work: the two.
+/// This overload takes hat = optimality_gap_bound(m, eval_hat), computed once by a caller that
+/// reports it.
 template <typename Scalar, int S, int A>
 Scalar lower_level_gap_bound(const Mdp<Scalar, S, A>& m, Scalar hat, const Evaluation<Scalar, S, A>& eval_hat,
                              const StateActionMatrix<Scalar, S, A>& pi_y, const Evaluation<Scalar, S, A>& eval_y,
@@ -260,6 +261,8 @@ Scalar lower_level_gap_bound(const Mdp<Scalar, S, A>& m, Scalar hat, const Evalu
   const Scalar b = (d + positive) * (Scalar(1) + Scalar(2) * u);
   return b > Scalar(0) ? b : Scalar(0);
 }
+/// lower_level_gap_bound(m, hat, eval_hat, pi_y, eval_y, log_pi_y) with
+/// hat = optimality_gap_bound(m, eval_hat).
 template <typename Scalar, int S, int A>
 Scalar lower_level_gap_bound(const Mdp<Scalar, S, A>& m, const Evaluation<Scalar, S, A>& eval_hat,
                              const StateActionMatrix<Scalar, S, A>& pi_y, const Evaluation<Scalar, S, A>& eval_y,
@@ -267,10 +270,10 @@ Scalar lower_level_gap_bound(const Mdp<Scalar, S, A>& m, const Evaluation<Scalar
   return lower_level_gap_bound(m, optimality_gap_bound(m, eval_hat), eval_hat, pi_y, eval_y, log_pi_y);
 }
 
-// A certified upper bound, >= 0, on the Nikaido-Isoda gap of a zero-sum game's (pi1, pi2),
-// V1*(rho) + V2*(rho) on the two players' induced MDPs (player 2's maximizes -V), from each
-// player's evaluation of any policy there (value1, value2: their V(rho)) and its
-// optimality_gap_bound (gap1, gap2): the sum, rounded up. Not negative.
+/// A certified upper bound, >= 0, on the Nikaido-Isoda gap of a zero-sum game's (pi1, pi2),
+/// V1*(rho) + V2*(rho) on the two players' induced MDPs (player 2's maximizes -V), from each
+/// player's evaluation of any policy there (value1, value2: their V(rho)) and its
+/// optimality_gap_bound (gap1, gap2): the sum, rounded up. Not negative.
 template <typename Scalar>
 Scalar nikaido_isoda_gap_bound(Scalar value1, Scalar value2, Scalar gap1, Scalar gap2) {
   const Scalar u = detail::unit_roundoff<Scalar>();

@@ -52,10 +52,13 @@ Status pmd_step(const Mdp<Scalar, S, A>& m, Scalar eta, EvaluationWorkspace<Scal
 }
 }  // namespace detail
 
-// One PMD step from (log_pi, pi). eval is workspace: it receives the evaluation of the policy
-// before the step (on error its contents are unspecified). log_pi rows are normalized
-// log-probabilities and pi = exp(log_pi) on return, both formed by normalize_policy_row (so
-// the output is always a valid input). On error log_pi and pi are unchanged.
+/// One regularized policy mirror descent step from (log_pi, pi), with step size eta.
+/// eval is workspace: it receives the evaluation of the policy before the step (on error its
+/// contents are unspecified). log_pi rows are normalized log-probabilities and pi = exp(log_pi) on
+/// return, both formed by normalize_policy_row (so the output is always a valid input).
+/// @return ok; bad_step_size (eta not finite or not > 0); not_finite (log_pi); evaluate()'s
+///         statuses for (m, pi, ws); numerical_failure (a step that overflows). On error log_pi
+///         and pi are unchanged.
 template <typename Scalar, int S, int A, EvaluationMethod M>
 Status pmd_step(const Mdp<Scalar, S, A>& m, Scalar eta, EvaluationWorkspace<Scalar, S, M>& ws,
                 Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& log_pi,

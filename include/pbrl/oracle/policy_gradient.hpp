@@ -8,14 +8,15 @@
 
 namespace pbrl {
 
-// The ascent update from a gradient g in the set's coordinates (direct: dV/dpi, softmax:
-// dV/dlogits), shared by the exact oracle below and the sampled ones:
-//   direct:   pi <- Proj_{floored simplex}(pi + eta g)
-//   softmax:  log_pi <- normalize(log_pi + eta g), floored at log_floor (normalize_policy_row)
-// In both, pi sums to 1 within a few eps however large eta*g is (the projection works relative
-// to the row's maximum), so the result always passes validate_policy on the next call.
-// g is consumed (it holds the new policy afterwards). On error (a non-finite result,
-// numerical_failure) log_pi and pi are unchanged.
+/// The ascent update from a gradient g in the set's coordinates (direct: dV/dpi, softmax:
+/// dV/dlogits), shared by the exact oracle below and the sampled ones:
+///   - direct: pi <- Proj_{floored simplex}(pi + eta g)
+///   - softmax: log_pi <- normalize(log_pi + eta g), floored at log_floor (normalize_policy_row)
+///
+/// In both, pi sums to 1 within a few eps however large eta*g is (the projection works relative
+/// to the row's maximum), so the result always passes validate_policy on the next call.
+/// g is consumed (it holds the new policy afterwards).
+/// @return ok, or numerical_failure (a non-finite result), and then log_pi and pi are unchanged.
 template <typename Scalar, int S, int A>
 Status policy_ascent_update(const PolicySet<Scalar>& set, Scalar eta, StateActionMatrix<Scalar, S, A>& g,
                             StateActionMatrix<Scalar, S, A>& log_pi, StateActionMatrix<Scalar, S, A>& pi) {
@@ -63,9 +64,13 @@ Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>&
 }
 }  // namespace detail
 
-// One ascent step. eval and grad are workspace: eval receives the evaluation of the policy
-// before the step (on error the contents of both are unspecified). On error log_pi and pi are
-// unchanged: the new policy is formed in grad and copied only once it is finite.
+/// One policy-gradient ascent step on V(rho), projected (direct) or softmax by set, with step
+/// size eta.
+/// eval and grad are workspace: eval receives the evaluation of the policy before the step (on
+/// error the contents of both are unspecified).
+/// @return ok; bad_step_size (eta); bad_setting (set); not_finite (log_pi); evaluate()'s statuses
+///         for (m, pi, ws); numerical_failure. On error log_pi and pi are unchanged: the new policy
+///         is formed in grad and copied only once it is finite.
 template <typename Scalar, int S, int A, EvaluationMethod M>
 Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>& set, Scalar eta,
                             EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& eval,

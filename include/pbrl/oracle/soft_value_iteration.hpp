@@ -10,18 +10,24 @@
 
 namespace pbrl {
 
+/// What a soft_value_iteration call did.
 template <typename Scalar>
 struct SoftValueIterationResult {
+  /// Sweeps run.
   int iterations = 0;
-  bool converged = false;     // change <= tolerance; false: stopped at max_iterations (still ok)
-  Scalar change = Scalar(0);  // sup-norm change of V in the last sweep
+  bool converged = false;     ///< change <= tolerance; false: stopped at max_iterations (still ok)
+  Scalar change = Scalar(0);  ///< sup-norm change of V in the last sweep
 };
 
-// Runs at most max_iterations sweeps from the warm start `value` until the sup-norm change is
-// <= tolerance. On return value = V, q = Q of V, and (log_pi, pi) the greedy soft policy.
-// Stopping at max_iterations first is an outcome (result->converged = false), not an error.
-// The soft maximum lies between min_a and max_a of Q, so |V_k| <= |r|/(1-gamma) + |V_0|: checking
-// that bound first means no sweep can overflow, and on error nothing is written.
+/// Soft value iteration: at most max_iterations sweeps from the warm start `value` until the
+/// sup-norm change is <= tolerance. On return value = V, q = Q of V, and (log_pi, pi) the greedy
+/// soft policy. Stopping at max_iterations first is an outcome (result->converged = false), not
+/// an error.
+/// @return ok; the model's null_pointer, bad_discount or bad_regularization; bad_setting
+///         (max_iterations < 1, tolerance not >= 0); not_finite (value); numerical_failure.
+///         On error nothing is written. Why: the soft maximum lies between min_a and max_a of Q,
+///         so |V_k| <= |r|/(1-gamma) + |V_0|, and checking that bound first means no sweep can
+///         overflow.
 template <typename Scalar, int S, int A>
 Status soft_value_iteration(const Mdp<Scalar, S, A>& m, int max_iterations, Scalar tolerance,
                             StateVector<Scalar, S>& value, StateActionMatrix<Scalar, S, A>& q,

@@ -15,9 +15,11 @@
 
 namespace pbrl {
 
-// Returns p and adds scale * grad p to (grad_x, grad_pi). y = {pi_y}, hat = {pi_hat, its
-// evaluation} on M(x) = mdp (built into model), and start_occupancy = mu' from
-// occupancy_from_start(mdp, pi_y, pi_hat, ...). weights: scratch.
+/// The Bellman penalty p(x, y) (with the oracle's Q^{pi-hat} in place of Q*) and its gradient.
+/// Returns p and adds scale * grad p to (grad_x, grad_pi). y = {pi_y}, hat = {pi_hat, its
+/// evaluation} on M(x) = mdp (built into model), and start_occupancy = mu' from
+/// occupancy_from_start(mdp, pi_y, pi_hat, ...). weights: scratch. No checks: the inputs are a
+/// solver's, checked where they were formed.
 template <class Problem, typename Scalar, int S, int A>
 Scalar bellman_penalty(const Problem& problem, const typename Problem::Model& model, const Mdp<Scalar, S, A>& mdp,
                        const PolicyY<Scalar, S, A, false>& y, const PolicyHat<Scalar, S, A, true>& hat,

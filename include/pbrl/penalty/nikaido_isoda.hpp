@@ -16,15 +16,20 @@
 
 namespace pbrl {
 
+/// Caller scratch of nikaido_isoda_penalty.
 template <typename Scalar, int S, int A1, int A2>
 struct NikaidoIsodaScratch {
+  /// The joint occupancy weights of the x-products.
   JointMatrix<Scalar, S, A1, A2> weights = JointMatrix<Scalar, S, A1, A2>::Zero();
+  /// Player 2's values as the joint game's (-V).
   StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();
 };
 
-// Returns psi and adds scale * grad psi to (grad_x, grad_pi1, grad_pi2). y1 = {pi1}, y2 = {pi2};
-// hat1 = {pi1_hat, its evaluation on player1_mdp(game, pi2)}, hat2 = {pi2_hat, its evaluation on
-// player2_mdp(game, pi1)}; game = M(x) and model as problem.build(x, model, game) wrote them.
+/// The Nikaido-Isoda penalty psi(x, pi) of a zero-sum game and its gradient.
+/// Returns psi and adds scale * grad psi to (grad_x, grad_pi1, grad_pi2). y1 = {pi1}, y2 = {pi2};
+/// hat1 = {pi1_hat, its evaluation on player1_mdp(game, pi2)}, hat2 = {pi2_hat, its evaluation on
+/// player2_mdp(game, pi1)}; game = M(x) and model as problem.build(x, model, game) wrote them.
+/// No checks: the inputs are a solver's, checked where they were formed.
 // The (pi-hat1, pi2) terms take value and occupancy straight from player 1's MDP, the
 // (pi1, pi-hat2) terms from player 2's, whose value is -V; the two policy gradients are one pass
 // over P (add_game_policy_gradient_pair), and where P_x does not depend on x (is_reward_only) the
@@ -56,23 +61,35 @@ Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProb
   return hat1.eval.value_rho + hat2.eval.value_rho;
 }
 
-// Exact best responses by soft value iteration on both induced MDPs, and the exact psi
-// (for reports, tests and baselines that do not run oracles of their own).
+/// Caller storage of nikaido_isoda_exact: exact best responses by soft value iteration on both
+/// induced MDPs, and the exact psi (for reports, tests and baselines that do not run oracles of
+/// their own).
 template <typename Scalar, int S, int A1, int A2>
 struct BestResponseWorkspace {
-  SharedInducedModel<Scalar, S, A1, A2> model;  // player 1's induced MDP, then player 2's
-  StateVector<Scalar, S> value1 = StateVector<Scalar, S>::Zero();  // V*_1 (warm start, kept)
-  StateVector<Scalar, S> value2 = StateVector<Scalar, S>::Zero();  // V*_2 = -min_pi2 V (kept)
+  SharedInducedModel<Scalar, S, A1, A2> model;  ///< player 1's induced MDP, then player 2's
+  StateVector<Scalar, S> value1 = StateVector<Scalar, S>::Zero();  ///< V*_1 (warm start, kept)
+  StateVector<Scalar, S> value2 = StateVector<Scalar, S>::Zero();  ///< V*_2 = -min_pi2 V (kept)
+  /// @{
+  /// Player 1's best response BR1(pi2): Q, log pi1 and pi1.
   StateActionMatrix<Scalar, S, A1> q1, log_pi1, pi1;               // pi1 = BR1(pi2)
+  /// @}
+  /// @{
+  /// Player 2's best response BR2(pi1): Q, log pi2 and pi2.
   StateActionMatrix<Scalar, S, A2> q2, log_pi2, pi2;               // pi2 = BR2(pi1)
+  /// @}
+  /// @{
+  /// Each player's soft value iteration: whether it met the tolerance.
   SoftValueIterationResult<Scalar> result1{}, result2{};            // each player's soft value iteration
+  /// @}
 };
 
-// psi(pi1, pi2) = max_pi1' V^{pi1',pi2}(rho) - min_pi2' V^{pi1,pi2'}(rho) = rho.V*_1 + rho.V*_2,
-// from at most max_iterations sweeps per player (warm-started from ws.value1/2) to the sup-norm
-// change `tolerance`. ws holds the best responses afterwards, and in result1/2 whether each player's
-// sweeps met the tolerance (psi is ok either way: stopping at max_iterations is an outcome).
-// On error psi is unchanged.
+/// psi(pi1, pi2) = max_pi1' V^{pi1',pi2}(rho) - min_pi2' V^{pi1,pi2'}(rho) = rho.V*_1 + rho.V*_2,
+/// from at most max_iterations sweeps per player (warm-started from ws.value1/2) to the sup-norm
+/// change `tolerance`. ws holds the best responses afterwards, and in result1/2 whether each
+/// player's sweeps met the tolerance (psi is ok either way: stopping at max_iterations is an
+/// outcome).
+/// @return ok; the statuses of player1_mdp / player2_mdp and soft_value_iteration;
+///         numerical_failure. On error psi is unchanged (ws is scratch).
 template <typename Scalar, int S, int A1, int A2>
 Status nikaido_isoda_exact(const MarkovGame<Scalar, S, A1, A2>& game, const StateActionMatrix<Scalar, S, A1>& pi1,
                            const StateActionMatrix<Scalar, S, A2>& pi2, int max_iterations, Scalar tolerance,

@@ -16,19 +16,29 @@
 
 namespace pbrl {
 
+/// The lower level's pi_y (in a game, one player's pi_i) as a penalty reads it: the policy and,
+/// if Evaluated, its evaluation on M(x); references to the caller's objects.
 template <typename Scalar, int S, int A, bool Evaluated>
 struct PolicyY;
+/// pi_y alone (the sampled penalties, the Bellman penalty).
 template <typename Scalar, int S, int A>
 struct PolicyY<Scalar, S, A, false> {
+  /// The policy (probabilities).
   const StateActionMatrix<Scalar, S, A>& pi;
-  const StateActionMatrix<Scalar, S, A>* log_pi = nullptr;  // log pi, or nullptr: taken where needed
+  const StateActionMatrix<Scalar, S, A>* log_pi = nullptr;  ///< log pi, or nullptr: taken where needed
 };
+/// pi_y with its evaluation on M(x) (the value penalty).
 template <typename Scalar, int S, int A>
 struct PolicyY<Scalar, S, A, true> {
+  /// The policy (probabilities).
   const StateActionMatrix<Scalar, S, A>& pi;
+  /// Its evaluation on M(x).
   const Evaluation<Scalar, S, A>& eval;
+  /// log pi, or nullptr: taken where needed.
   const StateActionMatrix<Scalar, S, A>* log_pi = nullptr;
 };
+/// @cond internal
+// The deduction guides: PolicyY{pi}, PolicyY{pi, &log_pi}, PolicyY{pi, eval}, PolicyY{pi, eval, &log_pi}.
 template <typename Scalar, int S, int A>
 PolicyY(const StateActionMatrix<Scalar, S, A>&) -> PolicyY<Scalar, S, A, false>;
 template <typename Scalar, int S, int A>
@@ -38,19 +48,29 @@ PolicyY(const StateActionMatrix<Scalar, S, A>&, const Evaluation<Scalar, S, A>&)
 template <typename Scalar, int S, int A>
 PolicyY(const StateActionMatrix<Scalar, S, A>&, const Evaluation<Scalar, S, A>&, const StateActionMatrix<Scalar, S, A>*)
     -> PolicyY<Scalar, S, A, true>;
+/// @endcond
 
+/// The oracle's pi-hat, its approximation of pi*(x) (in a game, one player's approximate best
+/// response), as a penalty reads it: the policy and, if Evaluated, its evaluation on M(x).
 template <typename Scalar, int S, int A, bool Evaluated>
 struct PolicyHat;
+/// pi-hat alone (the sampled penalties).
 template <typename Scalar, int S, int A>
 struct PolicyHat<Scalar, S, A, false> {
+  /// The policy (probabilities).
   const StateActionMatrix<Scalar, S, A>& pi;
 };
+/// pi-hat with its evaluation on M(x) (the exact penalties).
 template <typename Scalar, int S, int A>
 struct PolicyHat<Scalar, S, A, true> {
+  /// The policy (probabilities).
   const StateActionMatrix<Scalar, S, A>& pi;
+  /// Its evaluation on M(x).
   const Evaluation<Scalar, S, A>& eval;
-  const StateActionMatrix<Scalar, S, A>* log_pi = nullptr;  // log pi, or nullptr: taken where needed
+  const StateActionMatrix<Scalar, S, A>* log_pi = nullptr;  ///< log pi, or nullptr: taken where needed
 };
+/// @cond internal
+// The deduction guides: PolicyHat{pi}, PolicyHat{pi, eval}, PolicyHat{pi, eval, &log_pi}.
 template <typename Scalar, int S, int A>
 PolicyHat(const StateActionMatrix<Scalar, S, A>&) -> PolicyHat<Scalar, S, A, false>;
 template <typename Scalar, int S, int A>
@@ -58,5 +78,6 @@ PolicyHat(const StateActionMatrix<Scalar, S, A>&, const Evaluation<Scalar, S, A>
 template <typename Scalar, int S, int A>
 PolicyHat(const StateActionMatrix<Scalar, S, A>&, const Evaluation<Scalar, S, A>&, const StateActionMatrix<Scalar, S, A>*)
     -> PolicyHat<Scalar, S, A, true>;
+/// @endcond
 
 }  // namespace pbrl

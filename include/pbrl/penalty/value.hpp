@@ -13,9 +13,10 @@
 
 namespace pbrl {
 
-// Returns p and adds scale * grad p to (grad_x, grad_pi). y = {pi_y, its evaluation} and
-// hat = {pi_hat, its evaluation}, both on the same M(x) = mdp, built into model; `weights` is
-// S x A scratch.
+/// The value penalty p(x, y) = V^{pi-hat}(rho) - V^{pi_y}(rho) and its gradient.
+/// Returns p and adds scale * grad p to (grad_x, grad_pi). y = {pi_y, its evaluation} and
+/// hat = {pi_hat, its evaluation}, both on the same M(x) = mdp, built into model; `weights` is
+/// S x A scratch. No checks: the inputs are a solver's, checked where they were formed.
 template <class Problem, typename Scalar, int S, int A>
 Scalar value_penalty(const Problem& problem, const typename Problem::Model& model, const Mdp<Scalar, S, A>& mdp,
                      const PolicyY<Scalar, S, A, true>& y, const PolicyHat<Scalar, S, A, true>& hat, Scalar scale,

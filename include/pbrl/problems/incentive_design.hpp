@@ -16,45 +16,83 @@
 
 namespace pbrl {
 
+/// Incentive design (paper, eq. "incentive"), a game problem (game.hpp): two agents play a
+/// regularized zero-sum Markov game with reward r_x(s,a) = r(s,a) + c_x * sigmoid(x(s,a)), and the
+/// designer, with its own model, minimizes f(pi) = -E[sum_t gamma^t (r_id - c)] over the
+/// equilibria NE(x). More: the comment atop problems/incentive_design.hpp.
+/// @tparam Scalar_ float or double
+/// @tparam S the number of states
+/// @tparam A1 agent 1's (the maximizer's) actions
+/// @tparam A2 agent 2's (the minimizer's) actions
 template <typename Scalar_, int S, int A1, int A2>
 class IncentiveDesign {
  public:
+  /// The floating-point type.
   using Scalar = Scalar_;
+  /// The number of states.
   static constexpr int kStates = S;
+  /// Agent 1's actions.
   static constexpr int kActions1 = A1;
+  /// Agent 2's actions.
   static constexpr int kActions2 = A2;
+  /// The dimension of x: one incentive per (s, a1, a2).
   static constexpr int kParams = S * A1 * A2;
+  /// Rows of Data::transition, the agents' P: one per (s, a1, a2).
   static constexpr int kTransitionRows = S * A1 * A2;  // rows of Data::transition, the agents' P
+  /// x enters the reward only: P_x = P (game.hpp's is_reward_only).
   static constexpr bool kRewardOnly = true;
+  /// The upper-level parameters x.
   using Params = Vector<Scalar, kParams>;
+  /// Agent 1's policies, S x A1.
   using Matrix1 = StateActionMatrix<Scalar, S, A1>;
+  /// Agent 2's policies, S x A2.
   using Matrix2 = StateActionMatrix<Scalar, S, A2>;
+  /// A joint policy or weights, S x (A1*A2).
   using Joint = JointMatrix<Scalar, S, A1, A2>;
+  /// The agents' game M(x).
   using GameType = MarkovGame<Scalar, S, A1, A2>;
+  /// The designer's MDP over joint actions.
   using DesignerMdp = Mdp<Scalar, S, A1 * A2>;
 
+  /// Caller storage for what build() takes from x, and upper()'s scratch.
   struct Model {
+    /// r_x, read by the game view.
     Scalar reward[S * A1 * A2];           // r_x, read by the game view
+    /// c_x sigmoid'(x), read by vjp() and sample_vjp().
     Scalar slope[S * A1 * A2];            // c_x sigmoid'(x), read by vjp() and sample_vjp()
+    /// r_id - c (upper()'s scratch).
     Scalar designer_reward[S * A1 * A2];  // r_id - c (upper's scratch)
+    /// pi1 x pi2 (upper()'s scratch).
     Joint joint_policy;                   // pi1 x pi2 (upper's scratch)
   };
 
+  /// What init() takes: the arrays (the caller's, read in place, unchanged while used) and numbers.
   struct Data {
+    /// The agents' r(s,a1,a2) at [(s*A1 + a1)*A2 + a2].
     const Scalar* reward = nullptr;               // agents' r(s,a1,a2) at [(s*A1 + a1)*A2 + a2]
+    /// The agents' P(s'|s,a1,a2); rows are distributions.
     const Scalar* transition = nullptr;           // agents' P(s'|s,a1,a2)
+    /// rho > 0, summing to one (the designer's too).
     const Scalar* initial = nullptr;              // rho
+    /// gamma, in [0, 1) (the designer's too).
     Scalar discount = Scalar(0.9);
+    /// Agent 1's tau*h1 (the same tau as agent 2's).
     Regularizer<Scalar, S, A1> regularizer1{};    // agents' tau*h1 and tau*h2 (same tau)
+    /// Agent 2's tau*h2.
     Regularizer<Scalar, S, A2> regularizer2{};
+    /// The designer's r_id(s,a1,a2); finite.
     const Scalar* designer_reward = nullptr;      // r_id(s,a1,a2)
+    /// The designer's P_id(s'|s,a1,a2); rows are distributions.
     const Scalar* designer_transition = nullptr;  // P_id(s'|s,a1,a2)
+    /// The designer's cost c(s), finite; nullptr: no cost (the paper's experiment).
     const Scalar* designer_cost = nullptr;        // c(s); nullptr: no cost (the paper's experiment)
+    /// c_x, the incentive's scale; finite.
     Scalar incentive_scale = Scalar(0.2);         // c_x
+    /// The box X on x.
     Box<Scalar> incentive{Scalar(-5), Scalar(5)}; // box on x
 
-    // Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
-    // name), v(regularizer, name), v(box, name). The agents' transition is the lower level's.
+    /// Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
+    /// name), v(regularizer, name), v(box, name). The agents' transition is the lower level's.
     template <class Visitor>
     void visit(Visitor& v) const {
       const std::size_t joint = std::size_t(S) * A1 * A2;
@@ -71,24 +109,36 @@ class IncentiveDesign {
       v(incentive, "incentive");
     }
   };
+  /// The problem's kind, which a checkpoint records (model_digest.hpp).
   static constexpr ProblemKind kProblemKind = ProblemKind::incentive_design;
 
-  // Caller storage of value_at_best_response (bilevel_value.hpp).
+  /// Caller storage of value_at_best_response (bilevel_value.hpp).
   struct BilevelValueWorkspace {
+    /// The caps and the certificate's tolerance.
     BestResponseSettings<Scalar> settings{};
+    /// Scratch: r_x, then upper()'s scratch.
     Model model;                                 // r_x, then upper()'s scratch
-    // After a success: the regularized NE of M(x) in nash.pi1, nash.pi2 (and nash.value, the
-    // game's value), warm start of the next call; equilibrium its certificate.
+    /// After a success: the regularized NE of M(x) in nash.pi1, nash.pi2 (and nash.value, the
+    /// game's value), warm start of the next call.
     NashWorkspace<Scalar, S, A1, A2> nash{};
+    /// After a success: the equilibrium's certificate.
     NashResult<Scalar> equilibrium{};
+    /// Scratch of the designer's evaluation.
     EvaluationWorkspace<Scalar, S, EvaluationMethod::direct> evaluation_workspace;
+    /// The designer's evaluation of the NE.
     Evaluation<Scalar, S, A1 * A2> evaluation{};  // the designer's evaluation of the NE
+    /// @{
+    /// upper()'s gradients (scratch, not used).
     Params grad_x;                                // upper()'s gradients (not used)
     Matrix1 grad_pi1;
     Matrix2 grad_pi2;
+    /// @}
   };
 
-  // Validates all data; on error the problem stays as it was.
+  /// Validates all data and keeps it (the arrays by pointer).
+  /// @return ok; the game's validate() statuses; null_pointer; not_finite; bad_transition (the
+  ///         designer's); bad_setting (incentive_scale not finite, an invalid box). On error the
+  ///         problem stays as it was.
   Status init(const Data& data) {
     GameType base{data.reward, data.transition, data.initial, data.discount, data.regularizer1, data.regularizer2};
     if (Status st = validate(base); st != Status::ok) return st;
@@ -110,29 +160,38 @@ class IncentiveDesign {
     return Status::ok;
   }
 
-  // The agents' game without incentive (r, not r_x).
+  /// The agents' game without incentive (r, not r_x).
   const GameType& base_game() const { return base_; }
+  /// The box X on x.
   const Box<Scalar>& box() const { return box_; }
-  // The digest of the data init() took (model_digest.hpp; checkpoints record it).
+  /// The digest of the data init() took (model_digest.hpp; checkpoints record it).
   const ModelDigest& model_digest() const { return digest_; }
-  // The lower level's transition array alone replaced (Solver::swap_transition, EstimatedModel's
-  // commit): validated as init() validates it, O(kTransitionRows * S), and the model digest's
-  // transition half follows; every other array stays. On error nothing changes.
+  /// The lower level's transition array alone replaced (Solver::swap_transition, EstimatedModel's
+  /// commit): validated as init() validates it, O(kTransitionRows * S), and the model digest's
+  /// transition half follows; every other array stays.
+  /// @return ok; not_initialized; null_pointer; not_finite; bad_transition. On error nothing
+  ///         changes.
   Status replace_transition(const Scalar* transition) {
     if (!initialized_) return Status::not_initialized;
     return detail::replace_transition<Scalar, S, kTransitionRows>(base_.transition, digest_, transition);
   }
+  /// c_x.
   Scalar incentive_scale() const { return scale_; }
 
-  // not_finite before out_of_bounds. One pass when x is in the box: the box is finite (init), so
-  // that x is finite too.
+  /// Checks that x is finite and in the box.
+  /// @return ok; not_initialized; not_finite (before out_of_bounds); out_of_bounds.
+  // One pass when x is in the box: the box is finite (init), so that x is finite too.
   Status validate_parameters(const Params& x) const {
     if (!initialized_) return Status::not_initialized;
     if (contains(box_, x)) return Status::ok;
     return all_finite(x) ? Status::out_of_bounds : Status::not_finite;
   }
+  /// Projects x onto the box, in place.
   void project_parameters(Params& x) const { project(box_, x); }
 
+  /// M(x), the agents' game with reward r_x, into model and (as a view) game; keeps
+  /// c_x sigmoid'(x) in model for vjp() and sample_vjp().
+  /// @return validate_parameters(x)'s statuses; on error model and game are unchanged.
   Status build(const Params& x, Model& model, GameType& game) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
     for (int i = 0; i < kParams; ++i) {
@@ -145,29 +204,31 @@ class IncentiveDesign {
     return Status::ok;
   }
 
-  // grad += scale * J^T(w, v) = scale * w .* c_x sigmoid'(x) at the x model was built for;
-  // v does not enter (P_x = P).
+  /// grad += scale * J^T(w, v) = scale * w .* c_x sigmoid'(x) at the x model was built for;
+  /// v does not enter (P_x = P).
   void vjp(const Model& model, const Joint& w, const StateVector<Scalar, S>& /*v*/, Scalar scale, Params& grad) const {
     const Eigen::Map<const Params> flat(w.data());
     for (int i = 0; i < kParams; ++i) grad(i) += scale * flat(i) * model.slope[i];
   }
 
-  // Per-sample form of vjp() for sampled mode (game.hpp; a = a1*A2 + a2, the joint action):
-  // grad += reward_weight * grad_x r_x(s,a); P does not depend on x, so the transition term is 0.
+  /// Per-sample form of vjp() for sampled mode (game.hpp; a = a1*A2 + a2, the joint action):
+  /// grad += reward_weight * grad_x r_x(s,a); P does not depend on x, so the transition term is 0.
   void sample_vjp(const Model& model, int s, int a, int /*s_next*/, Scalar reward_weight,
                   Scalar /*transition_weight*/, Params& grad) const {
     const int i = s * A1 * A2 + a;
     grad(i) += reward_weight * model.slope[i];
   }
 
-  // The designer's MDP over joint actions (unregularized); reads model.designer_reward, which
-  // upper() fills (r_id - c).
+  /// The designer's MDP over joint actions (unregularized); reads model.designer_reward, which
+  /// upper() fills (r_id - c).
   DesignerMdp designer_mdp(const Model& model) const {
     return DesignerMdp{designer_cost_ != nullptr ? model.designer_reward : designer_reward_, designer_transition_,
                        base_.initial, base_.discount, Regularizer<Scalar, S, A1 * A2>{}};
   }
 
-  // f(pi) = -V_id^{pi}(rho); grad_x f = 0.
+  /// f(pi) = -V_id^{pi}(rho) of the joint policy pi1 x pi2, and its gradients; grad_x f = 0.
+  /// @return ok; not_initialized; validate_policy()'s statuses (pi1, pi2); the evaluation's
+  ///         statuses. On error f and the gradients are unchanged (model and scratch are scratch).
   template <EvaluationMethod M>
   Status upper(const Matrix1& pi1, const Matrix2& pi2, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
                Evaluation<Scalar, S, A1 * A2>& scratch, Scalar& f, Params& grad_x, Matrix1& grad_pi1,
@@ -203,13 +264,15 @@ class IncentiveDesign {
     return Status::ok;
   }
 
-  // The bilevel answer: the designer's reward -f(pi_NE(x)) = V_id^{pi_NE}(rho) at the exact
-  // regularized Nash equilibrium of M_tau(x) (regularized_nash_equilibrium, warm-started from
-  // ws.nash), not at the agents' current policies. out.lower_level_gap = psi + the bound on its
-  // computation error (ws.equilibrium has both), out.converged = it <= ws.settings.tolerance,
-  // out.iterations = Shapley sweeps. On error out is unchanged (ws is scratch; the equilibrium in
-  // ws.nash changes only when regularized_nash_equilibrium succeeds). Work:
-  // regularized_nash_equilibrium's, and one S x S LU.
+  /// The bilevel answer: the designer's reward -f(pi_NE(x)) = V_id^{pi_NE}(rho) at the exact
+  /// regularized Nash equilibrium of M_tau(x) (regularized_nash_equilibrium, warm-started from
+  /// ws.nash), not at the agents' current policies. out.lower_level_gap = psi + the bound on its
+  /// computation error (ws.equilibrium has both), out.converged = it <= ws.settings.tolerance,
+  /// out.iterations = Shapley sweeps. Work: regularized_nash_equilibrium's, and one S x S LU.
+  /// @return ok; validate_parameters(x)'s statuses; bad_setting (ws.settings);
+  ///         regularized_nash_equilibrium's and upper()'s statuses. On error out is unchanged (ws
+  ///         is scratch; the equilibrium in ws.nash changes only when regularized_nash_equilibrium
+  ///         succeeds).
   Status value_at_best_response(const Params& x, BilevelValueWorkspace& ws, BestResponseValue<Scalar>& out) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
     if (Status st = validate(ws.settings); st != Status::ok) return st;

@@ -9,7 +9,8 @@
 
 namespace pbrl {
 
-// n entries uniform in [0, 1); entries < sparsity become 0 (sparsity = 0: dense).
+/// n rewards uniform in [0, 1) from rng into reward; entries < sparsity become 0 (sparsity = 0:
+/// dense).
 template <typename Scalar>
 void random_reward(Rng& rng, Scalar* reward, int n, Scalar sparsity = Scalar(0)) {
   for (int i = 0; i < n; ++i) {
@@ -18,7 +19,8 @@ void random_reward(Rng& rng, Scalar* reward, int n, Scalar sparsity = Scalar(0))
   }
 }
 
-// rows x next_states table whose rows are distributions with entries uniform then normalized.
+/// A rows x next_states transition table into transition, whose rows are distributions with
+/// entries uniform then normalized.
 template <typename Scalar>
 void random_transition(Rng& rng, Scalar* transition, int rows, int next_states) {
   for (int i = 0; i < rows; ++i) {
@@ -32,7 +34,8 @@ void random_transition(Rng& rng, Scalar* transition, int rows, int next_states) 
   }
 }
 
-// A distribution with entries uniform in [0.5, 1.5) then normalized (positive everywhere).
+/// A distribution of n entries into p, uniform in [0.5, 1.5) then normalized (positive
+/// everywhere, as an initial distribution must be).
 template <typename Scalar>
 void random_distribution(Rng& rng, Scalar* p, int n) {
   Scalar sum(0);

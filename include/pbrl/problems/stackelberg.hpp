@@ -21,46 +21,83 @@
 
 namespace pbrl {
 
+/// Stackelberg Markov game (paper, Section 2.2), a problem of problem.hpp: a leader with softmax
+/// logits x (the upper level, in the box [-B, B]) and a follower pi_y (the lower level) act
+/// simultaneously; min_{x, y} -V_l^{pi_x,pi_y}(rho) s.t. y in argmax_y V_f^{pi_x,pi_y}(rho).
+/// The game's arrays are the caller's (flash), read in place. More: the comment atop
+/// problems/stackelberg.hpp, `docs/algorithm.md#the-stackelberg-game`.
+/// @tparam Scalar_ float or double
+/// @tparam S the number of states
+/// @tparam AL the leader's actions
+/// @tparam AF the follower's actions
 template <typename Scalar_, int S, int AL, int AF>
 class Stackelberg {
  public:
+  /// The floating-point type.
   using Scalar = Scalar_;
+  /// The number of states.
   static constexpr int kStates = S;
+  /// The lower level's actions: the follower's, A_f.
   static constexpr int kActions = AF;           // the lower level is the follower
+  /// The leader's actions, A_l.
   static constexpr int kLeaderActions = AL;
+  /// The dimension of x: leader logits x(s, a_l) at [s*AL + a_l].
   static constexpr int kParams = S * AL;        // leader logits x(s, a_l) at [s*AL + a_l]
+  /// Rows of Data::transition, the lower level's P: one per (s, a_l, a_f).
   static constexpr int kTransitionRows = S * AL * AF;  // rows of Data::transition, the lower level's P
+  /// The upper-level parameters x.
   using Params = Vector<Scalar, kParams>;
+  /// Follower policies and gradients, S x A_f.
   using Matrix = StateActionMatrix<Scalar, S, AF>;         // follower policies and gradients
+  /// Leader policies, S x A_l.
   using LeaderMatrix = StateActionMatrix<Scalar, S, AL>;   // leader policies
+  /// The follower's MDP M(x).
   using MdpType = Mdp<Scalar, S, AF>;
 
-  // Caller storage for M(x), pi_x and the scratch of upper(). Plain arrays: the paper's size
-  // (S = 100, A_f = 5) is 50,000 transition entries, over Eigen's fixed-size object limit.
+  /// Caller storage for M(x), pi_x and the scratch of upper(): S*A_f*S + 3*S*A_f + 3*S*A_l
+  /// scalars. Plain arrays: the paper's size (S = 100, A_f = 5) is 50,000 transition entries, over
+  /// Eigen's fixed-size object limit.
   struct Model {
+    /// r_x(s,a_f): the follower's reward averaged over pi_x.
     Scalar reward[S * AF];           // r_x(s,a_f)
+    /// P_x(s'|s,a_f) at [(s*AF + a_f)*S + s']: the transitions averaged over pi_x.
     Scalar transition[S * AF * S];   // P_x(s'|s,a_f) at [(s*AF + a_f)*S + s']
+    /// pi_x(a_l|s) at [s*AL + a_l].
     Scalar leader_policy[S * AL];    // pi_x(a_l|s) at [s*AL + a_l]
+    /// log pi_x(a_l|s), when the leader is regularized.
     Scalar leader_log_policy[S * AL];  // log pi_x(a_l|s), when the leader is regularized
     // Scratch of upper(): r'_x (the leader's reward seen by the follower) and the gradients,
     // which reach the caller's outputs only once they are known to be finite.
+    /// Scratch of upper(): r'_x, the leader's reward seen by the follower.
     Scalar leader_reward[S * AF];
+    /// Scratch of upper(): the gradient in x, until known finite.
     Scalar gradient_x[S * AL];
+    /// Scratch of upper(): the gradient in pi, until known finite.
     Scalar gradient_pi[S * AF];
   };
 
+  /// What init() takes: the game's arrays (the caller's, read in place, unchanged while used) and
+  /// numbers.
   struct Data {
+    /// r_l(s,a_l,a_f) at [(s*AL + a_l)*AF + a_f]; finite.
     const Scalar* leader_reward = nullptr;    // r_l(s,a_l,a_f) at [(s*AL + a_l)*AF + a_f]
+    /// r_f(s,a_l,a_f), the same layout; finite.
     const Scalar* follower_reward = nullptr;  // r_f(s,a_l,a_f), same layout
+    /// P(s'|s,a_l,a_f) at [((s*AL + a_l)*AF + a_f)*S + s']; rows are distributions.
     const Scalar* transition = nullptr;       // P(s'|s,a_l,a_f) at [((s*AL + a_l)*AF + a_f)*S + s']
+    /// rho(s) > 0, summing to one.
     const Scalar* initial = nullptr;          // rho(s) > 0
+    /// gamma, in [0, 1).
     Scalar discount = Scalar(0.9);
+    /// tau_l*h_l over A_l (enters V_l only).
     Regularizer<Scalar, S, AL> leader{};      // tau_l*h_l over A_l (enters V_l only)
+    /// tau_f*h_f over A_f (enters V_f and M(x)).
     Regularizer<Scalar, S, AF> follower{};    // tau_f*h_f over A_f (enters V_f and M(x))
+    /// B: X = [-B, B]^(S*AL); finite, > 0.
     Scalar logit_bound = Scalar(10);          // B: X = [-B, B]^(S*AL)
 
-    // Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
-    // name), v(regularizer, name).
+    /// Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
+    /// name), v(regularizer, name).
     template <class Visitor>
     void visit(Visitor& v) const {
       const std::size_t joint = std::size_t(S) * AL * AF;
@@ -74,33 +111,49 @@ class Stackelberg {
       v(logit_bound, "logit_bound");
     }
   };
+  /// The problem's kind, which a checkpoint records (model_digest.hpp).
   static constexpr ProblemKind kProblemKind = ProblemKind::stackelberg;
 
-  // Soft value iteration on M(x) for the follower's exact best response (experiments'
-  // optimality gap). `value` is the warm start, kept between calls and changed only on success;
-  // q, log_pi, pi hold the best response after a successful call.
+  /// Soft value iteration on M(x) for the follower's exact best response (experiments'
+  /// optimality gap). `value` is the warm start, kept between calls and changed only on success;
+  /// q, log_pi, pi hold the best response after a successful call.
   struct FollowerOptimum {
+    /// Sweeps per call (>= 1).
     int max_iterations = 5000;                                        // sweeps per call
+    /// Stop once a sweep's sup-norm change is at most this (>= 0).
     Scalar tolerance = std::numeric_limits<Scalar>::epsilon() * Scalar(64);  // sup-norm change
+    /// V* (the warm start; changed only on success).
     StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();    // V* (warm start)
+    /// Scratch.
     StateVector<Scalar, S> next = StateVector<Scalar, S>::Zero();     // scratch
+    /// @{
+    /// The best response after a success: Q, log pi and pi (scratch otherwise).
     Matrix q = Matrix::Zero(), log_pi = Matrix::Zero(), pi = Matrix::Zero();
+    /// @}
+    /// The last successful call's sweeps and convergence.
     SoftValueIterationResult<Scalar> result{};
   };
 
-  // Caller storage of value_at_best_response (bilevel_value.hpp): about S*AF*S + S*S + 8*S*AF +
-  // S*AL scalars, mostly M(x); a member, a static or the heap at the paper's size, not a local.
+  /// Caller storage of value_at_best_response (bilevel_value.hpp): about S*AF*S + S*S + 8*S*AF +
+  /// S*AL scalars, mostly M(x); a member, a static or the heap at the paper's size, not a local.
   struct BilevelValueWorkspace {
+    /// The caps and the certificate's tolerance.
     BestResponseSettings<Scalar> settings{};
+    /// Scratch: M(x), then r'_x (the leader's reward).
     Model model;                                  // M(x), then r'_x (the leader's reward)
+    /// Scratch of the evaluations.
     EvaluationWorkspace<Scalar, S, EvaluationMethod::direct> evaluation_workspace;
+    /// After a success: V_l of (pi_x, pi*(x)), the joint occupancy.
     Evaluation<Scalar, S, AF> evaluation{};       // after a success: V_l of (pi_x, pi*(x)), joint occupancy
-    // Soft value iteration on M(x); after a success optimum.pi = pi*(x) and optimum.value = V*
-    // (the next call's warm start). Its max_iterations and tolerance are set from settings.
+    /// Soft value iteration on M(x); after a success optimum.pi = pi*(x) and optimum.value = V*
+    /// (the next call's warm start). Its max_iterations and tolerance are set from settings.
     FollowerOptimum optimum{};
   };
 
-  // Validates all data; on error the problem stays as it was.
+  /// Validates all data and keeps it (the arrays by pointer).
+  /// @return ok; null_pointer; not_finite; bad_transition; bad_distribution; bad_discount;
+  ///         bad_regularization (a regularizer); bad_setting (logit_bound not finite or not > 0).
+  ///         On error the problem stays as it was.
   Status init(const Data& data) {
     static_assert(S >= 2 && AL >= 2 && AF >= 2, "pbrl needs at least two states and two actions per player");
     if (data.leader_reward == nullptr || data.follower_reward == nullptr) return Status::null_pointer;
@@ -119,35 +172,46 @@ class Stackelberg {
     return Status::ok;
   }
 
+  /// Whether init() has succeeded.
   bool initialized() const { return initialized_; }
+  /// The data of init() (with the transition of the last replace_transition()).
   const Data& data() const { return data_; }
+  /// X = [-B, B]^(S*AL).
   const Box<Scalar>& box() const { return box_; }
-  // The digest of the data init() took (model_digest.hpp; checkpoints record it).
+  /// The digest of the data init() took (model_digest.hpp; checkpoints record it).
   const ModelDigest& model_digest() const { return digest_; }
-  // The lower level's transition array alone replaced (Solver::swap_transition, EstimatedModel's
-  // commit): validated as init() validates it, O(kTransitionRows * S), and the model digest's
-  // transition half follows; every other array stays. On error nothing changes.
+  /// The lower level's transition array alone replaced (Solver::swap_transition, EstimatedModel's
+  /// commit): validated as init() validates it, O(kTransitionRows * S), and the model digest's
+  /// transition half follows; every other array stays.
+  /// @return ok; not_initialized; null_pointer; not_finite; bad_transition. On error nothing
+  ///         changes.
   Status replace_transition(const Scalar* transition) {
     if (!initialized_) return Status::not_initialized;
     return detail::replace_transition<Scalar, S, kTransitionRows>(data_.transition, digest_, transition);
   }
+  /// gamma.
   Scalar discount() const { return data_.discount; }
 
+  /// Checks that x is finite and in the box.
+  /// @return ok; not_initialized; not_finite; out_of_bounds.
   Status validate_parameters(const Params& x) const {
     if (!initialized_) return Status::not_initialized;
     if (!all_finite(x)) return Status::not_finite;
     return contains(box_, x) ? Status::ok : Status::out_of_bounds;
   }
+  /// Projects x onto the box, in place.
   void project_parameters(Params& x) const { project(box_, x); }
 
-  // pi_x(.|s) = softmax(x(s,.)).
+  /// pi_x(.|s) = softmax(x(s,.)) into pi_x.
+  /// @return validate_parameters(x)'s statuses; on error pi_x is unchanged.
   Status leader_policy(const Params& x, LeaderMatrix& pi_x) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
     for (int s = 0; s < S; ++s) leader_row(x, s, pi_x.row(s).data());
     return Status::ok;
   }
 
-  // M(x) and pi_x (with its logs if the leader is regularized) into model; M(x) as a view in mdp.
+  /// M(x) and pi_x (with its logs if the leader is regularized) into model; M(x) as a view in mdp.
+  /// @return validate_parameters(x)'s statuses; on error model and mdp are unchanged.
   Status build(const Params& x, Model& model, MdpType& mdp) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
     const bool logs = data_.leader.tau > Scalar(0);
@@ -170,9 +234,9 @@ class Stackelberg {
     return Status::ok;
   }
 
-  // grad += scale * J^T(w, v) (docs/algorithm.md#the-stackelberg-game), per state as
-  //   J^T(w, v)(s,b) = pi_x(b|s) (G(b) - <pi_x(s), G>),  G(a_l) = sum_{a_f} w(s,a_f) z(s,a_l,a_f).
-  // At the x model was built for.
+  /// grad += scale * J^T(w, v) at the x model was built for (`docs/algorithm.md#the-stackelberg-game`),
+  /// per state as J^T(w, v)(s,b) = pi_x(b|s) (G(b) - <pi_x(s), G>),
+  /// G(a_l) = sum_{a_f} w(s,a_f) z(s,a_l,a_f).
   void vjp(const Model& model, const Matrix& w, const StateVector<Scalar, S>& v, Scalar scale, Params& grad) const {
     for (int s = 0; s < S; ++s) {
       const Vector<Scalar, AL> p = leader_row(model, s);
@@ -181,12 +245,12 @@ class Stackelberg {
     }
   }
 
-  // grad += scale1 * J^T(mu1, v1) + scale2 * J^T(mu2, v2), mu_i(s,a_f) = d_i(s) pi_i(a_f|s) (the
-  // value penalty's two products; problem.hpp). Both G's are sums over the same rows of P, so
-  // per state and follower action one vector u = gamma (c1 v1 + c2 v2), c_i = scale_i mu_i(s,a_f),
-  // meets the A_l rows once:
-  //   G(b) = sum_{a_f} (c1 + c2) r_f(s,b,a_f) + <P(.|s,b,a_f), u>,
-  // 2*A_f*S + A_l*A_f*S multiply-adds a state where two vjp() calls take 2*A_l*A_f*S.
+  /// grad += scale1 * J^T(mu1, v1) + scale2 * J^T(mu2, v2), mu_i(s,a_f) = d_i(s) pi_i(a_f|s) (the
+  /// value penalty's two products; problem.hpp).
+  /// Why one pass: both G's are sums over the same rows of P, so per state and follower action
+  /// one vector u = gamma (c1 v1 + c2 v2), c_i = scale_i mu_i(s,a_f), meets the A_l rows once,
+  /// G(b) = sum_{a_f} (c1 + c2) r_f(s,b,a_f) + <P(.|s,b,a_f), u>:
+  /// 2*A_f*S + A_l*A_f*S multiply-adds a state where two vjp() calls take 2*A_l*A_f*S.
   void vjp_pair(const Model& model, const StateVector<Scalar, S>& d1, const Matrix& pi1,
                 const StateVector<Scalar, S>& v1, Scalar scale1, const StateVector<Scalar, S>& d2, const Matrix& pi2,
                 const StateVector<Scalar, S>& v2, Scalar scale2, Params& grad) const {
@@ -217,12 +281,14 @@ class Stackelberg {
     }
   }
 
-  // Per-sample hook of sampled mode (problem.hpp): with r_x, P_x linear in pi_x(.|s),
-  //   grad_x r_x(s,a)(s,b)          = pi_x(b|s) (r_f(s,b,a) - r_x(s,a)),
-  //   grad_x log P_x(s'|s,a)(s,b)   = pi_x(b|s) (P(s'|s,b,a) - P_x(s'|s,a)) / P_x(s'|s,a),
-  // zero in every other state's logits. pi_x > 0 (bounded logits), so the support of P_x(.|s,a)
-  // is that of sum_b P(.|s,b,a) for every x, as the likelihood ratio requires; s' was drawn from
-  // P_x(.|s,a), so P_x(s'|s,a) > 0 (a zero is skipped rather than divided by).
+  /// Per-sample hook of sampled mode (problem.hpp): grad += reward_weight * grad_x r_x(s,a) +
+  /// transition_weight * grad_x log P_x(s'|s,a), with r_x, P_x linear in pi_x(.|s):
+  ///   - grad_x r_x(s,a)(s,b) = pi_x(b|s) (r_f(s,b,a) - r_x(s,a)),
+  ///   - grad_x log P_x(s'|s,a)(s,b) = pi_x(b|s) (P(s'|s,b,a) - P_x(s'|s,a)) / P_x(s'|s,a),
+  ///
+  /// zero in every other state's logits. pi_x > 0 (bounded logits), so the support of P_x(.|s,a)
+  /// is that of sum_b P(.|s,b,a) for every x, as the likelihood ratio requires; s' was drawn from
+  /// P_x(.|s,a), so P_x(s'|s,a) > 0 (a zero is skipped rather than divided by).
   void sample_vjp(const Model& model, int s, int a, int s_next, Scalar reward_weight, Scalar transition_weight,
                   Params& grad) const {
     const Vector<Scalar, AL> p = leader_row(model, s);
@@ -241,13 +307,15 @@ class Stackelberg {
     grad.template segment<AL>(s * AL) += p.cwiseProduct(g);
   }
 
-  // f(x, pi) = -V_l^{pi_x,pi}(rho) and its gradients (docs/algorithm.md#the-stackelberg-game).
-  // Needs model built for x; writes model.leader_reward (scratch) and scratch (its value is the
-  // warm start of sweeps).
-  // Rejected inputs change nothing; on a numerical failure f and the gradients are unchanged.
-  // chain: pi's evaluation on M(x) made by the last factorization through ws, or nullptr; the
-  // leader's MDP shares its chain (P_x, rho, gamma), so V_l is solved with those factors
-  // (evaluate_on_chain), the same numbers.
+  /// f(x, pi) = -V_l^{pi_x,pi}(rho) and its gradients (`docs/algorithm.md#the-stackelberg-game`).
+  /// Needs model built for x; writes model.leader_reward (scratch) and scratch (its value is the
+  /// warm start of sweeps).
+  /// chain: pi's evaluation on M(x) made by the last factorization through ws, or nullptr; the
+  /// leader's MDP shares its chain (P_x, rho, gamma), so V_l is solved with those factors
+  /// (evaluate_on_chain), the same numbers.
+  /// @return ok; not_initialized; validate_policy(pi)'s and evaluate()'s statuses;
+  ///         numerical_failure. Rejected inputs change nothing; on a numerical failure f and the
+  ///         gradients are unchanged.
   template <EvaluationMethod M>
   Status upper(const Matrix& pi, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
                Evaluation<Scalar, S, AF>& scratch, Scalar& f, Params& grad_x, Matrix& grad_pi,
@@ -283,8 +351,10 @@ class Stackelberg {
 
   // ---- helpers for experiments: each builds M(x) into model itself -------------------------
 
-  // V_l^{pi_x,pi_y}(rho), the leader's value with its own regularizer; eval gets V_l and the
-  // joint occupancy.
+  /// V_l^{pi_x,pi_y}(rho), the leader's value with its own regularizer, into value; eval gets V_l
+  /// and the joint occupancy. Builds M(x) into model.
+  /// @return ok, or the statuses of validate_parameters(x), validate_policy(pi_y) and evaluate();
+  ///         on error value is unchanged.
   template <EvaluationMethod M>
   Status leader_value(const Params& x, const Matrix& pi_y, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
                       Evaluation<Scalar, S, AF>& eval, Scalar& value) const {
@@ -297,7 +367,10 @@ class Stackelberg {
     return Status::ok;
   }
 
-  // V_f^{pi_x,pi_y}(rho) = V^{pi_y}_{M(x)}(rho), the follower's value with its own regularizer.
+  /// V_f^{pi_x,pi_y}(rho) = V^{pi_y}_{M(x)}(rho), the follower's value with its own regularizer,
+  /// into value. Builds M(x) into model.
+  /// @return ok, or the statuses of validate_parameters(x), validate_policy(pi_y) and evaluate();
+  ///         on error value is unchanged.
   template <EvaluationMethod M>
   Status follower_value(const Params& x, const Matrix& pi_y, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
                         Evaluation<Scalar, S, AF>& eval, Scalar& value) const {
@@ -310,8 +383,10 @@ class Stackelberg {
     return Status::ok;
   }
 
-  // The follower's optimality gap V_f^{pi_x,pi*(x)}(rho) - V_f^{pi_x,pi_y}(rho) >= 0 (up to the
-  // accuracy of soft value iteration), with pi*(x) from soft value iteration on M(x) into opt.
+  /// The follower's optimality gap V_f^{pi_x,pi*(x)}(rho) - V_f^{pi_x,pi_y}(rho) >= 0 (up to the
+  /// accuracy of soft value iteration), with pi*(x) from soft value iteration on M(x) into opt.
+  /// @return ok, or the statuses of validate_parameters(x), validate_policy(pi_y),
+  ///         validate_optimum(opt), optimal_value() and evaluate(); on error gap is unchanged.
   template <EvaluationMethod M>
   Status follower_gap(const Params& x, const Matrix& pi_y, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
                       Evaluation<Scalar, S, AF>& eval, FollowerOptimum& opt, Scalar& gap) const {
@@ -327,14 +402,16 @@ class Stackelberg {
     return Status::ok;
   }
 
-  // The bilevel answer: the leader's value V_l^{pi_x,pi*(x)}(rho) = -f(x, pi*(x)) when the
-  // follower plays its exact regularized best response pi*(x) on M(x) (the soft-greedy policy of
-  // the converged soft Q, by optimal_value), not the solver's current y. out.lower_level_gap
-  // certifies pi*(x): max_s V*(s) - V^{pi*}(s) on M(x) is at most it (optimality_gap_bound);
-  // out.converged = it <= ws.settings.tolerance; out.iterations = soft value-iteration sweeps.
-  // On error out is unchanged (ws is scratch; optimum.value changes only on success).
-  // Work: at most settings.max_iterations sweeps of O(S*AF*S), building M(x) (O(S*AL*AF*S)), two
-  // S x S LU factorizations.
+  /// The bilevel answer: the leader's value V_l^{pi_x,pi*(x)}(rho) = -f(x, pi*(x)) when the
+  /// follower plays its exact regularized best response pi*(x) on M(x) (the soft-greedy policy of
+  /// the converged soft Q, by optimal_value), not the solver's current y. out.lower_level_gap
+  /// certifies pi*(x): max_s V*(s) - V^{pi*}(s) on M(x) is at most it (optimality_gap_bound);
+  /// out.converged = it <= ws.settings.tolerance; out.iterations = soft value-iteration sweeps.
+  /// Work: at most settings.max_iterations sweeps of O(S*AF*S), building M(x) (O(S*AL*AF*S)), two
+  /// S x S LU factorizations.
+  /// @return ok; validate_parameters(x)'s statuses; bad_setting (ws.settings); not_finite (the
+  ///         warm start); soft value iteration's and evaluate()'s statuses; numerical_failure.
+  ///         On error out is unchanged (ws is scratch; optimum.value changes only on success).
   Status value_at_best_response(const Params& x, BilevelValueWorkspace& ws, BestResponseValue<Scalar>& out) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
     if (Status st = validate(ws.settings); st != Status::ok) return st;
@@ -358,9 +435,11 @@ class Stackelberg {
     return Status::ok;
   }
 
-  // V*(rho) of an MDP (e.g. M(x) from build) by soft value iteration warm-started from
-  // opt.value. opt.value and opt.result change only on success; q, log_pi and pi hold the
-  // optimum after a success and are scratch otherwise.
+  /// V*(rho) of an MDP (M(x) from build(), say) by soft value iteration warm-started from
+  /// opt.value. opt.value and opt.result change only on success; q, log_pi and pi hold the
+  /// optimum after a success and are scratch otherwise.
+  /// @return ok; validate_optimum(opt)'s statuses; null_pointer; soft_value_iteration()'s
+  ///         statuses. On error value_rho is unchanged.
   static Status optimal_value(const MdpType& mdp, FollowerOptimum& opt, Scalar& value_rho) {
     if (Status st = validate_optimum(opt); st != Status::ok) return st;
     if (mdp.initial == nullptr) return Status::null_pointer;
@@ -376,6 +455,8 @@ class Stackelberg {
     return Status::ok;
   }
 
+  /// Checks opt's settings and warm start.
+  /// @return ok; bad_setting (max_iterations < 1, tolerance not >= 0); not_finite (value).
   static Status validate_optimum(const FollowerOptimum& opt) {
     if (opt.max_iterations < 1 || !(opt.tolerance >= Scalar(0))) return Status::bad_setting;
     if (!all_finite(opt.value)) return Status::not_finite;

@@ -30,12 +30,15 @@
 
 namespace pbrl {
 
-// The shared penalty-solver settings (solver/settings.hpp), the penalty and alpha_y.
+/// Pbrl's settings: the shared penalty-solver settings (solver/settings.hpp), the penalty and
+/// alpha_y.
 template <typename Scalar>
 struct PbrlSettings : PenaltySolverSettings<Scalar> {
+  /// The penalty p: value or Bellman.
   PenaltyKind penalty = PenaltyKind::value;
-  Scalar step_y = Scalar(0.1);         // alpha for y
+  Scalar step_y = Scalar(0.1);         ///< alpha for y (finite, > 0)
 
+  /// Each field once, with its domain and its name (visitor: v(field, Domain, name)).
   template <class Visitor>
   void visit(Visitor& v) const {
     PenaltySolverSettings<Scalar>::visit(v);
@@ -44,15 +47,16 @@ struct PbrlSettings : PenaltySolverSettings<Scalar> {
   }
 };
 
-// The shared fields (solver/solver_core.hpp) describe (x_k, y_k): f(x_k, y_k), p(x_k, y_k) with
-// pi-hat_k, F, |G_lambda(x_k, y_k)|; the schedule's part (lambda, inner steps, the oracle's gap,
-// the certified gap bound, whether the tolerance holds, the verdict) is ScheduleReport's
-// (solver/penalty_schedule.hpp); evaluations stopped at max_sweeps are EvaluationOutcome's.
+/// What one Pbrl step reports. The shared fields (solver/solver_core.hpp) describe (x_k, y_k):
+/// f(x_k, y_k), p(x_k, y_k) with pi-hat_k, F, |G_lambda(x_k, y_k)|; the schedule's part (lambda,
+/// inner steps, the oracle's gap, the certified gap bound, whether the tolerance holds, the
+/// verdict) is ScheduleReport's (solver/penalty_schedule.hpp); evaluations stopped at max_sweeps
+/// are EvaluationOutcome's.
 template <typename Scalar>
 struct PbrlReport : PenaltySolverReport<Scalar> {
-  Scalar lower_gap = Scalar(0);  // V^{pi-hat_k}(rho) - V^{pi_y_k}(rho) on M(x_k)
+  Scalar lower_gap = Scalar(0);  ///< V^{pi-hat_k}(rho) - V^{pi_y_k}(rho) on M(x_k)
 
-  // Every field a firmware reads (PenaltySolverReport::visit_fields).
+  /// Every field a firmware reads (PenaltySolverReport::visit_fields).
   template <class Visitor>
   void visit(Visitor& v) const {
     this->visit_fields(v, "p, the penalty", [this](Visitor& w) {
@@ -61,6 +65,9 @@ struct PbrlReport : PenaltySolverReport<Scalar> {
   }
 };
 
+/// Checks Pbrl's settings: every field's domain and what relates fields (the policy sets are
+/// checked by init(), against the action count).
+/// @return ok, bad_step_size or bad_setting.
 template <typename Scalar>
 Status validate(const PbrlSettings<Scalar>& s, int actions) {
   (void)actions;
@@ -68,6 +75,15 @@ Status validate(const PbrlSettings<Scalar>& s, int actions) {
   return validate(static_cast<const PenaltySolverSettings<Scalar>&>(s));
 }
 
+/// PBRL, the penalty-based bilevel RL gradient method (paper, Algorithm 1), for a problem of
+/// problem.hpp. Per step: T oracle steps on M(x_k) give pi-hat_k, then a projected gradient step
+/// on f + lambda_k * p (value or Bellman penalty) with separate step sizes for x and y.
+/// The object is the whole state (sizeof is its RAM; it points at nothing it does not own but the
+/// problem). step() does one bounded iteration; the stepping, the accessors and solve() are
+/// PenaltySolverCore's. More: the comment atop solver/pbrl.hpp, `docs/algorithm.md#pbrl`.
+/// @tparam Problem a class of the problem interface (problem.hpp)
+/// @tparam Method how policies are evaluated (direct LU or sweeps)
+/// @tparam Sources exact_and_sampled, or exact for a type without sampled mode
 template <class Problem, EvaluationMethod Method = EvaluationMethod::direct,
           GradientSources Sources = GradientSources::exact_and_sampled>
 class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, PbrlSettings<typename Problem::Scalar>,
@@ -77,17 +93,36 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
   friend Core;
 
  public:
+  /// Whether the type carries sampled mode.
   using Core::kSampled;
+  /// The problem's floating-point type.
   using typename Core::Scalar;
+  /// The number of states.
   using Core::S;
+  /// The number of actions.
   static constexpr int A = Problem::kActions;
+  /// The upper-level parameters x.
   using typename Core::Params;
+  /// An S x A matrix: y, a policy.
   using Matrix = StateActionMatrix<Scalar, S, A>;
+  /// PbrlSettings of the problem's Scalar.
   using typename Core::Settings;
+  /// PbrlReport of the problem's Scalar.
   using typename Core::Report;
+  /// The policy evaluations' workspace.
   using typename Core::Workspace;
 
-  // Validates everything; on error the solver keeps its previous state.
+  /// Starts a solve at (x0, y0): validates everything, then sets the iterates, the oracle's warm
+  /// start, the counts, the schedule and the random stream (from settings.seed).
+  /// @param problem the problem, init()'d; the solver keeps a pointer to it (it must outlive the
+  ///        solver's use)
+  /// @param settings the settings (validate(PbrlSettings, int))
+  /// @param x0 the first x, in the problem's box
+  /// @param y0 the first y, in settings.policy's set
+  /// @return ok; bad_setting or bad_step_size (settings, policy sets; sampled mode without
+  ///         OracleKind::policy_gradient, without the problem's sample_vjp or in an exact-only
+  ///         type); not_initialized, not_finite or out_of_bounds (x0, the problem);
+  ///         not_finite or bad_policy (y0). On error the solver keeps its previous state.
   Status init(const Problem& problem, const Settings& settings, const Params& x0, const Matrix& y0) {
     if (Status st = validate(settings, A); st != Status::ok) return st;
     if (Status st = validate<Scalar, A>(settings.oracle_policy); st != Status::ok) return st;
@@ -111,8 +146,8 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
   // step(), step_slice(), run(), solve() and the accessors of x, the counts, the settings, the
   // schedule, the workspace and the Rng are the core's (solver/solver_core.hpp).
 
-  // Drops the step in progress, if any: the next slice begins a new step from the last completed
-  // one (sweeps mode: with its evaluations' warm starts).
+  /// Drops the step in progress, if any: the next slice begins a new step from the last completed
+  /// one (sweeps mode: with its evaluations' warm starts).
   void abandon_step() {
     part_ = StepInProgress{};
     if constexpr (Method == EvaluationMethod::sweeps) {
@@ -123,9 +158,10 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
     }
   }
 
+  /// The lower-level parameters y_k.
   const Matrix& y() const { return y_; }
-  const Matrix& oracle_policy() const { return pi_hat_; }  // pi-hat, the oracle's warm start
-  // pi_y of the current y.
+  const Matrix& oracle_policy() const { return pi_hat_; }  ///< pi-hat, the oracle's warm start
+  /// Writes pi_y of the current y into pi.
   void policy(Matrix& pi) const { policy_from_parameters<Scalar, S, A>(settings_.policy.parameterization, y_, pi); }
 
  private:

@@ -26,13 +26,15 @@
 
 namespace pbrl {
 
-// The shared penalty-solver settings (solver/settings.hpp; policy: the set of y1 and y2, softmax
-// the paper's; oracle: the best-response oracle of both players, inner_steps T per player) and
-// alpha_pi. In tolerance mode the measured gap is the Nikaido-Isoda gap psi.
+/// PbrlZeroSum's settings: the shared penalty-solver settings (solver/settings.hpp; policy: the
+/// set of y1 and y2, softmax the paper's; oracle: the best-response oracle of both players,
+/// inner_steps T per player) and alpha_pi. In tolerance mode the measured gap is the
+/// Nikaido-Isoda gap psi.
 template <typename Scalar>
 struct PbrlZeroSumSettings : PenaltySolverSettings<Scalar> {
-  Scalar step_pi = Scalar(0.1);        // alpha_pi, for both players' parameters
+  Scalar step_pi = Scalar(0.1);        ///< alpha_pi, for both players' parameters (finite, > 0)
 
+  /// Each field once, with its domain and its name (visitor: v(field, Domain, name)).
   template <class Visitor>
   void visit(Visitor& v) const {
     PenaltySolverSettings<Scalar>::visit(v);
@@ -40,16 +42,17 @@ struct PbrlZeroSumSettings : PenaltySolverSettings<Scalar> {
   }
 };
 
-// The shared fields (solver/solver_core.hpp) describe (x_k, pi_k): f(x_k, pi_k), psi(x_k, pi_k)
-// with pi-hat_k (the NE gap estimate), F = f + lambda*psi, |G| with separate step sizes for x and
-// pi; the schedule's part is ScheduleReport's (solver/penalty_schedule.hpp): there oracle_gap sums
-// both players' certified gaps and gap_bound = psi + oracle_gap bounds the exact NE gap of pi_k.
+/// What one PbrlZeroSum step reports. The shared fields (solver/solver_core.hpp) describe
+/// (x_k, pi_k): f(x_k, pi_k), psi(x_k, pi_k) with pi-hat_k (the NE gap estimate),
+/// F = f + lambda*psi, |G| with separate step sizes for x and pi; the schedule's part is
+/// ScheduleReport's (solver/penalty_schedule.hpp): there oracle_gap sums both players' certified
+/// gaps and gap_bound = psi + oracle_gap bounds the exact NE gap of pi_k.
 template <typename Scalar>
 struct PbrlZeroSumReport : PenaltySolverReport<Scalar> {
-  Scalar best_response_value1 = Scalar(0);  // V^{pihat1_k, pi2_k}(rho) (sampled mode: exact diagnostic)
-  Scalar best_response_value2 = Scalar(0);  // V^{pi1_k, pihat2_k}(rho)
+  Scalar best_response_value1 = Scalar(0);  ///< V^{pihat1_k, pi2_k}(rho) (sampled mode: exact diagnostic)
+  Scalar best_response_value2 = Scalar(0);  ///< V^{pi1_k, pihat2_k}(rho)
 
-  // Every field a firmware reads (PenaltySolverReport::visit_fields).
+  /// Every field a firmware reads (PenaltySolverReport::visit_fields).
   template <class Visitor>
   void visit(Visitor& v) const {
     this->visit_fields(v, "psi, the Nikaido-Isoda NE gap estimate", [this](Visitor& w) {
@@ -59,12 +62,24 @@ struct PbrlZeroSumReport : PenaltySolverReport<Scalar> {
   }
 };
 
+/// Checks PbrlZeroSum's settings: every field's domain and what relates fields (the policy sets
+/// are checked by init(), against the action counts).
+/// @return ok, bad_step_size or bad_setting.
 template <typename Scalar>
 Status validate(const PbrlZeroSumSettings<Scalar>& s) {
   if (Status st = check_domains(s); st != Status::ok) return st;
   return validate(static_cast<const PenaltySolverSettings<Scalar>&>(s));
 }
 
+/// PBRL with a zero-sum lower level (paper, eq. "projected grad update zero sum"), for a game
+/// problem (game.hpp). Per step: T oracle steps for each player on its induced MDP, then a
+/// projected step of z = (x, y1, y2) on f + lambda_k * psi (the Nikaido-Isoda penalty).
+/// The object is the whole state (sizeof is its RAM). The stepping, the accessors and solve() are
+/// PenaltySolverCore's. More: the comment atop solver/pbrl_zero_sum.hpp,
+/// `docs/algorithm.md#pbrl-with-a-zero-sum-lower-level`.
+/// @tparam GameProblem a class of the game problem interface (game.hpp)
+/// @tparam Method how policies are evaluated (direct LU or sweeps)
+/// @tparam Sources exact_and_sampled, or exact for a type without sampled mode
 template <class GameProblem, EvaluationMethod Method = EvaluationMethod::direct,
           GradientSources Sources = GradientSources::exact_and_sampled>
 class PbrlZeroSum
@@ -76,20 +91,42 @@ class PbrlZeroSum
   friend Core;
 
  public:
+  /// Whether the type carries sampled mode.
   using Core::kSampled;
+  /// The problem's floating-point type.
   using typename Core::Scalar;
+  /// The number of states.
   using Core::S;
+  /// Player 1's (the maximizer's) number of actions.
   static constexpr int A1 = GameProblem::kActions1;
+  /// Player 2's (the minimizer's) number of actions.
   static constexpr int A2 = GameProblem::kActions2;
+  /// The upper-level parameters x.
   using typename Core::Params;
+  /// An S x A1 matrix: y1, player 1's policy.
   using Matrix1 = StateActionMatrix<Scalar, S, A1>;
+  /// An S x A2 matrix: y2, player 2's policy.
   using Matrix2 = StateActionMatrix<Scalar, S, A2>;
+  /// The lower level's zero-sum Markov game.
   using GameType = MarkovGame<Scalar, S, A1, A2>;
+  /// PbrlZeroSumSettings of the problem's Scalar.
   using typename Core::Settings;
+  /// PbrlZeroSumReport of the problem's Scalar.
   using typename Core::Report;
+  /// The policy evaluations' workspace.
   using typename Core::Workspace;
 
-  // Validates everything; on error the solver keeps its previous state.
+  /// Starts a solve at (x0, y1, y2): validates everything, then sets the iterates, the oracles'
+  /// warm starts, the counts, the schedule and the random stream (from settings.seed).
+  /// @param problem the game problem, init()'d; the solver keeps a pointer to it
+  /// @param settings the settings (validate(PbrlZeroSumSettings))
+  /// @param x0 the first x, in the problem's box
+  /// @param y1 player 1's first parameters, in settings.policy's set
+  /// @param y2 player 2's first parameters, in settings.policy's set
+  /// @return ok; bad_setting or bad_step_size (settings, policy sets; sampled mode without
+  ///         OracleKind::policy_gradient, without the problem's sample_vjp or in an exact-only
+  ///         type); not_initialized, not_finite or out_of_bounds (x0, the problem);
+  ///         not_finite or bad_policy (y1, y2). On error the solver keeps its previous state.
   Status init(const GameProblem& problem, const Settings& settings, const Params& x0, const Matrix1& y1,
               const Matrix2& y2) {
     if (Status st = validate(settings); st != Status::ok) return st;
@@ -122,8 +159,8 @@ class PbrlZeroSum
   // step(), step_slice(), run(), solve() and the accessors of x, the counts, the settings, the
   // schedule, the workspace and the Rng are the core's (solver/solver_core.hpp).
 
-  // Drops the step in progress, if any: the next slice begins a new step from the last completed
-  // one (sweeps mode: with its evaluations' warm starts).
+  /// Drops the step in progress, if any: the next slice begins a new step from the last completed
+  /// one (sweeps mode: with its evaluations' warm starts).
   void abandon_step() {
     part_ = StepInProgress{};
     if constexpr (Method == EvaluationMethod::sweeps) {
@@ -133,11 +170,16 @@ class PbrlZeroSum
     }
   }
 
+  /// Player 1's parameters y1_k.
   const Matrix1& y1() const { return y1_; }
+  /// Player 2's parameters y2_k.
   const Matrix2& y2() const { return y2_; }
-  const Matrix1& oracle_policy1() const { return pi1_hat_; }  // pi-hat1, the oracle's warm start
+  const Matrix1& oracle_policy1() const { return pi1_hat_; }  ///< pi-hat1, the oracle's warm start
+  /// pi-hat2, player 2's oracle's warm start.
   const Matrix2& oracle_policy2() const { return pi2_hat_; }
+  /// Writes player 1's policy of the current y1 into pi.
   void policy1(Matrix1& pi) const { policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi); }
+  /// Writes player 2's policy of the current y2 into pi.
   void policy2(Matrix2& pi) const { policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi); }
 
  private:

@@ -69,30 +69,36 @@
 
 namespace pbrl {
 
-// What a step did with the schedule, in every solver's report.
+/// What a step did with the schedule, in every solver's report.
 template <typename Scalar>
 struct ScheduleReport {
-  Scalar penalty_constant = Scalar(0);  // lambda_k of this step
-  Scalar step_x = Scalar(0);            // alpha_x used (tolerance mode: scaled by lambda_k)
-  std::int64_t inner_steps = 0;         // oracle steps taken (PbrlZeroSum: per player, the larger)
-  Scalar oracle_gap = Scalar(0);        // certified bound on pi-hat's own gap on M(x_k) (both players' summed)
-  Scalar gap_bound = Scalar(0);         // certified bound on the iterate's lower-level gap on M(x_k)
-  Scalar gap_estimate = Scalar(0);      // the gap the schedule compared with epsilon after this step
-  Scalar gap_target = Scalar(0);        // tolerance mode: the gap the schedule works toward after this step
-                                        // (the continuation's, from max(epsilon, continuation_start) to epsilon)
-  bool tolerance_met = false;           // tolerance mode and gap_bound <= gap_tolerance
-  bool inner_converged = false;         // exact tolerance mode: the oracle (zero-sum: both) stopped on its
-                                        // target; false: it ran to inner_steps_max, or no target (fixed, sampled)
-  bool converged = false;               // the verdict after this step (PenaltySchedule::converged)
-  std::int64_t penalty_growths = 0;     // tolerance mode: growths of lambda since init(), this step's included
-  std::int64_t penalty_backoffs = 0;    // tolerance mode: back-offs since init() (each halves the steps)
+  Scalar penalty_constant = Scalar(0);  ///< lambda_k of this step
+  Scalar step_x = Scalar(0);            ///< alpha_x used (tolerance mode: scaled by lambda_k)
+  std::int64_t inner_steps = 0;         ///< oracle steps taken (PbrlZeroSum: per player, the larger)
+  Scalar oracle_gap = Scalar(0);        ///< certified bound on pi-hat's own gap on M(x_k) (both players' summed)
+  Scalar gap_bound = Scalar(0);         ///< certified bound on the iterate's lower-level gap on M(x_k)
+  Scalar gap_estimate = Scalar(0);      ///< the gap the schedule compared with epsilon after this step
+  Scalar gap_target = Scalar(0);        ///< tolerance mode: the gap the schedule works toward after this step
+                                        ///< (the continuation's, from max(epsilon, continuation_start) to epsilon)
+  bool tolerance_met = false;           ///< tolerance mode and gap_bound <= gap_tolerance
+  bool inner_converged = false;         ///< exact tolerance mode: the oracle (zero-sum: both) stopped on its
+                                        ///< target; false: it ran to inner_steps_max, or no target (fixed, sampled)
+  bool converged = false;               ///< the verdict after this step (PenaltySchedule::converged)
+  std::int64_t penalty_growths = 0;     ///< tolerance mode: growths of lambda since init(), this step's included
+  std::int64_t penalty_backoffs = 0;    ///< tolerance mode: back-offs since init() (each halves the steps)
 };
 
+/// The penalty schedule of Pbrl and PbrlZeroSum (the rule: the comment atop
+/// solver/penalty_schedule.hpp, and docs/algorithm.md): lambda_k, the
+/// step sizes at lambda_k, the oracle's step range and target, and the verdict. A solver's
+/// schedule() returns it; the solver calls the members that change it.
 template <typename Scalar>
 class PenaltySchedule {
  public:
+  /// The settings every member reads.
   using Settings = PenaltySolverSettings<Scalar>;
 
+  /// The state after init() with settings s.
   void reset(const Settings& s) {
     lambda_ = s.penalty_start;
     above_ = 0;
@@ -116,7 +122,7 @@ class PenaltySchedule {
     }
   }
 
-  // lambda_k.
+  /// lambda_k (tolerance mode: lambda of the next step, whatever k).
   Scalar lambda(const Settings& s, std::int64_t k) const {
     if (s.tolerance_mode()) return lambda_;
     if (s.penalty_ramp <= 0 || k >= s.penalty_ramp) return s.penalty_final;
@@ -124,7 +130,7 @@ class PenaltySchedule {
     return s.penalty_start + t * (s.penalty_final - s.penalty_start);
   }
 
-  // The step size alpha at the current lambda and scale.
+  /// The step size alpha at the current lambda and scale (fixed mode: alpha itself).
   Scalar step(const Settings& s, Scalar alpha) const {
     if (!s.tolerance_mode()) return alpha;
     return scale_ * alpha / (Scalar(1) + alpha * lambda_ * s.penalty_smoothness);
@@ -132,7 +138,11 @@ class PenaltySchedule {
 
   // Oracle steps: at least min, at most max; stop early once the oracle's certified gap is at most
   // target (0: never early).
+  /// The least number of oracle steps of the next step: inner_steps.
   int inner_steps_min(const Settings& s) const { return s.inner_steps; }
+  /// The most oracle steps of the next step: inner_steps in fixed mode, inner_steps_max in exact
+  /// tolerance mode, inner_steps * (1 + growths not taken back) up to inner_steps_max in sampled
+  /// tolerance mode.
   int inner_steps_max(const Settings& s) const {
     if (!s.tolerance_mode()) return s.inner_steps;
     if (s.gradient == GradientMode::exact) return s.inner_steps_max;
@@ -143,17 +153,19 @@ class PenaltySchedule {
     const std::int64_t t = std::int64_t(s.inner_steps) * (level_ + 1);
     return t < s.inner_steps_max ? int(t) : s.inner_steps_max;
   }
-  // Exact tolerance mode: oracle_gap_fraction * max(epsilon, the last measured gap); before the
-  // first measurement (estimate_ 0) the largest Scalar.
+  /// The oracle's target: it stops early once its certified gap is at most this (0: never early).
+  /// Exact tolerance mode: oracle_gap_fraction * max(epsilon, the last measured gap); before the
+  /// first measurement the largest Scalar; otherwise 0.
   Scalar oracle_target(const Settings& s) const {
     if (!s.tolerance_mode() || s.gradient != GradientMode::exact) return Scalar(0);
     if (!(estimate_ > Scalar(0))) return std::numeric_limits<Scalar>::max();
     return s.oracle_gap_fraction * (estimate_ > target_ ? estimate_ : target_);
   }
 
-  // After a successful step k with measured gap `gap` (exact: the certified bound; sampled: the
-  // sampled penalty), its stationarity measure |G| and whether its certified gap bound met the
-  // tolerance (exact tolerance mode). Returns the gap the rule compared with epsilon.
+  /// Takes in a successful step k with measured gap `gap` (exact: the certified bound; sampled:
+  /// the sampled penalty), its stationarity measure |G| and whether its certified gap bound met
+  /// the tolerance (exact tolerance mode).
+  /// @return the gap the rule compared with epsilon.
   Scalar observe(const Settings& s, std::int64_t k, Scalar gap, Scalar gradient_norm, bool tolerance_met) {
     const bool stationary = gradient_norm <= s.stationarity_tolerance;
     stationary_ = stationary ? stationary_ + 1 : 0;  // at most k + 1: no overflow before the step count's
@@ -206,9 +218,9 @@ class PenaltySchedule {
     return estimate_;
   }
 
-  // The model changed (swap_model): the verdict's counts and, in tolerance mode, the window and
-  // its stall reference, the best gap (the next measured gap starts it) and the last growth (no
-  // longer one to take back) start again; lambda, the step scale and the growth counts are kept, so the solve goes on warm.
+  /// The model changed (swap_model): the verdict's counts and, in tolerance mode, the window and
+  /// its stall reference, the best gap (the next measured gap starts it) and the last growth (no
+  /// longer one to take back) start again; lambda, the step scale and the growth counts are kept, so the solve goes on warm.
   void model_changed(const Settings& s) {
     stationary_ = 0;
     converged_ = 0;
@@ -221,29 +233,31 @@ class PenaltySchedule {
     target_steps_ = 0;
   }
 
+  /// Growths of lambda since init().
   std::int64_t growths() const { return growths_; }
+  /// Back-offs since init() (each halves the steps).
   std::int64_t backoffs() const { return backoffs_; }
-  std::int64_t net_growths() const { return level_; }  // growths not taken back by a back-off
-  Scalar step_scale() const { return scale_; }  // tolerance mode: the back-offs' factor on the steps
-  // The continuation's first target: max(epsilon, continuation_start).
+  std::int64_t net_growths() const { return level_; }  ///< growths not taken back by a back-off
+  Scalar step_scale() const { return scale_; }  ///< tolerance mode: the back-offs' factor on the steps
+  /// The continuation's first target: max(epsilon, continuation_start).
   static Scalar first_target(const Settings& s) {
     return s.continuation_start > s.gap_tolerance ? s.continuation_start : s.gap_tolerance;
   }
-  // Tolerance mode: the gap the rule works toward now (the continuation: from max(epsilon,
-  // continuation_start) down to epsilon); 0 in fixed mode.
+  /// Tolerance mode: the gap the rule works toward now (the continuation: from max(epsilon,
+  /// continuation_start) down to epsilon); 0 in fixed mode.
   Scalar gap_target() const { return target_; }
-  // The verdict: the last convergence_window steps were stationary and met the certified tolerance.
+  /// The verdict: the last convergence_window steps were stationary and met the certified tolerance.
   bool converged(const Settings& s) const { return converged_ >= s.convergence_window; }
-  // The last convergence_window steps were stationary (|G| <= stationarity_tolerance).
+  /// Whether the last convergence_window steps were stationary (|G| <= stationarity_tolerance).
   bool stationary(const Settings& s) const { return stationary_ >= s.convergence_window; }
 
-  // Whether this state (a checkpoint's) is one reset() and observe() can leave after `iteration`
-  // steps under s: in fixed mode reset()'s; in tolerance mode lambda in [penalty_start,
-  // penalty_max], fewer steps above epsilon than penalty_patience, at most one growth per step
-  // (so that no count can overflow before the iteration count does), the continuation's target in
-  // [epsilon, max(epsilon, continuation_start)]. Else checkpoint_corrupt.
-  // The verdict's counts: at most the steps taken, the certified run within the stationary run,
-  // no certified run outside exact tolerance mode.
+  /// Checks that this state (a checkpoint's) is one reset() and observe() can leave after
+  /// `iteration` steps under s: in fixed mode reset()'s; in tolerance mode lambda in
+  /// [penalty_start, penalty_max], fewer steps above epsilon than penalty_patience, at most one
+  /// growth per step (so that no count can overflow before the iteration count does), the
+  /// continuation's target in [epsilon, max(epsilon, continuation_start)]. The verdict's counts: at most the steps taken, the certified run within the stationary run,
+  /// no certified run outside exact tolerance mode.
+  /// @return ok or checkpoint_corrupt.
   Status validate_state(const Settings& s, std::int64_t iteration) const {
     const bool counts = above_ >= 0 && growths_ >= 0 && above_ <= iteration && growths_ <= iteration &&
                         backoffs_ >= 0 && backoffs_ <= iteration &&
@@ -267,8 +281,8 @@ class PenaltySchedule {
     return valid ? Status::ok : Status::checkpoint_corrupt;
   }
 
-  // The schedule's part of a step's report; oracle: the steps taken (zero-sum: the larger player's)
-  // and whether the oracle stopped on its target (zero-sum: both).
+  /// The schedule's part of a step's report; oracle: the steps taken (zero-sum: the larger
+  /// player's) and whether the oracle stopped on its target (zero-sum: both).
   ScheduleReport<Scalar> describe(const Settings& s, Scalar lambda, Scalar step_x, const OracleResult& oracle,
                                   Scalar oracle_gap, Scalar gap_bound, Scalar estimate) const {
     ScheduleReport<Scalar> r;
@@ -287,7 +301,7 @@ class PenaltySchedule {
     return r;
   }
 
-  // The state a checkpoint carries (CheckpointField below), in image order.
+  /// The state a checkpoint carries, in image order: v(fields...).
   template <class Self, class Visitor>
   static void visit_state(Self& self, Visitor&& v) {
     v(self.lambda_, self.above_, self.growths_, self.estimate_, self.window_start_, self.stationary_, self.converged_,

@@ -23,60 +23,78 @@
 namespace pbrl {
 
 // Each enum with its enumerators' names (enum_names.hpp: settings files read them by name).
+/// Pbrl's penalty p: the value penalty or the Bellman penalty (penalty/value.hpp, penalty/bellman.hpp).
 enum class PenaltyKind : unsigned char { value, bellman };
+/// PenaltyKind's enumerator names, as settings files spell them.
 constexpr EnumNames<PenaltyKind, 2> enum_names(PenaltyKind) { return {{"value", "bellman"}}; }
 static_assert(enum_names(PenaltyKind{}).size == int(PenaltyKind::bellman) + 1, "a name per enumerator");
+/// The lower level's oracle: policy mirror descent, projected or softmax policy gradient, or soft
+/// value iteration (oracle/). Sampled mode needs policy_gradient.
 enum class OracleKind : unsigned char { policy_mirror_descent, policy_gradient, soft_value_iteration };
+/// OracleKind's enumerator names, as settings files spell them.
 constexpr EnumNames<OracleKind, 3> enum_names(OracleKind) {
   return {{"policy_mirror_descent", "policy_gradient", "soft_value_iteration"}};
 }
 static_assert(enum_names(OracleKind{}).size == int(OracleKind::soft_value_iteration) + 1, "a name per enumerator");
-// exact: every gradient from the model (policy evaluations). sampled: the lower level's gradients
-// from trajectories of the generative model (sampling/estimators.hpp).
+/// Where the lower level's gradients come from. exact: every gradient from the model (policy
+/// evaluations). sampled: from trajectories of the generative model (sampling/estimators.hpp).
 enum class GradientMode : unsigned char { exact, sampled };
+/// GradientMode's enumerator names, as settings files spell them.
 constexpr EnumNames<GradientMode, 2> enum_names(GradientMode) { return {{"exact", "sampled"}}; }
 static_assert(enum_names(GradientMode{}).size == int(GradientMode::sampled) + 1, "a name per enumerator");
 
-// Which gradient sources a solver or baseline type carries, a template parameter as the evaluation
-// method is. exact_and_sampled (the default): settings.gradient chooses at init(). exact: the type
-// holds no sampled-mode scratch (trajectory buffer, sampled-penalty state, second random stream)
-// and has no sampled code; init() refuses GradientMode::sampled. A solver's checkpoint image is
-// the same.
+/// Which gradient sources a solver or baseline type carries, a template parameter as the
+/// evaluation method is. exact_and_sampled (the default): settings.gradient chooses at init().
+/// exact: the type holds no sampled-mode scratch (trajectory buffer, sampled-penalty state, second
+/// random stream) and has no sampled code; init() refuses GradientMode::sampled. A solver's
+/// checkpoint image is the same.
 enum class GradientSources : unsigned char { exact_and_sampled, exact };
 
-// The sampled-mode scratch of a solver: State, or nothing for an exact-only type.
+/// The sampled-mode scratch of an exact-only type: nothing.
 struct NoSampledScratch {};
+/// The sampled-mode scratch of a solver: State, or nothing for an exact-only type.
 template <GradientSources Sources, class State>
 using SampledScratch = std::conditional_t<Sources == GradientSources::exact, NoSampledScratch, State>;
 
+/// Whether k is one of OracleKind's enumerators.
 inline bool is_oracle_kind(OracleKind k) {
   return k == OracleKind::policy_mirror_descent || k == OracleKind::policy_gradient ||
          k == OracleKind::soft_value_iteration;
 }
 
-// The values one setting accepts. inactive: the setting is not used in the current mode (a
-// tolerance-mode setting in fixed mode, a sampling setting in exact mode), and any value passes;
-// condition, if given, is the rule of the mode the setting is used in ("gap_tolerance > 0"), for
-// readers (docs/reference/settings.md), never evaluated.
+/// The values one setting accepts. inactive: the setting is not used in the current mode (a
+/// tolerance-mode setting in fixed mode, a sampling setting in exact mode), and any value passes;
+/// condition, if given, is the rule of the mode the setting is used in ("gap_tolerance > 0"), for
+/// readers (docs/reference/settings.md), never evaluated.
 struct Domain {
+  /// The kinds of value sets.
   enum class Kind : unsigned char {
-    any,            // every value
-    step_size,      // finite and > 0 (Status::bad_step_size)
-    positive,       // finite and > 0
-    non_negative,   // finite and >= 0
-    above_one,      // finite and > 1
-    unit,           // in [0, 1]
-    unit_above_zero,  // in (0, 1]
-    range,          // an integer or enum in [lo, hi]
-    policy_set      // every value here; validate(PolicySet, actions) checks it with the action count
+    any,            ///< every value
+    step_size,      ///< finite and > 0 (Status::bad_step_size)
+    positive,       ///< finite and > 0
+    non_negative,   ///< finite and >= 0
+    above_one,      ///< finite and > 1
+    unit,           ///< in [0, 1]
+    unit_above_zero,  ///< in (0, 1]
+    range,          ///< an integer or enum in [lo, hi]
+    policy_set      ///< every value here; validate(PolicySet, actions) checks it with the action count
   };
+  /// The value set.
   Kind kind = Kind::any;
+  /// @{
+  /// Kind::range: the bounds, both included.
   std::int64_t lo = 0, hi = 0;
+  /// @}
+  /// Whether the setting is checked in the current mode (else every value passes).
   bool active = true;
+  /// The rule of the mode the setting is used in, for readers; null if none.
   const char* condition = nullptr;
 
+  /// The status a value outside the domain gets: bad_step_size for step sizes, else bad_setting.
   Status refusal() const { return kind == Kind::step_size ? Status::bad_step_size : Status::bad_setting; }
 
+  /// Whether value is in the domain (always, when inactive); NaN is in no domain but any and
+  /// policy_set.
   template <typename T>
   bool admits(const T& value) const {
     if (!active || kind == Kind::any || kind == Kind::policy_set) return true;
@@ -99,49 +117,64 @@ struct Domain {
   }
 };
 
+/// The domains the settings' visit() gives their fields (Domain::Kind's sets, by name).
 namespace domain {
+/// Every value.
 constexpr Domain any() { return {}; }
+/// A step size: finite and > 0 (else bad_step_size).
 constexpr Domain step_size() { return {Domain::Kind::step_size}; }
+/// Finite and > 0.
 constexpr Domain positive() { return {Domain::Kind::positive}; }
+/// Finite and >= 0.
 constexpr Domain non_negative() { return {Domain::Kind::non_negative}; }
+/// Finite and > 1.
 constexpr Domain above_one() { return {Domain::Kind::above_one}; }
+/// In [0, 1].
 constexpr Domain unit() { return {Domain::Kind::unit}; }
+/// In (0, 1].
 constexpr Domain unit_above_zero() { return {Domain::Kind::unit_above_zero}; }
+/// An integer or enum in [lo, hi].
 constexpr Domain range(std::int64_t lo, std::int64_t hi) { return {Domain::Kind::range, lo, hi}; }
-// An enum whose values run from 0 to last.
+/// An enum whose values run from 0 to last.
 template <typename Enum>
 constexpr Domain enumerator(Enum last) {
   return range(0, static_cast<std::int64_t>(last));
 }
-// The policy set's fields: validate<Scalar, A>(PolicySet) checks them against the action count.
+/// The policy set's fields: validate<Scalar, A>(PolicySet) checks them against the action count.
 constexpr Domain policy_set() { return {Domain::Kind::policy_set}; }
-// A mode of the settings: whether it is on, and the rule that turns it on, as readers see it.
+/// A mode of the settings: whether it is on, and the rule that turns it on, as readers see it.
 struct Mode {
+  /// The mode is on.
   bool on;
+  /// The rule that turns it on ("gap_tolerance > 0").
   const char* rule;
 };
-// d, checked only in the mode.
+/// d, checked only in the mode.
 constexpr Domain when(Mode mode, Domain d) {
   d.active = mode.on;
   d.condition = mode.rule;
   return d;
 }
-// d, checked only if active (a mode without a rule to show).
+/// d, checked only if active (a mode without a rule to show).
 constexpr Domain when(bool active, Domain d) {
   d.active = active;
   return d;
 }
 }  // namespace domain
 
-// validate()'s visitor: the first field outside its domain decides the status.
+/// validate()'s visitor: the first field outside its domain decides the status.
 struct DomainCheck {
+  /// ok, or the refusal of the first field outside its domain.
   Status status = Status::ok;
+  /// Visits one field: value, its domain and its name.
   template <typename T>
   void operator()(const T& value, const Domain& d, const char* /*name*/) {
     if (status == Status::ok && !d.admits(value)) status = d.refusal();
   }
 };
 
+/// Checks every field of a settings struct against its domain (its visit()).
+/// @return ok, or the first refused field's Domain::refusal(): bad_step_size or bad_setting.
 template <class Settings>
 Status check_domains(const Settings& s) {
   DomainCheck check;
@@ -149,17 +182,17 @@ Status check_domains(const Settings& s) {
   return check.status;
 }
 
-// Largest inner step count accepted (inner_steps, inner_steps_max; a work cap, config.hpp): keeps
-// the work of one step() bounded and known.
+/// Largest inner step count accepted (inner_steps, inner_steps_max; a work cap, config.hpp): keeps
+/// the work of one step() bounded and known.
 constexpr int kMaxInnerSteps = PBRL_MAX_INNER_STEPS;
 
-// Exact or sampled lower-level gradients; the random stream of sampled mode.
+/// Exact or sampled lower-level gradients; the random stream of sampled mode.
 struct GradientSettings {
-  GradientMode gradient = GradientMode::exact;  // sampled: Monte-Carlo lower-level gradients
-  SamplingSettings sampling{};                  // sampled mode: horizon H <= kMaxHorizon, batch B
-  std::uint32_t seed = 1u;                      // sampled mode: init() seeds the solver's Rng with it
+  GradientMode gradient = GradientMode::exact;  ///< sampled: Monte-Carlo lower-level gradients
+  SamplingSettings sampling{};                  ///< sampled mode: horizon H <= kMaxHorizon, batch B
+  std::uint32_t seed = 1u;                      ///< sampled mode: init() seeds the solver's Rng with it
 
-  // Each field once, with its domain and its name (visitor: v(field, Domain, name)).
+  /// Each field once, with its domain and its name (visitor: v(field, Domain, name)).
   template <class Visitor>
   void visit(Visitor& v) const {
     const domain::Mode sampled{gradient == GradientMode::sampled, "gradient = sampled"};
@@ -171,65 +204,73 @@ struct GradientSettings {
   }
 };
 
+/// Checks every field's domain.
+/// @return ok, bad_setting or bad_step_size (check_domains).
 inline Status validate(const GradientSettings& s) { return check_domains(s); }
 
-// The settings of a penalty solver (Pbrl, PbrlZeroSum) but the step size of the lower-level
-// variables and the penalty kind, which each solver adds.
-//
-// Penalty constant lambda_k, two modes:
-//   fixed (gap_tolerance = 0): a linear ramp from penalty_start to penalty_final over
-//     penalty_ramp iterations, then penalty_final; the steps and T are as given.
-//   tolerance (gap_tolerance = epsilon > 0): lambda starts at penalty_start and grows by
-//     penalty_growth, up to penalty_max, while the measured lower-level gap stays above epsilon and
-//     has stopped falling (over penalty_patience steps, by less than the factor penalty_stall);
-//     the steps shrink as lambda grows, alpha_k = 1 / (1/alpha + lambda_k * penalty_smoothness)
-//     (the paper's alpha <= 1/(L_f + lambda L_p), with L_f read as 1/alpha), times a scale that
-//     starts at min(1, penalty_step_limit / (step_x * penalty_start)); the oracle runs at
-//     least inner_steps and at most inner_steps_max steps, until its own gap is below
-//     oracle_gap_fraction * max(epsilon, the last measured gap). penalty_final and penalty_ramp
-//     are not used. The defaults of the tolerance settings are the ones measured best by
-//     bench/tolerance.cpp (docs/tolerance.md).
+/// The settings of a penalty solver (Pbrl, PbrlZeroSum) but the step size of the lower-level
+/// variables and the penalty kind, which each solver adds.
+///
+/// Penalty constant lambda_k, two modes:
+///   - fixed (gap_tolerance = 0): a linear ramp from penalty_start to penalty_final over
+///     penalty_ramp iterations, then penalty_final; the steps and T are as given.
+///   - tolerance (gap_tolerance = epsilon > 0): lambda starts at penalty_start and grows by
+///     penalty_growth, up to penalty_max, while the measured lower-level gap stays above epsilon and
+///     has stopped falling (over penalty_patience steps, by less than the factor penalty_stall);
+///     the steps shrink as lambda grows, alpha_k = 1 / (1/alpha + lambda_k * penalty_smoothness)
+///     (the paper's alpha <= 1/(L_f + lambda L_p), with L_f read as 1/alpha), times a scale that
+///     starts at min(1, penalty_step_limit / (step_x * penalty_start)); the oracle runs at
+///     least inner_steps and at most inner_steps_max steps, until its own gap is below
+///     oracle_gap_fraction * max(epsilon, the last measured gap). penalty_final and penalty_ramp
+///     are not used. The defaults of the tolerance settings are the ones measured best by
+///     bench/tolerance.cpp (docs/tolerance.md).
+///
+/// Each field's domain and the mode it is checked in: visit() (docs/reference/settings.md).
 template <typename Scalar>
 struct PenaltySolverSettings : GradientSettings {
-  PolicySet<Scalar> policy{};          // parameterization and set of the lower-level policies
+  PolicySet<Scalar> policy{};          ///< parameterization and set of the lower-level policies
+  /// The lower level's oracle (sampled mode: policy_gradient).
   OracleKind oracle = OracleKind::policy_mirror_descent;
-  PolicySet<Scalar> oracle_policy{};   // policy-gradient oracle: projected (direct) or softmax
-  int inner_steps = 1;                 // T (tolerance mode: the least number of oracle steps)
-  Scalar oracle_step = Scalar(1);      // eta of PMD or of the policy-gradient oracle
-  Scalar step_x = Scalar(0.1);         // alpha for x
-  Scalar penalty_start = Scalar(1);    // lambda at iteration 0
-  Scalar penalty_final = Scalar(1);    // fixed mode: lambda once the ramp is over
-  int penalty_ramp = 0;                // fixed mode: iterations of the linear ramp (0: lambda = penalty_final)
-  Scalar gap_tolerance = Scalar(0);    // epsilon > 0: tolerance mode; 0: fixed mode
-  Scalar penalty_max = Scalar(1000);   // tolerance mode: lambda_max
-  Scalar penalty_growth = Scalar(2);   // tolerance mode: lambda <- growth * lambda (> 1)
-  int penalty_patience = 5;            // tolerance mode: steps above epsilon before lambda grows (>= 1)
-  Scalar penalty_stall = Scalar(0.9);  // tolerance mode: ... and only if the gap fell by less than this
-                                       // factor since the last window, in [0, 1] (0: whenever above epsilon)
-  Scalar penalty_backoff = Scalar(2);  // tolerance mode: the gap's rise over its best that halves the steps (> 1)
-  Scalar penalty_step_limit = Scalar(0.75);  // tolerance mode: the steps' scale starts at min(1, this /
-                                             // (step_x * penalty_start)), so that a large penalty_start does
-                                             // not begin with long steps (>= 0; 0: the scale starts at 1)
-  Scalar penalty_smoothness = Scalar(0.01);  // tolerance mode: L_p in the step scaling (>= 0); the
-                                             // theorem's L_p is problem-dependent: 0.01 measured best
-                                             // of 1, 0.1, 0.01 on the paper's three experiments (docs/results.md)
-  Scalar continuation_start = Scalar(1e-2);  // tolerance mode: the schedule's first target for the gap,
-                                             // max(gap_tolerance, this) (>= 0; at most gap_tolerance: epsilon
-                                             // from the start)
-  Scalar continuation_divisor = Scalar(10);  // tolerance mode: the target's divisor (down to gap_tolerance)
-                                             // each time the iterates are stationary at it (> 1)
-  int continuation_patience = 3000;          // tolerance mode: ... or have been at or below it this many
-                                             // steps (>= 1)
-  int inner_steps_max = 100;           // tolerance mode: T_max >= inner_steps
-  Scalar oracle_gap_fraction = Scalar(0.1);  // tolerance mode: the oracle's target over max(epsilon, last
-                                             // measured gap), in (0, 1]
+  PolicySet<Scalar> oracle_policy{};   ///< policy-gradient oracle: projected (direct) or softmax
+  int inner_steps = 1;                 ///< T (tolerance mode: the least number of oracle steps)
+  Scalar oracle_step = Scalar(1);      ///< eta of PMD or of the policy-gradient oracle
+  Scalar step_x = Scalar(0.1);         ///< alpha for x
+  Scalar penalty_start = Scalar(1);    ///< lambda at iteration 0
+  Scalar penalty_final = Scalar(1);    ///< fixed mode: lambda once the ramp is over
+  int penalty_ramp = 0;                ///< fixed mode: iterations of the linear ramp (0: lambda = penalty_final)
+  Scalar gap_tolerance = Scalar(0);    ///< epsilon > 0: tolerance mode; 0: fixed mode
+  Scalar penalty_max = Scalar(1000);   ///< tolerance mode: lambda_max
+  Scalar penalty_growth = Scalar(2);   ///< tolerance mode: lambda <- growth * lambda (> 1)
+  int penalty_patience = 5;            ///< tolerance mode: steps above epsilon before lambda grows (>= 1)
+  Scalar penalty_stall = Scalar(0.9);  ///< tolerance mode: ... and only if the gap fell by less than this
+                                       ///< factor since the last window, in [0, 1] (0: whenever above epsilon)
+  Scalar penalty_backoff = Scalar(2);  ///< tolerance mode: the gap's rise over its best that halves the steps (> 1)
+  Scalar penalty_step_limit = Scalar(0.75);  ///< tolerance mode: the steps' scale starts at min(1, this /
+                                             ///< (step_x * penalty_start)), so that a large penalty_start does
+                                             ///< not begin with long steps (>= 0; 0: the scale starts at 1)
+  Scalar penalty_smoothness = Scalar(0.01);  ///< tolerance mode: L_p in the step scaling (>= 0); the
+                                             ///< theorem's L_p is problem-dependent (the default's
+                                             ///< choice: docs/tolerance.md)
+  Scalar continuation_start = Scalar(1e-2);  ///< tolerance mode: the schedule's first target for the gap,
+                                             ///< max(gap_tolerance, this) (>= 0; at most gap_tolerance: epsilon
+                                             ///< from the start)
+  Scalar continuation_divisor = Scalar(10);  ///< tolerance mode: the target's divisor (down to gap_tolerance)
+                                             ///< each time the iterates are stationary at it (> 1)
+  int continuation_patience = 3000;          ///< tolerance mode: ... or have been at or below it this many
+                                             ///< steps (>= 1)
+  int inner_steps_max = 100;           ///< tolerance mode: T_max >= inner_steps
+  Scalar oracle_gap_fraction = Scalar(0.1);  ///< tolerance mode: the oracle's target over max(epsilon, last
+                                             ///< measured gap), in (0, 1]
   // The verdict (solver/penalty_schedule.hpp): converged once gap_bound <= gap_tolerance and
   // |G| <= stationarity_tolerance in each of the last convergence_window steps.
-  Scalar stationarity_tolerance = Scalar(1e-2);  // on the projected-gradient mapping's norm |G| (>= 0)
-  int convergence_window = 10;                   // consecutive steps (>= 1)
+  Scalar stationarity_tolerance = Scalar(1e-2);  ///< on the projected-gradient mapping's norm |G| (>= 0)
+  int convergence_window = 10;                   ///< consecutive steps (>= 1)
 
+  /// Whether the schedule is in tolerance mode: gap_tolerance > 0.
   bool tolerance_mode() const { return gap_tolerance > Scalar(0); }
 
+  /// Each field once, with its domain (and the mode it is checked in) and its name
+  /// (visitor: v(field, Domain, name)).
   template <class Visitor>
   void visit(Visitor& v) const {
     using namespace domain;
@@ -267,8 +308,11 @@ struct PenaltySolverSettings : GradientSettings {
   }
 };
 
-// Every field's domain, then what relates fields; the policy sets are the solver's to check (they
-// depend on its action counts).
+/// Checks every field's domain, then what relates fields; the policy sets are the solver's to
+/// check (they depend on its action counts).
+/// @return ok; bad_step_size or bad_setting (a domain); bad_setting (tolerance mode with
+///         penalty_start not > 0, penalty_max < penalty_start or inner_steps_max < inner_steps;
+///         sampled mode with an oracle other than policy_gradient).
 template <typename Scalar>
 Status validate(const PenaltySolverSettings<Scalar>& s) {
   if (Status st = check_domains(s); st != Status::ok) return st;

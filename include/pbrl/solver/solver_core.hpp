@@ -25,23 +25,23 @@
 
 namespace pbrl {
 
-// What every penalty solver's report holds beside its own fields: the schedule's part
-// (ScheduleReport, the verdict included), the evaluations stopped at max_sweeps
-// (EvaluationOutcome) and the step's numbers. Every value of a report returned with ok is finite.
+/// What every penalty solver's report holds beside its own fields: the schedule's part
+/// (ScheduleReport, the verdict included), the evaluations stopped at max_sweeps
+/// (EvaluationOutcome) and the step's numbers. Every value of a report returned with ok is finite.
 template <typename Scalar>
 struct PenaltySolverReport : ScheduleReport<Scalar>, EvaluationOutcome {
-  std::int64_t iteration = 0;          // k of the iterate the numbers describe
-  Scalar upper_objective = Scalar(0);  // f at the iterate
-  Scalar penalty = Scalar(0);          // the penalty p (PbrlZeroSum: psi) with the oracle's policies
-  Scalar objective = Scalar(0);        // F = f + lambda * penalty
-  Scalar projected_gradient_norm = Scalar(0);  // |G_lambda| with the steps used: the stationarity measure
-  std::int64_t environment_steps = 0;  // environment steps taken since init(), this step's included
-  std::int64_t model_generation = 0;   // models swapped in since init() (swap_model): the model it ran on
+  std::int64_t iteration = 0;          ///< k of the iterate the numbers describe
+  Scalar upper_objective = Scalar(0);  ///< f at the iterate
+  Scalar penalty = Scalar(0);          ///< the penalty p (PbrlZeroSum: psi) with the oracle's policies
+  Scalar objective = Scalar(0);        ///< F = f + lambda * penalty
+  Scalar projected_gradient_norm = Scalar(0);  ///< |G_lambda| with the steps used: the stationarity measure
+  std::int64_t environment_steps = 0;  ///< environment steps taken since init(), this step's included
+  std::int64_t model_generation = 0;   ///< models swapped in since init() (swap_model): the model it ran on
 
-  // The fields a firmware reads, with their names and meanings, v(field, name, meaning), in the C
-  // interface's order (integers, scalars, flags: no inner padding): the code generator writes the
-  // C report struct and its copy from this list. penalty: what the solver's p is; own(v) visits
-  // the solver's own scalars.
+  /// The fields a firmware reads, with their names and meanings, v(field, name, meaning), in the C
+  /// interface's order (integers, scalars, flags: no inner padding): the code generator writes the
+  /// C report struct and its copy from this list. penalty_meaning: what the solver's p is; own(v)
+  /// visits the solver's own scalars.
   template <class Visitor, class Own>
   void visit_fields(Visitor& v, const char* penalty_meaning, Own&& own) const {
     v(iteration, "iteration", "k of the iterate the numbers describe");
@@ -68,6 +68,7 @@ struct PenaltySolverReport : ScheduleReport<Scalar>, EvaluationOutcome {
   }
 };
 
+/// @cond internal
 // The step in progress's fields every penalty solver has; each solver's StepInProgress adds its own.
 template <typename Scalar>
 struct StepProgress {
@@ -95,42 +96,72 @@ struct StepNumbers {
   Scalar alpha_x = Scalar(0);
   OracleResult oracle{};
 };
+/// @endcond
 
+/// What the penalty solvers (Pbrl, PbrlZeroSum) share: stepping (step(), step_slice(), run(),
+/// solve()), model swaps, and the accessors of x, the counts, the settings, the schedule, the
+/// workspace and the random stream.
+/// A solver derives from PenaltySolverCore<itself, ...> (CRTP) and adds init() and its own
+/// iterates. Before a successful init() a call that would step or swap a model returns
+/// not_initialized, and the accessors return the defaults.
 template <class Derived, class Problem, class SettingsT, class ReportT, EvaluationMethod Method,
           GradientSources Sources>
 class PenaltySolverCore {
  public:
+  /// Whether the type carries sampled mode (GradientSources::exact_and_sampled).
   static constexpr bool kSampled = Sources == GradientSources::exact_and_sampled;
+  /// The problem's floating-point type.
   using Scalar = typename Problem::Scalar;
+  /// The number of states.
   static constexpr int S = Problem::kStates;
+  /// The upper-level parameters x.
   using Params = typename Problem::Params;
+  /// The solver's settings (PbrlSettings, PbrlZeroSumSettings).
   using Settings = SettingsT;
+  /// The solver's step report (PbrlReport, PbrlZeroSumReport).
   using Report = ReportT;
+  /// The policy evaluations' workspace (EvaluationMethod Method).
   using Workspace = EvaluationWorkspace<Scalar, S, Method>;
 
-  // One outer iteration: a fresh step, all its slices (a step in progress is abandoned first).
-  // On error the iterates, the oracles' warm starts, the schedule, the counts (and in sampled mode
-  // the Rng) are unchanged; count_overflow when a count has no room for another step.
+  /// One outer iteration: a fresh step, all its slices (a step in progress is abandoned first).
+  /// @param report if not null, filled with the step's numbers (and the certificate's, which a
+  ///        report asks for)
+  /// @return ok; not_initialized; count_overflow when a count has no room for another step;
+  ///         numerical_failure; bad_setting (the workspace's sweep settings); a status of the
+  ///         problem's build() or upper(). On error the iterates, the oracles' warm starts, the
+  ///         schedule, the counts (and in sampled mode the Rng) are unchanged.
   Status step(Report* report = nullptr) { return step_by_slices(self(), report); }
 
-  // The next slice of the step in progress, or the first slice of a new step
-  // (solver/step_slices.hpp). max_rollouts >= 1 (else bad_setting, nothing changed): the most
-  // rollouts of a sampled batch one slice runs. report: filled by the slice that completes the
-  // step; whether the step computes its diagnostics (the certificate; in sampled mode the exact
-  // evaluations) is decided by its first slice, as step(report) decides it. On error the step in
-  // progress is abandoned and the last completed step is intact.
+  /// The next slice of the step in progress, or the first slice of a new step
+  /// (solver/step_slices.hpp): the same iterates as step(), bit for bit, whatever the slicing.
+  /// @param max_rollouts >= 1 (else bad_setting, nothing changed): the most rollouts of a sampled
+  ///        batch one slice runs
+  /// @param out what the slice did (written on ok)
+  /// @param report filled by the slice that completes the step; whether the step computes its
+  ///        diagnostics (the certificate; in sampled mode the exact evaluations) is decided by its
+  ///        first slice, as step(report) decides it
+  /// @return ok, or step()'s statuses. On error the step in progress is abandoned and the last
+  ///         completed step is intact.
   Status step_slice(int max_rollouts, SliceResult& out, Report* report = nullptr) {
     return run_slice(self(), self().part_, problem_ != nullptr, max_rollouts, out, report);
   }
+  /// Whether a step has slices run but is not yet committed.
   bool step_in_progress() const { return self().part_.slice > 0; }
 
-  // `iterations` steps (the caller's bound); stops at the first error. `last` gets the last report.
+  /// `iterations` steps (the caller's bound, >= 0, else bad_setting); stops at the first error
+  /// (the steps before it stay done). `last` gets the last report.
+  /// @return ok, bad_setting, or the failed step's status.
   Status run(std::int64_t iterations, Report* last = nullptr) { return run_steps(self(), iterations, last); }
 
-  // Steps until an outcome other than step_cap holds (SolveOutcome), at most max_steps (>= 0, else
-  // bad_setting). The outcome is judged before each step too, so a solver already converged takes
-  // no step. Stops at the first error (the steps before it stay done; result then holds them).
-  // `last` gets the last step's report (untouched when no step ran).
+  /// Steps until an outcome other than step_cap holds (SolveOutcome), at most max_steps (>= 0,
+  /// else bad_setting). The outcome is judged before each step too, so a solver already converged
+  /// takes no step. Its worst case is max_steps times one step's.
+  /// @param max_steps the most steps to take (>= 0)
+  /// @param result the outcome and the steps taken
+  /// @param last gets the last step's report (untouched when no step ran)
+  /// @return ok with the outcome in result (an outcome, not an error); bad_setting (max_steps <
+  ///         0) or not_initialized, with nothing changed; or the failed step's status: it stops at
+  ///         the first error, the steps before it stay done and result holds them.
   Status solve(std::int64_t max_steps, SolveResult& result, Report* last = nullptr) {
     if (max_steps < 0) return Status::bad_setting;
     if (problem_ == nullptr) return Status::not_initialized;
@@ -154,16 +185,21 @@ class PenaltySolverCore {
     return Status::ok;
   }
 
-  // Hands the solver a new model between steps: `data` replaces the problem's (`problem` must be
-  // the solver's own, else bad_setting) as problem.init(data) would, e.g. a transition array a
-  // TransitionEstimate wrote (estimate/transition_estimate.hpp). Validated in full on a copy of
-  // the problem, with the current x in the new box; on error nothing changed, the problem
-  // included. On success a step in progress is abandoned (it read the old model); x, the
-  // lower-level iterates and the oracles' warm starts are kept, so the solve goes on warm; the
-  // schedule's window, best gap and verdict start again (PenaltySchedule::model_changed: lambda
-  // and the step scale are kept), and model_generation() counts the swap. Work: the problem's
-  // init(), O(its arrays); the arrays stay the caller's (unchanged while the solver uses them).
-  // (A template so that a problem type without Data has no swap_model, and nothing else changes.)
+  /// Hands the solver a new model between steps: `data` replaces the problem's as
+  /// problem.init(data) would, e.g. a transition array a TransitionEstimate wrote
+  /// (estimate/transition_estimate.hpp).
+  /// Validated in full on a copy of the problem, with the current x in the new box. On success a
+  /// step in progress is abandoned (it read the old model); x, the lower-level iterates and the
+  /// oracles' warm starts are kept, so the solve goes on warm; the schedule's window, best gap and
+  /// verdict start again (PenaltySchedule::model_changed: lambda and the step scale are kept), and
+  /// model_generation() counts the swap. Work: the problem's init(), O(its arrays); the arrays
+  /// stay the caller's (unchanged while the solver uses them).
+  /// (A template so that a problem type without Data has no swap_model, and nothing else changes.)
+  /// @param problem the solver's own problem (else bad_setting)
+  /// @param data the new data, as the problem's init() takes it
+  /// @return ok; not_initialized; bad_setting; count_overflow; a status of problem.init(data) or
+  ///         of validate_parameters(x) on the new problem (out_of_bounds: x is outside the new
+  ///         box). On error nothing changed, the problem included.
   template <class P = Problem>
   Status swap_model(P& problem, const typename P::Data& data) {
     static_assert(std::is_same<P, Problem>::value, "the solver's own problem type");
@@ -180,11 +216,14 @@ class PenaltySolverCore {
     ++counts_.model_generation;
     return Status::ok;
   }
-  // swap_model for a new lower-level transition array alone (`transition`: the problem's
-  // Data::transition layout), e.g. an estimate's mean: the problem validates only that array
-  // (Problem::replace_transition, O(rows * S) instead of init()'s every array), and the rest is
-  // swap_model's: on error nothing changed; on success a step in progress is abandoned, the solve
-  // goes on warm, the verdict restarts and model_generation() counts it.
+  /// swap_model for a new lower-level transition array alone (`transition`: the problem's
+  /// Data::transition layout), e.g. an estimate's mean: the problem validates only that array
+  /// (Problem::replace_transition, O(rows * S) instead of init()'s every array), and the rest is
+  /// swap_model's: on success a step in progress is abandoned, the solve goes on warm, the verdict
+  /// restarts and model_generation() counts it.
+  /// @return ok; not_initialized; bad_setting (not the solver's problem); count_overflow;
+  ///         replace_transition's null_pointer, not_finite or bad_transition. On error nothing
+  ///         changed.
   template <class P = Problem>
   Status swap_transition(P& problem, const Scalar* transition) {
     static_assert(std::is_same<P, Problem>::value, "the solver's own problem type");
@@ -197,33 +236,43 @@ class PenaltySolverCore {
     ++counts_.model_generation;
     return Status::ok;
   }
-  // Models swapped in since init() (a checkpoint carries it).
+  /// Models swapped in since init() (a checkpoint carries it).
   std::int64_t model_generation() const { return counts_.model_generation; }
-  // What a checkpoint records of the model: the problem's kind and the digest of its current data
-  // (model_digest.hpp; zeros before init() and for a problem class without one).
+  /// What a checkpoint records of the problem: its kind (model_digest.hpp).
   static constexpr ProblemKind problem_kind() { return detail::ProblemIdentity<Problem>::kind; }
+  /// What a checkpoint records of the model: the digest of the problem's current data
+  /// (model_digest.hpp; zeros before init() and for a problem class without one).
   ModelDigest model_digest() const {
     return problem_ != nullptr ? detail::ProblemIdentity<Problem>::digest(*problem_) : ModelDigest{};
   }
 
-  // lambda_k (tolerance mode: lambda of the next step, whatever k).
+  /// lambda_k (tolerance mode: lambda of the next step, whatever k).
   Scalar penalty_constant(std::int64_t k) const { return schedule_.lambda(settings_, k); }
-  // The verdict after the last step: the iterate is the answer (SolveOutcome::converged).
+  /// The verdict after the last step: the iterate is the answer (SolveOutcome::converged).
   bool converged() const { return schedule_.converged(settings_); }
 
+  /// The upper-level iterate x_k.
   const Params& x() const { return x_; }
+  /// k: the steps committed since init().
   std::int64_t iteration() const { return counts_.iteration; }
+  /// The settings of init().
   const Settings& settings() const { return settings_; }
+  /// The penalty schedule's state (lambda, growths, the verdict's counts).
   const PenaltySchedule<Scalar>& schedule() const { return schedule_; }
-  // Workspace of the policy evaluations (sweep settings live here in sweep mode).
+  /// Workspace of the policy evaluations (sweep settings live here in sweep mode).
   Workspace& evaluation_workspace() { return ws_; }
   // Sampled mode: environment steps taken since init(), and the random stream (init() reseeds it
   // from settings.seed; save_checkpoint and restore_checkpoint carry both).
+  /// Sampled mode: environment steps taken since init() (a checkpoint carries it).
   std::int64_t environment_steps() const { return counts_.environment_steps; }
+  /// The random stream of sampled mode (init() reseeds it from settings.seed; a checkpoint
+  /// carries it).
   Rng& rng() { return rng_; }
+  /// The random stream of sampled mode, read-only.
   const Rng& rng() const { return rng_; }
+  /// Whether init() has succeeded.
   bool initialized() const { return problem_ != nullptr; }
-  // The problem the solver was init()'d with (null before).
+  /// The problem the solver was init()'d with (null before).
   const Problem* problem() const { return problem_; }
 
 
@@ -249,6 +298,7 @@ class PenaltySolverCore {
   }
 
  protected:
+  /// @cond internal
   Derived& self() { return static_cast<Derived&>(*this); }
   const Derived& self() const { return static_cast<const Derived&>(*this); }
 
@@ -353,6 +403,7 @@ class PenaltySolverCore {
   // the same).
   Rng rng_{1u};
   bool last_oracle_capped_ = false;  // the last step's oracle ran to its cap without its target
+  /// @endcond
 };
 
 }  // namespace pbrl

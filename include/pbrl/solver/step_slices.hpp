@@ -18,31 +18,34 @@
 
 namespace pbrl {
 
-// The part of a step one slice ran.
+/// The part of a step one slice ran.
 enum class StepPart : std::int32_t {
-  begin,        // checks; M(x_k) built; pi_k from y_k
-  lower_model,  // one player's induced MDP (zero-sum lower level)
-  oracle_step,  // one exact oracle step (soft value iteration: all its sweeps)
-  rollouts,     // some rollouts of a sampled batch (the oracle's policy gradient or the penalty's)
-  evaluation,   // one policy evaluation and its certificate
-  upper,        // f and its gradient
-  penalty,      // the exact penalty and its gradient
-  projection,   // the projected step; the step is committed
+  begin,        ///< checks; M(x_k) built; pi_k from y_k
+  lower_model,  ///< one player's induced MDP (zero-sum lower level)
+  oracle_step,  ///< one exact oracle step (soft value iteration: all its sweeps)
+  rollouts,     ///< some rollouts of a sampled batch (the oracle's policy gradient or the penalty's)
+  evaluation,   ///< one policy evaluation and its certificate
+  upper,        ///< f and its gradient
+  penalty,      ///< the exact penalty and its gradient
+  projection,   ///< the projected step; the step is committed
 };
+/// StepPart's enumerator names, for logs.
 constexpr EnumNames<StepPart, 8> enum_names(StepPart) {
   return {{"begin", "lower_model", "oracle_step", "rollouts", "evaluation", "upper", "penalty", "projection"}};
 }
 
-// What one step_slice() call did.
+/// What one step_slice() call did.
 struct SliceResult {
-  StepPart part = StepPart::begin;  // the part this slice ran
-  std::int64_t slice = 0;           // its index in the step (0: the slice that began it)
-  bool step_done = false;           // it committed the step (and filled the report)
+  StepPart part = StepPart::begin;  ///< the part this slice ran
+  std::int64_t slice = 0;           ///< its index in the step (0: the slice that began it)
+  bool step_done = false;           ///< it committed the step (and filled the report)
 };
 
-// The most rollouts one slice of a sampled batch may run: at least 1. step() uses kAllRollouts.
+/// A max_rollouts of step_slice() that never limits a slice: step() uses it. (max_rollouts, the
+/// most rollouts one slice of a sampled batch may run, is at least 1.)
 constexpr int kAllRollouts = 0x7FFFFFFF;
 
+/// @cond internal
 // step_slice() of a sliced solver (a friend: run_part is private): refuses the argument, runs
 // the part part.next names, abandons the step in progress on error or once it is committed.
 // part: the solver's step in progress (next, slice).
@@ -71,5 +74,6 @@ Status step_by_slices(Solver& solver, Report* report) {
   } while (!slice.step_done);
   return Status::ok;
 }
+/// @endcond
 
 }  // namespace pbrl

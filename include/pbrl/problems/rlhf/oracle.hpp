@@ -8,18 +8,22 @@
 
 namespace pbrl {
 
-// Soft value iteration on the true MDP truth = {S, A, r_true, P, tau*h}: the best any learner can
-// do, the upper-bound curve of the experiment (the paper's A2C-on-true-reward "oracle"). The caller
-// chooses the regularization the true return is measured with (tau = 0: the plain optimum).
-// The object holds the result and its own scratch (caller-owned, about 8*S*A scalars).
+/// Soft value iteration on the true MDP truth = {S, A, r_true, P, tau*h}: the best any learner can
+/// do, the upper-bound curve of the experiment (the paper's A2C-on-true-reward "oracle"). The caller
+/// chooses the regularization the true return is measured with (tau = 0: the plain optimum).
+/// The object holds the result and its own scratch (caller-owned, about 8*S*A scalars).
 template <typename Scalar, int S, int A>
 class RlhfOracle {
  public:
+  /// Policies and Q, S x A.
   using Matrix = StateActionMatrix<Scalar, S, A>;
 
-  // Warm-started from value() (zero at construction); at most max_iterations sweeps, stopping
-  // once the sup-norm change is <= tolerance. The true MDP is validated in full. On error the
-  // previous result is unchanged.
+  /// Solves the true MDP: warm-started from value() (zero at construction); at most
+  /// max_iterations sweeps, stopping once the sup-norm change is <= tolerance. The true MDP is
+  /// validated in full.
+  /// @return ok; validate(truth)'s statuses; bad_setting (max_iterations < 1, tolerance not
+  ///         >= 0); soft_value_iteration()'s statuses; numerical_failure. On error the previous
+  ///         result is unchanged.
   Status solve(const Mdp<Scalar, S, A>& truth, int max_iterations, Scalar tolerance) {
     if (Status st = validate(truth); st != Status::ok) return st;
     if (max_iterations < 1 || !(tolerance >= Scalar(0))) return Status::bad_setting;
@@ -41,11 +45,17 @@ class RlhfOracle {
     return Status::ok;
   }
 
+  /// V* of the last successful solve().
   const StateVector<Scalar, S>& value() const { return value_; }  // V*
+  /// Q* of the last successful solve().
   const Matrix& q() const { return q_; }                          // Q*
+  /// log pi* of the last successful solve().
   const Matrix& log_pi() const { return log_pi_; }
+  /// pi* of the last successful solve().
   const Matrix& policy() const { return pi_; }                    // pi*
+  /// V*(rho): the upper bound.
   Scalar value_rho() const { return value_rho_; }                 // V*(rho): the upper bound
+  /// The last successful solve()'s sweeps and convergence.
   const SoftValueIterationResult<Scalar>& result() const { return result_; }
 
  private:

@@ -24,13 +24,16 @@ Scalar softplus(Scalar t) {
 
 }  // namespace detail
 
-// Mean Bradley-Terry negative log-likelihood of the buffer's pairs under reward r (S x A):
-//   loss = (1/N) sum_i [ l0_i softplus(-z_i) + (1 - l0_i) softplus(z_i) ],  z_i = R(d0_i) - R(d1_i)
-//   d loss / d r(s,a) = (1/N) sum_i (sigma(z_i) - l0_i) (n0_i(s,a) - n1_i(s,a))
-// where n(s,a) counts the pair (s,a) in a segment. An empty buffer gives loss 0 and gradient 0.
-// grad (S*A entries) may be null; it is overwritten. The reward must be finite and bounded so that
-// no segment return overflows: |r| < max / (4 * MaxLen) (numerical_failure otherwise).
-// On error loss and grad are unchanged. O(N * MaxLen), no scratch memory.
+/// Mean Bradley-Terry negative log-likelihood of the buffer's pairs under reward r (S x A), and its
+/// gradient:
+///   - loss = (1/N) sum_i [ l0_i softplus(-z_i) + (1 - l0_i) softplus(z_i) ], z_i = R(d0_i) - R(d1_i)
+///   - d loss / d r(s,a) = (1/N) sum_i (sigma(z_i) - l0_i) (n0_i(s,a) - n1_i(s,a))
+///
+/// where n(s,a) counts the pair (s,a) in a segment. An empty buffer gives loss 0 and gradient 0.
+/// grad (S*A entries) may be null; it is overwritten. O(N * MaxLen), no scratch memory.
+/// @return ok; null_pointer (reward); not_finite (reward); numerical_failure (|r| not below
+///         max / (4 * MaxLen), so that a segment return could overflow). On error loss and grad
+///         are unchanged.
 template <typename Scalar, int S, int A, int MaxLen, int Capacity>
 Status preference_loss(const Scalar* reward, const PreferenceBuffer<S, A, MaxLen, Capacity>& buffer,
                        Scalar& loss, Scalar* grad = nullptr) {

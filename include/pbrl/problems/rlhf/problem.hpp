@@ -16,35 +16,64 @@
 
 namespace pbrl {
 
+/// RLHF, tabular (paper, Section 2.2), a problem of problem.hpp: the reward model r_x = x in a box,
+/// the upper level the Bradley-Terry loss of a caller-owned preference buffer, the lower level
+/// M_tau(x) with the true P. The buffer is data: grad_pi f = 0 (problems/rlhf.hpp,
+/// `docs/algorithm.md#rlhf`).
+/// @tparam Scalar_ float or double
+/// @tparam S the number of states
+/// @tparam A the number of actions
+/// @tparam MaxLen the segments' capacity (Segment)
+/// @tparam Capacity the preference buffer's pairs (PreferenceBuffer)
 template <typename Scalar_, int S, int A, int MaxLen, int Capacity>
 class RlhfProblem {
  public:
+  /// The floating-point type.
   using Scalar = Scalar_;
+  /// The number of states.
   static constexpr int kStates = S;
+  /// The number of actions.
   static constexpr int kActions = A;
+  /// The dimension of x: the reward model r_x(s,a) = x at [s*A + a].
   static constexpr int kParams = S * A;
+  /// Rows of Data::transition, the lower level's P: one per (s, a).
   static constexpr int kTransitionRows = S * A;  // rows of Data::transition, the lower level's P
+  /// The upper-level parameters x.
   using Params = Vector<Scalar, kParams>;
+  /// Policies and gradients, S x A.
   using Matrix = StateActionMatrix<Scalar, S, A>;
+  /// The learner's MDP M_tau(x).
   using MdpType = Mdp<Scalar, S, A>;
+  /// The preference buffer f is the loss of.
   using Buffer = PreferenceBuffer<S, A, MaxLen, Capacity>;
 
+  /// Caller storage for what build() takes from x.
   struct Model {
+    /// r_x = x.
     Scalar reward[S * A];  // r_x = x
   };
 
+  /// What init() takes: the arrays (the caller's, read in place, unchanged while used), numbers
+  /// and the preference buffer.
   struct Data {
+    /// The true P(s'|s,a), (S*A) x S row-major; rows are distributions.
     const Scalar* transition = nullptr;  // the true P(s'|s,a), (S*A) x S row-major
+    /// rho > 0, summing to one.
     const Scalar* initial = nullptr;     // rho
+    /// gamma, in [0, 1).
     Scalar discount = Scalar(0.9);
+    /// tau*h of M_tau(x): entropy, or KL to a reference policy.
     Regularizer<Scalar, S, A> lower{};   // tau*h of M_tau(x): entropy, or KL to a reference policy
+    /// X = [-B, B]^{S*A}, the reward model's range; |bounds| < max / (4 * MaxLen).
     Box<Scalar> reward{Scalar(-1), Scalar(1)};  // X = [-B, B]^{S*A}, the reward model's range
+    /// Optional weight decay: f += l2/2 |x|^2 (finite, >= 0).
     Scalar l2 = Scalar(0);               // optional weight decay: f += l2/2 |x|^2
+    /// The caller-owned buffer (not null), read at every upper() call.
     const Buffer* preferences = nullptr; // caller-owned; read at every upper() call
 
-    // Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
-    // name), v(regularizer, name), v(box, name). Not the preferences: labels arrive as the
-    // solver runs, and the buffer is the caller's state, not the model.
+    /// Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
+    /// name), v(regularizer, name), v(box, name). Not the preferences: labels arrive as the
+    /// solver runs, and the buffer is the caller's state, not the model.
     template <class Visitor>
     void visit(Visitor& v) const {
       v(transition, std::size_t(S) * A * S, "transition");
@@ -55,17 +84,25 @@ class RlhfProblem {
       v(l2, "l2");
     }
   };
+  /// The problem's kind, which a checkpoint records (model_digest.hpp).
   static constexpr ProblemKind kProblemKind = ProblemKind::rlhf;
 
-  // Caller storage of value_at_best_response (bilevel_value.hpp).
+  /// Caller storage of value_at_best_response (bilevel_value.hpp).
   struct BilevelValueWorkspace {
+    /// The caps and the certificate's tolerance.
     BestResponseSettings<Scalar> settings{};
+    /// Scratch: r_x = x.
     Model model;                                // r_x = x
+    /// After a success: pi*(x) in optimum.pi; the warm start.
     RegularizedOptimum<Scalar, S, A> optimum{};  // after a success: pi*(x) in optimum.pi; warm start
+    /// After a success: pi*(x) on the task.
     Evaluation<Scalar, S, A> task_evaluation{};  // after a success: pi*(x) on the task
   };
 
-  // Validates all data; on error the problem stays as it was.
+  /// Validates all data and keeps it (the arrays and the buffer by pointer).
+  /// @return ok; null_pointer; not_finite; bad_transition; bad_distribution; bad_discount;
+  ///         bad_regularization (the regularizer); bad_setting (the box, l2). On error the problem
+  ///         stays as it was.
   Status init(const Data& data) {
     check_sizes<S, A>();
     if (Status st = validate_transition<Scalar, S, A>(data.transition); st != Status::ok) return st;
@@ -85,26 +122,36 @@ class RlhfProblem {
     return Status::ok;
   }
 
+  /// The data of init() (with the transition of the last replace_transition()).
   const Data& data() const { return data_; }
+  /// The preference buffer (requires a successful init()).
   const Buffer& preferences() const { return *data_.preferences; }
+  /// The box X on x.
   const Box<Scalar>& box() const { return data_.reward; }
-  // The digest of the data init() took (model_digest.hpp; checkpoints record it).
+  /// The digest of the data init() took (model_digest.hpp; checkpoints record it).
   const ModelDigest& model_digest() const { return digest_; }
-  // The lower level's transition array alone replaced (Solver::swap_transition, EstimatedModel's
-  // commit): validated as init() validates it, O(kTransitionRows * S), and the model digest's
-  // transition half follows; every other array stays. On error nothing changes.
+  /// The lower level's transition array alone replaced (Solver::swap_transition, EstimatedModel's
+  /// commit): validated as init() validates it, O(kTransitionRows * S), and the model digest's
+  /// transition half follows; every other array stays.
+  /// @return ok; not_initialized; null_pointer; not_finite; bad_transition. On error nothing
+  ///         changes.
   Status replace_transition(const Scalar* transition) {
     if (!initialized_) return Status::not_initialized;
     return detail::replace_transition<Scalar, S, kTransitionRows>(data_.transition, digest_, transition);
   }
 
+  /// Checks that x is finite and in the box.
+  /// @return ok; not_initialized; not_finite; out_of_bounds.
   Status validate_parameters(const Params& x) const {
     if (!initialized_) return Status::not_initialized;
     if (!all_finite(x)) return Status::not_finite;
     return contains(data_.reward, x) ? Status::ok : Status::out_of_bounds;
   }
+  /// Projects x onto the box, in place.
   void project_parameters(Params& x) const { project(data_.reward, x); }
 
+  /// M_tau(x) = {S, A, r_x = x, P, tau*h}: x into model, the MDP as a view in mdp.
+  /// @return validate_parameters(x)'s statuses; on error model and mdp are unchanged.
   Status build(const Params& x, Model& model, MdpType& mdp) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
     Eigen::Map<Params>(model.reward) = x;
@@ -112,28 +159,30 @@ class RlhfProblem {
     return Status::ok;
   }
 
-  // J^T(w, v) = w: r_x = x, P independent of x.
+  /// grad += scale * J^T(w, v) = scale * w: r_x = x, P independent of x.
   void vjp(const Model& /*model*/, const Matrix& w, const StateVector<Scalar, S>& /*v*/, Scalar scale,
            Params& grad) const {
     grad += scale * Eigen::Map<const Params>(w.data());
   }
 
-  // Per-sample form of vjp() for a sampled lower level (the optional hook of problem.hpp):
-  // grad_x r_x(s,a) = e_{(s,a)}; P does not depend on x, so the transition term is zero.
+  /// Per-sample form of vjp() for a sampled lower level (the optional hook of problem.hpp):
+  /// grad += reward_weight * e_{(s,a)}; P does not depend on x, so the transition term is zero.
   void sample_vjp(const Model& /*model*/, int s, int a, int /*s_next*/, Scalar reward_weight,
                   Scalar /*transition_weight*/, Params& grad) const {
     grad(s * A + a) += reward_weight;
   }
 
-  // f(x) = mean Bradley-Terry NLL of the buffer under r_x (+ l2/2 |x|^2) and grad_x f; on error
-  // f and grad_x are unchanged.
+  /// f(x) = mean Bradley-Terry NLL of the buffer under r_x (+ l2/2 |x|^2) and grad_x f.
+  /// @return ok; validate_parameters(x)'s statuses; numerical_failure. On error f and grad_x are
+  ///         unchanged.
   Status loss(const Params& x, Scalar& f, Params& grad_x) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
     return loss_at(Eigen::Map<const Params>(x.data()), f, grad_x);
   }
 
-  // f(x, pi) and its gradients: grad_x f as loss(); grad_pi f = 0 (the buffer is data:
-  // docs/algorithm.md#rlhf).
+  /// f(x, pi) and its gradients at the x model was built for: grad_x f as loss(); grad_pi f = 0
+  /// (the buffer is data: `docs/algorithm.md#rlhf`).
+  /// @return ok; not_initialized; numerical_failure. On error f and the gradients are unchanged.
   template <EvaluationMethod M>
   Status upper(const Matrix& /*pi*/, Model& model, EvaluationWorkspace<Scalar, S, M>& /*ws*/,
                Evaluation<Scalar, S, A>& /*scratch*/, Scalar& f, Params& grad_x, Matrix& grad_pi) const {
@@ -143,14 +192,16 @@ class RlhfProblem {
     return Status::ok;
   }
 
-  // The bilevel answer: the true return V^{pi*(x)}_task(rho) of the learner's exact regularized
-  // optimum pi*(x) on M_tau(x) (soft value iteration, regularized_best_response), not of the
-  // solver's current y. `task` is the task as scored, usually {r_true, P, rho, gamma, tau = 0}
-  // (the hidden reward the problem never sees); it is validated in full. out.lower_level_gap
-  // certifies pi*(x) on M_tau(x) (optimality_gap_bound), out.converged = it <=
-  // ws.settings.tolerance, out.iterations = sweeps. On error out is unchanged (ws is scratch;
-  // optimum.value changes only on success). Work: at most settings.max_iterations sweeps of
-  // O(S*A*S), two S x S LU factorizations.
+  /// The bilevel answer: the true return V^{pi*(x)}_task(rho) of the learner's exact regularized
+  /// optimum pi*(x) on M_tau(x) (soft value iteration, regularized_best_response), not of the
+  /// solver's current y. `task` is the task as scored, usually {r_true, P, rho, gamma, tau = 0}
+  /// (the hidden reward the problem never sees); it is validated in full. out.lower_level_gap
+  /// certifies pi*(x) on M_tau(x) (optimality_gap_bound), out.converged = it <=
+  /// ws.settings.tolerance, out.iterations = sweeps. Work: at most settings.max_iterations sweeps
+  /// of O(S*A*S), two S x S LU factorizations.
+  /// @return ok; validate_parameters(x)'s statuses; validate(task)'s; regularized_best_response()'s
+  ///         and evaluate()'s statuses. On error out is unchanged (ws is scratch; optimum.value
+  ///         changes only on success).
   Status value_at_best_response(const Params& x, const MdpType& task, BilevelValueWorkspace& ws,
                                 BestResponseValue<Scalar>& out) const {
     if (Status st = validate_parameters(x); st != Status::ok) return st;

@@ -18,19 +18,23 @@
 
 namespace pbrl {
 
-// Draws segments from a policy with the true transitions P:
-//   s_0 ~ rho, then `burn_in` steps of pi (a ~ pi(s), s' ~ P(.|s,a)) that are not recorded, then
-//   the segment (s_0', a_0', ..., s_T', a_T') with a_t' ~ pi(s_t'), s_{t+1}' ~ P(.|s_t', a_t').
-// burn_in = 0 starts segments at s ~ rho; burn_in = b starts them at a state visited by a rollout
-// at time b (distribution rho^T P_pi^b), as clips cut from the agent's episodes are.
-// steps() counts environment steps: every action taken, recorded or burn-in (burn_in + length per
-// segment). The Rng is the sampler's own: the same seed gives the same segments.
+/// Draws segments from a policy with the true transitions P: s_0 ~ rho, then `burn_in` steps of
+/// pi (a ~ pi(s), s' ~ P(.|s,a)) that are not recorded, then the segment
+/// (s_0', a_0', ..., s_T', a_T') with a_t' ~ pi(s_t'), s_{t+1}' ~ P(.|s_t', a_t').
+/// burn_in = 0 starts segments at s ~ rho; burn_in = b starts them at a state visited by a rollout
+/// at time b (distribution rho^T P_pi^b), as clips cut from the agent's episodes are.
+/// steps() counts environment steps: every action taken, recorded or burn-in (burn_in + length per
+/// segment). The Rng is the sampler's own: the same seed gives the same segments.
 template <typename Scalar, int S, int A>
 class SegmentSampler {
  public:
+  /// Policies, S x A.
   using Matrix = StateActionMatrix<Scalar, S, A>;
 
-  // Validates P and rho once (they are read, never copied); on error the sampler is unchanged.
+  /// Validates P and rho once (they are read, never copied), seeds the sampler's Rng and zeroes
+  /// steps().
+  /// @return ok; null_pointer; not_finite; bad_transition; bad_distribution; bad_setting
+  ///         (burn_in < 0). On error the sampler is unchanged.
   Status init(const Scalar* transition, const Scalar* initial, std::uint32_t seed, int burn_in = 0) {
     check_sizes<S, A>();
     if (Status st = validate_transition<Scalar, S, A>(transition); st != Status::ok) return st;
@@ -44,9 +48,11 @@ class SegmentSampler {
     return Status::ok;
   }
 
-  // One segment of `length` pairs (T = length - 1) from pi (rows distributions).
-  // On error the segment, the Rng and the step count are unchanged; count_overflow when steps()
-  // has no room for this segment's.
+  /// One segment of `length` pairs (T = length - 1) from pi (rows distributions) into out.
+  /// @return ok; not_initialized; bad_setting (length outside [1, MaxLen], burn_in + length past
+  ///         INT_MAX); validate_policy(pi)'s statuses; count_overflow (steps() has no room for this
+  ///         segment's); bad_transition (a draw found no positive entry: the arrays changed after
+  ///         init()). On error the segment, the Rng and the step count are unchanged.
   template <int MaxLen>
   Status sample(const Matrix& pi, int length, Segment<S, A, MaxLen>& out) {
     if (transition_ == nullptr) return Status::not_initialized;
@@ -76,9 +82,11 @@ class SegmentSampler {
     return Status::ok;
   }
 
-  // Draws d0 and d1 from pi, asks the labeler, and pushes the labeled pair. All or nothing: on
-  // error (including a label outside [0, 1]) the buffer, the Rng and the step count are unchanged.
-  // Two segments live on the stack meanwhile (2 * sizeof(Segment<S, A, MaxLen>) bytes).
+  /// Draws d0 and d1 from pi, asks the labeler, and pushes the labeled pair. Two segments live
+  /// on the stack meanwhile (2 * sizeof(Segment<S, A, MaxLen>) bytes).
+  /// @return ok; null_pointer (no labeler function); sample()'s statuses; PreferenceBuffer::push()'s
+  ///         (a label outside [0, 1] or NaN). All or nothing: on error the buffer, the Rng and the
+  ///         step count are unchanged.
   template <int MaxLen, int Capacity>
   Status collect_pair(const Matrix& pi, int length, const Labeler<S, A, MaxLen>& labeler,
                       PreferenceBuffer<S, A, MaxLen, Capacity>& buffer) {
@@ -96,8 +104,11 @@ class SegmentSampler {
     return st;
   }
 
+  /// Environment steps walked since init().
   std::int64_t steps() const { return steps_; }  // environment steps walked since init()
+  /// The burn-in steps before each segment.
   int burn_in() const { return burn_in_; }
+  /// The sampler's own random stream.
   Rng& rng() { return rng_; }
 
  private:
