@@ -10,13 +10,13 @@
 // required), policy_steps*B*H environment steps a step; (a) stays exact. A step that fails leaves
 // the Rng and the step count unchanged. More: docs/algorithm.md#the-baselines.
 
+#include "pbrl/baselines/baseline_core.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/policy.hpp"
 #include "pbrl/problems/rlhf.hpp"
 #include "pbrl/sampling/estimators.hpp"
 #include "pbrl/solver/oracle_steps.hpp"
 #include "pbrl/solver/projected_step.hpp"
-#include "pbrl/solver/step_counts.hpp"
 #include "pbrl/solver/settings.hpp"
 
 #include <cstdint>
@@ -71,21 +71,27 @@ Status validate(const DrlhfSettings<Scalar>& s) {
 // Problem: an RlhfProblem (uses its loss(), build(), validate_parameters(), project_parameters()).
 // Sources = GradientSources::exact (solver/settings.hpp): the type holds no sampled-mode scratch
 // (second random stream, trajectory buffer) and has no sampled code; init() refuses
-// GradientMode::sampled.
+// GradientMode::sampled. run() and the accessors of x (the fitted reward r_x = x), the counts, the
+// settings, the workspace and the Rng are the core's (baselines/baseline_core.hpp).
 template <class Problem, EvaluationMethod Method = EvaluationMethod::direct,
           GradientSources Sources = GradientSources::exact_and_sampled>
-class Drlhf {
+class Drlhf : public BaselineCore<Drlhf<Problem, Method, Sources>, Problem, DrlhfSettings<typename Problem::Scalar>,
+                                  DrlhfReport<typename Problem::Scalar>, Method, Sources> {
+  using Core = BaselineCore<Drlhf, Problem, DrlhfSettings<typename Problem::Scalar>,
+                            DrlhfReport<typename Problem::Scalar>, Method, Sources>;
+  friend Core;
+
  public:
-  static constexpr bool kSampled = Sources == GradientSources::exact_and_sampled;
-  using Scalar = typename Problem::Scalar;
+  using Core::kSampled;
+  using typename Core::Scalar;
   static constexpr int S = Problem::kStates;
   static constexpr int A = Problem::kActions;
-  using Params = typename Problem::Params;
+  using typename Core::Params;
   using Matrix = StateActionMatrix<Scalar, S, A>;
   using MdpType = Mdp<Scalar, S, A>;
   using Settings = DrlhfSettings<Scalar>;
   using Report = DrlhfReport<Scalar>;
-  using Workspace = EvaluationWorkspace<Scalar, S, Method>;
+  using typename Core::Workspace;
 
   // x0 in X, pi0 a policy (rows distributions; floored to keep its log finite), truth optional
   // (validated in full when given; it is a view: its arrays must outlive the solver).
@@ -98,32 +104,23 @@ class Drlhf {
     if (Status st = validate_policy(pi0); st != Status::ok) return st;
     if (truth != nullptr)
       if (Status st = validate(*truth); st != Status::ok) return st;
-    if (settings.gradient == GradientMode::sampled && !kSampled) return Status::bad_setting;
-    problem_ = &problem;
-    settings_ = settings;
-    x_ = x0;
-    pi_ = pi0;
-    if (settings.policy_oracle == OracleKind::policy_gradient &&
-        settings.oracle_policy.parameterization == Parameterization::direct)
-      project_policy_set<Scalar, S, A>(settings.oracle_policy, pi_);
-    pi_ = pi_.cwiseMax(log_floor<Scalar>());
-    for (int s = 0; s < S; ++s) pi_.row(s) /= pi_.row(s).sum();
-    log_pi_ = pi_.array().log().matrix();
+    if (Status st = Core::check_mode(settings); st != Status::ok) return st;
+    this->start(problem, settings, x0);
+    // pi0 as direct parameters: projected, floored and renormalized as Pbrl's pi-hat.
+    initial_oracle_policy<Scalar, S, A>(PolicySet<Scalar>{Parameterization::direct}, settings.policy_oracle,
+                                        settings.oracle_policy, pi0, pi_, log_pi_);
     value_.setZero();
     has_truth_ = truth != nullptr;
     truth_ = has_truth_ ? *truth : MdpType{};
     eval_ = eval_truth_ = Evaluation<Scalar, S, A>{};
-    counts_ = StepCounts{};
-    rng_.reseed(settings.seed);
     return Status::ok;
   }
 
   // One alternation: (a) then (b). On error x, the policy, the warm start, the counts and (sampled
   // mode) the Rng are unchanged; count_overflow when a count has no room for another step.
   Status step(Report* report = nullptr) {
-    if (problem_ == nullptr) return Status::not_initialized;
-    if (Status st = counts_.room_for_step(); st != Status::ok) return st;
-    const std::int64_t sweeps_hit = max_sweeps_hit_total(ws_);
+    BaselineStep b;
+    if (Status st = this->begin_step(b); st != Status::ok) return st;
     const Problem& problem = *problem_;
     Scalar true_return = std::numeric_limits<Scalar>::quiet_NaN();
     if (has_truth_) {
@@ -150,37 +147,24 @@ class Drlhf {
     log_pi_next_ = log_pi_;
     pi_next_ = pi_;
     value_next_ = value_;
-    std::int64_t steps = 0;
-    const bool sampled = kSampled && settings_.gradient == GradientMode::sampled;
-    if (Status st = sampled ? run_sampled_oracle(mdp, steps) : run_oracle(mdp); st != Status::ok)
-      return st;
+    if (Status st = b.sampled ? run_sampled_oracle(mdp, b.steps) : run_oracle(mdp); st != Status::ok) return st;
     if (!all_finite(pi_next_) || !all_finite(log_pi_next_) || !std::isfinite(loss) || !std::isfinite(fitted) ||
         !std::isfinite(gradient_norm))
       return Status::numerical_failure;
-    if (Status st = counts_.room_for(steps); st != Status::ok) return st;
+    if (Status st = this->commit_step(b, report); st != Status::ok) return st;
 
+    log_pi_ = log_pi_next_;
+    pi_ = pi_next_;
+    value_ = value_next_;
     if (report != nullptr) {
-      report->iteration = counts_.iteration;
       report->loss = loss;
       report->reward_gradient_norm = gradient_norm;
       report->fitted_loss = fitted;
       report->has_true_return = has_truth_;
       report->true_return = true_return;
-      report->environment_steps = counts_.environment_steps + steps;
-      report->max_sweeps_hit = max_sweeps_hit_total(ws_) - sweeps_hit;
     }
-    x_ = x_next_;
-    log_pi_ = log_pi_next_;
-    pi_ = pi_next_;
-    value_ = value_next_;
-    if constexpr (kSampled)
-      if (sampled) rng_ = sampled_.rng_next;
-    counts_.commit(steps);
     return Status::ok;
   }
-
-  // `iterations` steps (the caller's bound); stops at the first error. `last` gets the last report.
-  Status run(std::int64_t iterations, Report* last = nullptr) { return run_steps(*this, iterations, last); }
 
   // V^pi_true(rho) of the current policy (not_initialized without a true MDP); value unchanged on error.
   Status true_return(Scalar& value) {
@@ -190,28 +174,18 @@ class Drlhf {
     return Status::ok;
   }
 
-  const Params& x() const { return x_; }              // the fitted reward r_x = x
   const Matrix& policy() const { return pi_; }
   const Matrix& log_policy() const { return log_pi_; }
-  std::int64_t iteration() const { return counts_.iteration; }
-  const Settings& settings() const { return settings_; }
-  Workspace& evaluation_workspace() { return ws_; }
-  // Sampled mode: environment steps taken since init(), and the random stream (copy it to
-  // checkpoint, assign it to restore; init() reseeds it from settings.seed).
-  std::int64_t environment_steps() const { return counts_.environment_steps; }
-  Rng& rng() { return rng_; }
-  const Rng& rng() const { return rng_; }
 
  private:
   // (b) in sampled mode: policy_steps sampled policy-gradient ascent steps on (log_pi_next_,
-  // pi_next_) with sampled_.rng_next (a copy of rng_, committed by step()), the same update as
-  // Pbrl's sampled oracle; the estimate goes through weights_. Adds policy_steps * B * H to steps.
+  // pi_next_) with sampled_.rng_next (the core's copy of rng_), the same update as Pbrl's sampled
+  // oracle; the estimate goes through weights_. Adds policy_steps * B * H to steps.
   Status run_sampled_oracle(const MdpType& mdp, std::int64_t& steps) {
     if constexpr (!kSampled) {
       (void)mdp, (void)steps;
       return Status::bad_setting;  // init() refuses this already
     } else {
-      sampled_.rng_next = rng_;
       return sampled_policy_gradient_steps(mdp, settings_.oracle_policy, settings_.policy_step,
                                            settings_.policy_steps, settings_.sampling, sampled_.rng_next,
                                            sampled_.trajectory, steps, weights_, log_pi_next_, pi_next_);
@@ -243,11 +217,7 @@ class Drlhf {
   Workspace ws_{};
   // Sampled mode: the random stream (state) and its scratch (none in an exact-only type).
   Rng rng_{1u};
-  struct SampledState {
-    Rng rng_next{1u};
-    Trajectory<Scalar, kMaxHorizon> trajectory{};
-  };
-  SampledScratch<Sources, SampledState> sampled_{};
+  SampledScratch<Sources, BaselineRollouts<Trajectory<Scalar, kMaxHorizon>>> sampled_{};
 };
 
 }  // namespace pbrl

@@ -10,10 +10,10 @@
 // only at the problem. With Sources = GradientSources::exact, init() refuses GradientMode::sampled.
 // The update, and why the comparison is like for like: docs/algorithm.md#the-baselines.
 
+#include "pbrl/baselines/baseline_core.hpp"
 #include "pbrl/problems/stackelberg.hpp"
 #include "pbrl/sampling/estimators.hpp"
 #include "pbrl/solver/projected_step.hpp"
-#include "pbrl/solver/step_counts.hpp"
 #include "pbrl/solver/settings.hpp"
 
 #include <cstdint>
@@ -53,20 +53,29 @@ Status validate(const IndependentPgSettings<Scalar>& s) {
   return check_domains(s);
 }
 
+// run() and the accessors of x, the counts, the settings, the workspace and the Rng are the core's
+// (baselines/baseline_core.hpp).
 template <class Problem, EvaluationMethod Method = EvaluationMethod::direct,
           GradientSources Sources = GradientSources::exact_and_sampled>
-class IndependentPolicyGradient {
+class IndependentPolicyGradient
+    : public BaselineCore<IndependentPolicyGradient<Problem, Method, Sources>, Problem,
+                          IndependentPgSettings<typename Problem::Scalar>,
+                          IndependentPgReport<typename Problem::Scalar>, Method, Sources> {
+  using Core = BaselineCore<IndependentPolicyGradient, Problem, IndependentPgSettings<typename Problem::Scalar>,
+                            IndependentPgReport<typename Problem::Scalar>, Method, Sources>;
+  friend Core;
+
  public:
-  static constexpr bool kSampled = Sources == GradientSources::exact_and_sampled;
-  using Scalar = typename Problem::Scalar;
+  using Core::kSampled;
+  using typename Core::Scalar;
   static constexpr int S = Problem::kStates;
   static constexpr int AF = Problem::kActions;
   static constexpr int AL = Problem::kLeaderActions;
-  using Params = typename Problem::Params;
+  using typename Core::Params;
   using Matrix = StateActionMatrix<Scalar, S, AF>;
   using Settings = IndependentPgSettings<Scalar>;
   using Report = IndependentPgReport<Scalar>;
-  using Workspace = EvaluationWorkspace<Scalar, S, Method>;
+  using typename Core::Workspace;
   using Optimum = typename Problem::FollowerOptimum;
 
   // x0: leader logits in the problem's box; y0: follower logits within the settings' bound.
@@ -77,15 +86,11 @@ class IndependentPolicyGradient {
     if (!all_finite(y0)) return Status::not_finite;
     if (!detail::all_within(y0.data(), int(y0.size()), -settings.follower_logit_bound, settings.follower_logit_bound))
       return Status::bad_policy;
-    if (settings.gradient == GradientMode::sampled && !kSampled) return Status::bad_setting;
-    problem_ = &problem;
-    settings_ = settings;
-    x_ = x0;
+    if (Status st = Core::check_mode(settings); st != Status::ok) return st;
+    this->start(problem, settings, x0);
     y_ = y0;
     eval_f_ = eval_l_ = Evaluation<Scalar, S, AF>{};
     optimum_.value.setZero();
-    counts_ = StepCounts{};
-    rng_.reseed(settings.seed);
     return Status::ok;
   }
 
@@ -93,9 +98,8 @@ class IndependentPolicyGradient {
   // iteration on M(x_k), warm-started; its settings are in follower_optimum()). On error x, y,
   // the counts and the Rng are unchanged; count_overflow when a count has no room left.
   Status step(Report* report = nullptr) {
-    if (problem_ == nullptr) return Status::not_initialized;
-    if (Status st = counts_.room_for_step(); st != Status::ok) return st;
-    const std::int64_t sweeps_hit = max_sweeps_hit_total(ws_);
+    BaselineStep b;
+    if (Status st = this->begin_step(b); st != Status::ok) return st;
     forget_factorization(ws_);  // factors of the last step's M(x) are no chain of this one's
     const Problem& problem = *problem_;
     Mdp<Scalar, S, AF> mdp;
@@ -103,10 +107,8 @@ class IndependentPolicyGradient {
     policy_from_parameters<Scalar, S, AF>(Parameterization::softmax, y_, pi_y_);
 
     // Follower: grad_y V_f^{pi_x, pi_y}(rho) = grad_y V^{pi_y}_{M(x)}(rho), exact or sampled.
-    std::int64_t steps = 0;
-    const bool sampled = kSampled && settings_.gradient == GradientMode::sampled;
-    if (sampled) {
-      if (Status st = sampled_follower_gradient(mdp, steps); st != Status::ok) return st;
+    if (b.sampled) {
+      if (Status st = sampled_follower_gradient(mdp, b.steps); st != Status::ok) return st;
       // The report's V_f is exact (diagnostics only, not part of the update).
       if (report != nullptr)
         if (Status st = evaluate(mdp, pi_y_, ws_, eval_f_); st != Status::ok) return st;
@@ -119,7 +121,7 @@ class IndependentPolicyGradient {
     // Leader: grad_x V_l = -grad_x f.
     Scalar f(0);
     // pi_y's evaluation on M(x_k), if made, was the last one: f's evaluation reuses its factors.
-    const bool evaluated = !sampled || report != nullptr;
+    const bool evaluated = !b.sampled || report != nullptr;
     if (Status st = upper_on_chain(problem, evaluated ? &eval_f_ : nullptr, pi_y_, model_, ws_, eval_l_, f,
                                    grad_x_, grad_pi_);
         st != Status::ok)
@@ -131,7 +133,7 @@ class IndependentPolicyGradient {
     projected_step(y_, settings_.step_follower, -grad_y_, y_next_,
                    [&](Matrix& y) { y = y.cwiseMax(-bound).cwiseMin(bound); });
     if (!all_finite(x_next_) || !all_finite(y_next_) || !std::isfinite(f)) return Status::numerical_failure;
-    if (Status st = counts_.room_for(steps); st != Status::ok) return st;
+    if (Status st = counts_.room_for(b.steps); st != Status::ok) return st;
 
     // Last, so that only a successful step moves the optimum's warm start.
     Scalar gap(0);
@@ -142,50 +144,31 @@ class IndependentPolicyGradient {
       if (!std::isfinite(gap)) return Status::numerical_failure;
     }
 
+    if (Status st = this->commit_step(b, report); st != Status::ok) return st;
+    y_ = y_next_;
     if (report != nullptr) {
-      report->iteration = counts_.iteration;
       report->leader_value = -f;
       report->follower_value = eval_f_.value_rho;
       report->follower_gap = gap;
       report->follower_gap_converged = optimum_.result.converged;
-      report->environment_steps = counts_.environment_steps + steps;
-      report->max_sweeps_hit = max_sweeps_hit_total(ws_) - sweeps_hit;
     }
-    x_ = x_next_;
-    y_ = y_next_;
-    if constexpr (kSampled)
-      if (sampled) rng_ = sampled_.rng_next;
-    counts_.commit(steps);
     return Status::ok;
   }
 
-  // `iterations` steps; stops at the first error. `last` gets the last report.
-  Status run(std::int64_t iterations, Report* last = nullptr) { return run_steps(*this, iterations, last); }
-
-  const Params& x() const { return x_; }
   const Matrix& y() const { return y_; }
-  std::int64_t iteration() const { return counts_.iteration; }
-  const Settings& settings() const { return settings_; }
   // pi_y of the current y.
   void policy(Matrix& pi) const { policy_from_parameters<Scalar, S, AF>(Parameterization::softmax, y_, pi); }
-  Workspace& evaluation_workspace() { return ws_; }
   // Soft value iteration settings and warm start of the reported gap.
   Optimum& follower_optimum() { return optimum_; }
-  // Sampled mode: environment steps taken since init(), and the random stream (copy it to
-  // checkpoint, assign it to restore; init() reseeds it from settings.seed).
-  std::int64_t environment_steps() const { return counts_.environment_steps; }
-  Rng& rng() { return rng_; }
-  const Rng& rng() const { return rng_; }
 
  private:
-  // Sampled mode: grad_y_ = the follower's sampled gradient, drawn from sampled_.rng_next (a copy
-  // of rng_, committed by step()).
+  // Sampled mode: grad_y_ = the follower's sampled gradient, drawn from sampled_.rng_next (the
+  // core's copy of rng_).
   Status sampled_follower_gradient(const Mdp<Scalar, S, AF>& mdp, std::int64_t& steps) {
     if constexpr (!kSampled) {
       (void)mdp, (void)steps;
       return Status::bad_setting;  // init() refuses this already
     } else {
-      sampled_.rng_next = rng_;
       Scalar sampled_value(0);
       return sampled_policy_gradient(mdp, Parameterization::softmax, pi_y_, settings_.sampling, sampled_.rng_next,
                                      sampled_.trajectory, steps, sampled_value, grad_y_);
@@ -204,11 +187,7 @@ class IndependentPolicyGradient {
   Workspace ws_{};
   // Sampled mode: the random stream (state) and its scratch (none in an exact-only type).
   Rng rng_{1u};
-  struct SampledState {
-    Rng rng_next{1u};
-    Trajectory<Scalar, kMaxHorizon> trajectory{};
-  };
-  SampledScratch<Sources, SampledState> sampled_{};
+  SampledScratch<Sources, BaselineRollouts<Trajectory<Scalar, kMaxHorizon>>> sampled_{};
 };
 
 }  // namespace pbrl

@@ -11,12 +11,12 @@
 // held); the Rng advances only with a successful step.
 // The update and the mixed derivative, derived: docs/algorithm.md#the-baselines.
 
+#include "pbrl/baselines/baseline_core.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/game.hpp"
 #include "pbrl/policy.hpp"
 #include "pbrl/sampling/game_estimators.hpp"
 #include "pbrl/solver/projected_step.hpp"
-#include "pbrl/solver/step_counts.hpp"
 #include "pbrl/solver/settings.hpp"
 
 namespace pbrl {
@@ -133,26 +133,32 @@ void projection_vjp(const PolicySet<Scalar>& set, const StateActionMatrix<Scalar
 
 // Sources = GradientSources::exact (solver/settings.hpp): the type holds no sampled-mode scratch
 // (second random stream, trajectory buffer, sampled product) and has no sampled code; init()
-// refuses GradientMode::sampled.
+// refuses GradientMode::sampled. run() and the accessors of x, the counts, the settings, the
+// workspace and the Rng are the core's (baselines/baseline_core.hpp).
 template <class GameProblem, EvaluationMethod Method = EvaluationMethod::direct,
           GradientSources Sources = GradientSources::exact_and_sampled>
-class MetaGradient {
+class MetaGradient : public BaselineCore<MetaGradient<GameProblem, Method, Sources>, GameProblem,
+                                         MetaGradientSettings<typename GameProblem::Scalar>,
+                                         MetaGradientReport<typename GameProblem::Scalar>, Method, Sources> {
   static_assert(GameProblem::kRewardOnly,
                 "the exact meta-gradient needs transitions that do not depend on x (kRewardOnly)");
+  using Core = BaselineCore<MetaGradient, GameProblem, MetaGradientSettings<typename GameProblem::Scalar>,
+                            MetaGradientReport<typename GameProblem::Scalar>, Method, Sources>;
+  friend Core;
 
  public:
-  static constexpr bool kSampled = Sources == GradientSources::exact_and_sampled;
-  using Scalar = typename GameProblem::Scalar;
+  using Core::kSampled;
+  using typename Core::Scalar;
   static constexpr int S = GameProblem::kStates;
   static constexpr int A1 = GameProblem::kActions1;
   static constexpr int A2 = GameProblem::kActions2;
-  using Params = typename GameProblem::Params;
+  using typename Core::Params;
   using Matrix1 = StateActionMatrix<Scalar, S, A1>;
   using Matrix2 = StateActionMatrix<Scalar, S, A2>;
   using GameType = MarkovGame<Scalar, S, A1, A2>;
   using Settings = MetaGradientSettings<Scalar>;
   using Report = MetaGradientReport<Scalar>;
-  using Workspace = EvaluationWorkspace<Scalar, S, Method>;
+  using typename Core::Workspace;
 
   // Validates everything; on error the baseline keeps its previous state.
   Status init(const GameProblem& problem, const Settings& settings, const Params& x0, const Matrix1& y1,
@@ -163,29 +169,22 @@ class MetaGradient {
     if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A1>(settings.policy, y1); st != Status::ok) return st;
     if (Status st = validate_parameters<Scalar, S, A2>(settings.policy, y2); st != Status::ok) return st;
-    if (settings.gradient == GradientMode::sampled && (!kSampled || !has_game_sample_vjp<GameProblem>::value))
-      return Status::bad_setting;
-    problem_ = &problem;
-    settings_ = settings;
-    x_ = x0;
+    if (Status st = Core::check_mode(settings, has_game_sample_vjp<GameProblem>::value); st != Status::ok) return st;
+    this->start(problem, settings, x0);
     y1_ = y1;
     y2_ = y2;
     warm_.setZero();
     meta_.setZero();
     eval1_ = Evaluation<Scalar, S, A1>{};
     eval_upper_ = Evaluation<Scalar, S, A1 * A2>{};
-    counts_ = StepCounts{};
-    rng_.reseed(settings.seed);
     return Status::ok;
   }
 
   // One iteration. On error x, y1, y2, the counts (and in sampled mode the Rng) are unchanged;
   // count_overflow when a count has no room for another step.
   Status step(Report* report = nullptr) {
-    if (problem_ == nullptr) return Status::not_initialized;
-    if (Status st = counts_.room_for_step(); st != Status::ok) return st;
-    if (Status st = detail::check_workspace(ws_); st != Status::ok) return st;
-    const std::int64_t sweeps_hit = max_sweeps_hit_total(ws_);
+    BaselineStep b;
+    if (Status st = this->begin_step(b); st != Status::ok) return st;
     const GameProblem& problem = *problem_;
     const Parameterization param = settings_.policy.parameterization;
     const Scalar eta = settings_.agent_step;
@@ -193,21 +192,18 @@ class MetaGradient {
     if (Status st = problem.build(x_, model_, game); st != Status::ok) return st;
 
     // 1. The agents' policy-gradient steps.
-    const bool sampled = kSampled && settings_.gradient == GradientMode::sampled;
     Mdp<Scalar, S, A1> mdp1;
     y1_next_ = y1_;
     y2_next_ = y2_;
-    if constexpr (kSampled) sampled_.rng_next = rng_;
-    std::int64_t steps = 0;
     Scalar value_before(0);
     for (int t = 0; t < settings_.agent_steps; ++t) {
       policy_from_parameters<Scalar, S, A1>(param, y1_next_, pi1_);
       policy_from_parameters<Scalar, S, A2>(param, y2_next_, pi2_);
       Scalar value(0);
-      if (sampled) {
+      if (b.sampled) {
         if constexpr (kSampled) {
           if (Status st = sampled_game_policy_gradient(game, param, pi1_, pi2_, settings_.sampling, sampled_.rng_next,
-                                                       sampled_.trajectory, steps, value, &w1_, &w2_);
+                                                       sampled_.trajectory, b.steps, value, &w1_, &w2_);
               st != Status::ok)
             return st;
           w2_ = -w2_;
@@ -252,10 +248,10 @@ class MetaGradient {
       chain_policy_gradient<Scalar, S, A2>(param, pi2_, w2_, u2_);
       u2_ = -u2_;  // player 2 descends V
       warm_next_ = warm_;
-      if (sampled) {
+      if (b.sampled) {
         if constexpr (kSampled && has_game_sample_vjp<GameProblem>::value) {  // init() refuses sampled mode otherwise
           if (Status st = sampled_directional_vjp(problem, model_, game, pi1_, pi2_, u1_, u2_, settings_.sampling,
-                                                  sampled_.rng_next, sampled_.trajectory, steps, sampled_.mixed);
+                                                  sampled_.rng_next, sampled_.trajectory, b.steps, sampled_.mixed);
               st != Status::ok)
             return st;
           meta_next_ += eta * sampled_.mixed;
@@ -276,43 +272,26 @@ class MetaGradient {
     if (!all_finite(x_next_) || !all_finite(y1_next_) || !all_finite(y2_next_) || !std::isfinite(f) ||
         !std::isfinite(norm))
       return Status::numerical_failure;
-    if (Status st = counts_.room_for(steps); st != Status::ok) return st;
+    if (Status st = this->commit_step(b, report); st != Status::ok) return st;
 
-    if (report != nullptr) {
-      report->iteration = counts_.iteration;
-      report->upper_objective = f;
-      report->agents_value = value_before;
-      report->meta_gradient_norm = norm;
-      report->environment_steps = counts_.environment_steps + steps;
-      report->max_sweeps_hit = max_sweeps_hit_total(ws_) - sweeps_hit;
-    }
-    x_ = x_next_;
     y1_ = y1_next_;
     y2_ = y2_next_;
     meta_ = meta_next_;
     warm_ = warm_next_;
-    if constexpr (kSampled)
-      if (sampled) rng_ = sampled_.rng_next;
-    counts_.commit(steps);
+    if (report != nullptr) {
+      report->upper_objective = f;
+      report->agents_value = value_before;
+      report->meta_gradient_norm = norm;
+    }
     return Status::ok;
   }
 
-  // `iterations` steps (the caller's bound); stops at the first error. `last` gets the last report.
-  Status run(std::int64_t iterations, Report* last = nullptr) { return run_steps(*this, iterations, last); }
-
-  const Params& x() const { return x_; }
   const Matrix1& y1() const { return y1_; }
   const Matrix2& y2() const { return y2_; }
   // d f / dx of the last successful step (0 with the incentive held).
   const Params& meta_gradient() const { return meta_; }
-  std::int64_t iteration() const { return counts_.iteration; }
-  const Settings& settings() const { return settings_; }
   void policy1(Matrix1& pi) const { policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi); }
   void policy2(Matrix2& pi) const { policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi); }
-  Workspace& evaluation_workspace() { return ws_; }
-  // Sampled mode: environment steps taken since init(), and the random stream.
-  std::int64_t environment_steps() const { return counts_.environment_steps; }
-  const Rng& rng() const { return rng_; }
 
  private:
   const GameProblem* problem_ = nullptr;
