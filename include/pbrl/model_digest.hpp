@@ -1,7 +1,7 @@
 #pragma once
 // What a checkpoint image records of the model it was taken on (checkpoint.hpp): the problem's
 // kind and a digest of its data. A problem computes its digest in init() from its Data's visit(),
-// which lists every field of the model: arrays (pointer and length), scalars, regularizers, boxes.
+// which lists every field of the model (data_layout.hpp): arrays, scalars, regularizers, boxes.
 // The lower level's transition array is digested apart from the rest, so that an image taken
 // with an estimated model (estimate/transition_estimate.hpp) can name the estimate's prior in
 // its place.
@@ -11,6 +11,7 @@
 // instructions a byte, so a model's digest costs less than its validation. It tells models
 // apart; it is no defence against a forger.
 
+#include "pbrl/data_layout.hpp"
 #include "pbrl/mdp.hpp"
 #include "pbrl/problem.hpp"
 #include "pbrl/regularizer.hpp"
@@ -90,27 +91,39 @@ class WordHash {
 };
 
 // The visitor of a Data's visit(): the field named "transition" into its own hash, every other
-// field, in order, into the data hash.
+// field, in order, into the data hash. The layouts' overloads only forward the constant length
+// (or nothing), so the code is one function per kind of field, whatever the layouts.
 template <typename Scalar>
 struct ModelDigestVisitor {
   WordHash data, transition;
-  void operator()(const Scalar* a, std::size_t n, const char* name) {
+  template <layout::Rows R, layout::Presence P, class... Axes>
+  void operator()(const Scalar* a, layout::Array<R, P, Axes...>, const char* name) {
+    array(a, layout::Array<R, P, Axes...>::length, name);
+  }
+  void operator()(Scalar v, const char*) { data.scalar(v); }
+  template <int S, int A, class ActionAxis>
+  void operator()(const Regularizer<Scalar, S, A>& r, ActionAxis, const char*) {
+    static_assert(ActionAxis::extent == A, "a regularizer's axis is its action count");
+    regularizer(r);
+  }
+  void operator()(const Box<Scalar>& b, const char*) {
+    data.scalar(b.lower);
+    data.scalar(b.upper);
+  }
+
+ private:
+  void array(const Scalar* a, std::size_t n, const char* name) {
     if (std::strcmp(name, "transition") == 0)
       transition.array(a, n);
     else
       data.array(a, n);
   }
-  void operator()(Scalar v, const char*) { data.scalar(v); }
   template <int S, int A>
-  void operator()(const Regularizer<Scalar, S, A>& r, const char*) {
+  void regularizer(const Regularizer<Scalar, S, A>& r) {
     data.word(std::uint32_t(r.kind));
     data.scalar(r.tau);
     data.array(r.kind == RegularizerKind::kl_reference ? r.reference : static_cast<const Scalar*>(nullptr),
                std::size_t(S) * std::size_t(A));
-  }
-  void operator()(const Box<Scalar>& b, const char*) {
-    data.scalar(b.lower);
-    data.scalar(b.upper);
   }
 };
 

@@ -67,9 +67,8 @@ std::string model_header(const Model<Scalar>& model) {
     scalar("k" + camel(spec.box) + "Lower", model.box.lower);
     scalar("k" + camel(spec.box) + "Upper", model.box.upper);
   }
-  if (spec.logit_bound) scalar("kLogitBound", model.logit_bound);
-  if (spec.incentive_scale)
-    scalar("kIncentiveScale", model.incentive_scale, model.incentive_scale_default ? "the library's default" : nullptr);
+  for (const auto& s : model.scalars)
+    scalar("k" + camel(s.spec->field), s.value, s.library_default ? "the library's default" : nullptr);
 
   const std::size_t per_line = sizeof(Scalar) == 4 ? 6 : 4;
   for (const auto& a : model.arrays) {
@@ -124,8 +123,8 @@ std::string pbrl_header(const Model<Scalar>& model, const std::string& settings_
     const std::string box = ns + "k" + camel(spec.box);
     out += "  d." + std::string(spec.box) + " = {" + box + "Lower, " + box + "Upper};\n";
   }
-  if (spec.logit_bound) out += "  d.logit_bound = " + ns + "kLogitBound;\n";
-  if (spec.incentive_scale) out += "  d.incentive_scale = " + ns + "kIncentiveScale;\n";
+  for (const auto& s : model.scalars)
+    out += "  d." + std::string(s.spec->field) + " = " + ns + "k" + camel(s.spec->field) + ";\n";
   out += "  return d;\n}\n\n";
 
   out += "inline " + settings_type + " settings() {\n  " + settings_type + " s;\n" + settings_body;

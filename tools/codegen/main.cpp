@@ -219,7 +219,8 @@ int list_settings(const std::string& kind) {
 
 int usage() {
   std::cerr << "usage: pbrl-codegen MANIFEST.json --out DIR [--depfile FILE]\n"
-               "       pbrl-codegen --settings KIND   (KIND: reward_shaping, stackelberg, incentive_design)\n";
+               "       pbrl-codegen --settings KIND   (KIND: "
+            << kind_names() << ")\n";
   return 2;
 }
 

@@ -3,7 +3,6 @@
 #include "array_files.hpp"
 
 #include <pbrl/mdp.hpp>
-#include <pbrl/problems/incentive_design.hpp>
 #include <pbrl/solver/settings.hpp>
 
 #include <climits>
@@ -50,12 +49,6 @@ Shape array_shape(const Manifest& m, const std::vector<int>& dims) {
   return shape;
 }
 
-std::string shape_names(const Manifest& m, const std::vector<int>& dims) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::string(m.spec->sizes[std::size_t(dims[i])]);
-  return s + (dims.size() == 1 ? ",)" : ")");
-}
-
 std::string file_path(const Manifest& m, const std::string& name) {
   return (std::filesystem::path(m.dir) / name).lexically_normal().string();
 }
@@ -71,18 +64,10 @@ Manifest read_manifest(const std::string& path, const Json& root) {
   // The kind first: it decides which other keys exist.
   const std::string kind = top.text("kind");
   m.spec = find_kind(kind);
-  if (m.spec == nullptr) {
-    std::string names;
-    for (const KindSpec& k : kinds()) names += (names.empty() ? "" : ", ") + std::string(k.kind);
-    top.refuse_key("kind", "'" + kind + "' is not one of " + names);
-  }
-  std::vector<std::string> known = {"name", "kind", "scalar", "discount", "solver", "ram_limit_bytes", "estimate"};
+  if (m.spec == nullptr) top.refuse_key("kind", "'" + kind + "' is not one of " + kind_names());
+  std::vector<std::string> known = {"name", "kind", "scalar", "solver", "ram_limit_bytes", "estimate"};
   for (const char* s : m.spec->sizes) known.push_back(s);
-  for (const ArraySpec& a : m.spec->arrays) known.push_back(a.field);
-  for (const RegularizerSpec& r : m.spec->regularizers) known.push_back(r.field);
-  if (m.spec->box) known.push_back(m.spec->box);
-  if (m.spec->logit_bound) known.push_back("logit_bound");
-  if (m.spec->incentive_scale) known.push_back("incentive_scale");
+  for (const char* f : m.spec->fields) known.push_back(f);
   top.only(known, ("unknown key for kind " + kind).c_str());
 
   m.name = top.text("name");
@@ -133,7 +118,7 @@ void check_ram_limit(const Manifest& m, const Json& root) {
   const long long scalar = m.single ? 4 : 8;
   long long flash = 0;
   for (const ArraySpec& a : m.spec->arrays)
-    if (!a.optional || top.has(a.field))
+    if (!a.optional() || top.has(a.field))
       flash += scalar * static_cast<long long>(element_count(array_shape(m, a.dims)));
   for (const RegularizerSpec& r : m.spec->regularizers)
     if (top.has(r.field) && top.at(r.field).is_object() && top.at(r.field).contains("reference"))
@@ -239,7 +224,7 @@ ModelArray<Scalar> load_array(const Manifest& m, const ObjectReader& owner, cons
   a.file = file_path(m, a.name);
   a.shape = array_shape(m, dims);
   for (int d : dims) a.axes.push_back(m.spec->sizes[std::size_t(d)]);
-  const ArrayFile source = read_array(a.file, field, a.shape, shape_names(m, dims));
+  const ArrayFile source = read_array(a.file, field, a.shape, shape_names(*m.spec, dims));
   a.values.reserve(source.values.size());
   for (double v : source.values) a.values.push_back(static_cast<Scalar>(v));
   check_finite(a, source.values);
@@ -294,26 +279,29 @@ Model<Scalar> load_model(const Manifest& m, const Json& root) {
                    number_text(model.regularizers[1].tau) + " differs from " + spec.regularizers[0].field + ".tau " +
                        number_text(model.regularizers[0].tau) + " (the game has one tau)");
   if (spec.box) check_box(top, spec.box, model.box);
-  if (spec.logit_bound) {
-    model.logit_bound = static_cast<Scalar>(top.number("logit_bound"));
-    if (!pbrl::domain::positive().admits(model.logit_bound))  // Stackelberg::init's check
-      top.refuse_key("logit_bound", number_text(model.logit_bound) + " must be finite and > 0");
-  }
-  if (spec.incentive_scale) {
-    model.incentive_scale_default = !top.has("incentive_scale");
-    model.incentive_scale = model.incentive_scale_default
-                                ? typename pbrl::IncentiveDesign<Scalar, 2, 2, 2>::Data{}.incentive_scale
-                                : static_cast<Scalar>(top.number("incentive_scale"));
-    if (!std::isfinite(model.incentive_scale))
-      top.refuse_key("incentive_scale", "must be finite in " + scalar_name<Scalar>());
+  for (const ScalarSpec& ss : spec.scalars) {
+    ModelScalar<Scalar> s;
+    s.spec = &ss;
+    s.library_default = ss.need == InManifest::optional && !top.has(ss.field);
+    s.value = s.library_default ? ss.library_default<Scalar>() : static_cast<Scalar>(top.number(ss.field));
+    switch (ss.check) {
+      case ScalarCheck::positive:
+        if (!pbrl::domain::positive().admits(s.value))
+          top.refuse_key(ss.field, number_text(s.value) + " must be finite and > 0");
+        break;
+      case ScalarCheck::finite:
+        if (!std::isfinite(s.value)) top.refuse_key(ss.field, "must be finite in " + scalar_name<Scalar>());
+        break;
+    }
+    model.scalars.push_back(s);
   }
 
   // Then the arrays, file by file.
   for (const ArraySpec& as : spec.arrays) {
-    if (as.optional && !top.has(as.field)) continue;
+    if (as.optional() && !top.has(as.field)) continue;
     model.arrays.push_back(load_array<Scalar>(m, top, as.field, as.field, as.dims));
-    if (as.rows == Rows::transition) check_rows(model.arrays.back(), RowCheck::transition);
-    if (as.rows == Rows::initial) check_rows(model.arrays.back(), RowCheck::initial);
+    if (as.rows == pbrl::layout::Rows::transition) check_rows(model.arrays.back(), RowCheck::transition);
+    if (as.rows == pbrl::layout::Rows::initial) check_rows(model.arrays.back(), RowCheck::initial);
   }
   for (auto& reg : model.regularizers) {
     if (reg.kind != pbrl::RegularizerKind::kl_reference) continue;

@@ -57,15 +57,20 @@ struct ModelRegularizer {
 };
 
 template <typename Scalar>
+struct ModelScalar {
+  const ScalarSpec* spec = nullptr;
+  Scalar value = Scalar(0);
+  bool library_default = false;  // not in the manifest: Data's default
+};
+
+template <typename Scalar>
 struct Model {
   Manifest manifest;
   Scalar discount = Scalar(0);
   std::vector<ModelArray<Scalar>> arrays;  // the kind's arrays that are given, then references
   std::vector<ModelRegularizer<Scalar>> regularizers;
-  pbrl::Box<Scalar> box{};               // spec->box
-  Scalar logit_bound = Scalar(0);        // spec->logit_bound
-  Scalar incentive_scale = Scalar(0);    // spec->incentive_scale
-  bool incentive_scale_default = false;  // not in the manifest: Data's default
+  pbrl::Box<Scalar> box{};                   // spec->box
+  std::vector<ModelScalar<Scalar>> scalars;  // spec->scalars, in order
 
   const ModelArray<Scalar>* array(const std::string& field) const;
   std::size_t flash_bytes() const;

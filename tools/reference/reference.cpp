@@ -7,13 +7,16 @@
 //   report.md     the step reports' fields a firmware reads, from the reports' visit() (the list
 //                 pbrl-codegen writes the C report struct from);
 //   checkpoint.md the image format: the constants of checkpoint.hpp, and the layout and rules of its
-//                 header comment, whose offsets and sizes are checked against the constants.
+//                 header comment, whose offsets and sizes are checked against the constants;
+//   kinds.md      each problem kind's manifest keys as pbrl-codegen reads them (codegen/kinds.cpp,
+//                 from the problem's Data::visit()), with each Data member's comment.
 //
-//   pbrl_reference OUT_DIR     writes OUT_DIR/{settings,statuses,report,checkpoint}.md; exit 0: written,
+//   pbrl_reference OUT_DIR     writes OUT_DIR/{settings,statuses,report,checkpoint,kinds}.md; exit 0: written,
 //                              1: a check failed (nothing written), 2: usage
 //
 // The CTest test reference_pages_fresh (tests/reference_pages.cmake) compares its output with the
 // committed pages; the target pbrl_reference_pages rewrites them.
+#include "../codegen/kinds.hpp"        // the problem kinds as pbrl-codegen reads them
 #include "../codegen/settings_io.hpp"  // enumerator_list, number_text: how pbrl-codegen shows settings
 
 #include <pbrl/baselines/drlhf.hpp>
@@ -518,6 +521,120 @@ std::string checkpoint_page() {
   return page;
 }
 
+// ---------------------------------------------------------------------------------------------
+// kinds.md
+
+// The brief of each member of `struct Data` in a problem's header, by member name: the `///`
+// lines right above the member (Doxygen's brief and its continuation).
+std::map<std::string, std::string> data_comments(const std::string& header) {
+  const std::vector<std::string> lines = read_lines("include/" + header);
+  std::map<std::string, std::string> comments;
+  std::string brief;
+  bool inside = false;
+  for (const std::string& line : lines) {
+    if (!inside) {
+      inside = trim(line) == "struct Data {";
+      continue;
+    }
+    const std::string t = trim(line);
+    if (t.rfind("template", 0) == 0 || t == "};") break;
+    if (t.rfind("///", 0) == 0) {
+      brief += (brief.empty() ? "" : " ") + trim(t.substr(3));
+      continue;
+    }
+    if (t.empty() || brief.empty()) {
+      brief.clear();
+      continue;
+    }
+    const std::string code = trim(line.substr(0, line.find("//")));
+    auto end = code.find_first_of("={;");
+    while (end > 0 && code[end - 1] == ' ') --end;
+    auto begin = code.find_last_of(" *&>", end - 1);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    comments[code.substr(begin, end - begin)] = brief;
+    brief.clear();
+  }
+  if (!inside) throw Mismatch("include/" + header + ": no \"struct Data {\"");
+  return comments;
+}
+
+std::string table_cell(std::string text) {
+  for (std::string::size_type at = 0; (at = text.find('|', at)) != std::string::npos; at += 2) text.insert(at, "\\");
+  return text;
+}
+
+// One row per Data member, in visit() order: key, what the manifest gives, what is checked, meaning.
+std::string kind_section(const codegen::KindSpec& k) {
+  const std::map<std::string, std::string> comments = data_comments(k.problem_header);
+  std::string sizes, template_args;
+  for (const char* s : k.sizes) {
+    sizes += (sizes.empty() ? "`" : ", `") + std::string(s) + "`";
+    template_args += std::string(", ") + s;
+  }
+  std::string policies;
+  for (int a : k.policy_actions)
+    policies += (policies.empty() ? "`" : " and `") + std::string(k.sizes[std::size_t(a)]) + "`";
+  std::string out = "## `" + std::string(k.kind) + "`\n\n`" + k.problem + "<Scalar" + template_args + ">` (`include/" +
+                    k.problem_header + "`), solved by `" + (k.zero_sum ? "pbrl::PbrlZeroSum" : "pbrl::Pbrl") +
+                    "` with the manifest's `solver` as `" + (k.zero_sum ? "PbrlZeroSumSettings" : "PbrlSettings") +
+                    "`. Sizes: " + sizes + ". x: " + codegen::shape_names(k, k.params) +
+                    ". The lower level's policies: over " + policies + "." +
+                    (k.same_tau ? " The regularizers share one tau." : "") +
+                    "\n\n| key | value | checked | meaning |\n|---|---|---|---|\n";
+  for (const char* field : k.fields) {
+    std::string value, checked;
+    for (const codegen::ArraySpec& a : k.arrays) {
+      if (std::string(a.field) != field) continue;
+      value = "array " + codegen::shape_names(k, a.dims);
+      if (a.optional()) value += ", optional";
+      checked = "entries finite";
+      if (a.rows == pbrl::layout::Rows::transition) checked += "; rows over the last axis: entries >= 0, sum to one";
+      if (a.rows == pbrl::layout::Rows::initial) checked += ", > 0, sum to one";
+    }
+    for (const codegen::RegularizerSpec& r : k.regularizers) {
+      if (std::string(r.field) != field) continue;
+      value = "regularizer; its reference " + codegen::shape_names(k, {0, r.actions});
+      checked = "tau finite, >= 0; reference (kind `kl_reference`): entries > 0, rows sum to one";
+    }
+    if (k.box != nullptr && std::string(k.box) == field) {
+      value = "box `{\"lower\": l, \"upper\": u}`";
+      checked = "finite, lower <= upper";
+    }
+    for (const codegen::ScalarSpec& s : k.scalars) {
+      if (std::string(s.field) != field) continue;
+      value = "number";
+      if (s.need == codegen::InManifest::optional)
+        value += ", optional (absent: the library's default, " + number_text(s.double_default) + ")";
+      checked = s.check == codegen::ScalarCheck::positive ? "finite, > 0" : "finite";
+    }
+    if (std::string(field) == "discount") {
+      value = "number";
+      checked = "in [0, 1)";
+    }
+    if (value.empty()) throw Mismatch(std::string(k.problem) + "::Data::" + field + ": a member kinds.md cannot show");
+    const auto comment = comments.find(field);
+    if (comment == comments.end())
+      throw Mismatch("include/" + std::string(k.problem_header) + ": Data::" + field + " has no comment");
+    out += "| `" + std::string(field) + "` | " + value + " | " + checked + " | " + table_cell(comment->second) + " |\n";
+  }
+  return out + "\n";
+}
+
+std::string kinds_page() {
+  std::string page = generated_note() + "\n# Problem kinds\n\n";
+  page +=
+      "The keys of a `pbrl-codegen` manifest that depend on its `kind` (the others: `tools/codegen/README.md`, "
+      "\"The manifest\"), as the tool reads them (`tools/codegen/kinds.cpp`): one key per member of the problem's "
+      "`Data`, in the order of `Data::visit()`, which states each array's axes and row check "
+      "(`include/pbrl/data_layout.hpp`). *meaning* is the member's brief in the header. Sizes are integers in "
+      "[2, 65535]. An array is a `.npy` or `.csv` file of that shape (numpy's axis order; flattened in C order it "
+      "is the library's layout); sums are to one within `distribution_tolerance` (`include/pbrl/config.hpp`). "
+      "Every key is required unless it says optional.\n\n";
+  for (const codegen::KindSpec& k : codegen::kinds()) page += kind_section(k);
+  page.pop_back();  // one newline at the end
+  return page;
+}
+
 int run(const std::string& out_dir) {
   std::map<std::string, std::string> pages;
   try {
@@ -525,6 +642,7 @@ int run(const std::string& out_dir) {
     pages["statuses.md"] = statuses_page();
     pages["report.md"] = report_page();
     pages["checkpoint.md"] = checkpoint_page();
+    pages["kinds.md"] = kinds_page();
   } catch (const Mismatch& m) {
     std::cerr << "pbrl_reference: " << m.what() << "\n";
     return 1;
@@ -547,7 +665,7 @@ int run(const std::string& out_dir) {
 
 int main(int argc, char** argv) {
   if (argc != 2 || argv[1][0] == '-') {
-    std::cerr << "usage: pbrl_reference OUT_DIR   (writes settings.md, statuses.md, report.md, checkpoint.md)\n";
+    std::cerr << "usage: pbrl_reference OUT_DIR   (writes settings.md, statuses.md, report.md, checkpoint.md, kinds.md)\n";
     return 2;
   }
   return reference::run(argv[1]);

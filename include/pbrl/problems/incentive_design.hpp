@@ -9,6 +9,7 @@
 // for vjp() and sample_vjp(). Policy gradients of f: docs/algorithm.md#incentive-design.
 
 #include "pbrl/bilevel_value.hpp"
+#include "pbrl/data_layout.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/game.hpp"
 #include "pbrl/model_digest.hpp"
@@ -53,6 +54,18 @@ class IncentiveDesign {
   using GameType = MarkovGame<Scalar, S, A1, A2>;
   /// The designer's MDP over joint actions.
   using DesignerMdp = Mdp<Scalar, S, A1 * A2>;
+  /// S, the number of states: an axis of Data's arrays (data_layout.hpp).
+  struct States : layout::Axis<0, S> {
+    static constexpr const char* name = "states";  ///< its key in a pbrl-codegen manifest
+  };
+  /// A1, agent 1's actions: an axis of Data's arrays (data_layout.hpp).
+  struct Actions1 : layout::Axis<1, A1> {
+    static constexpr const char* name = "actions1";  ///< its key in a pbrl-codegen manifest
+  };
+  /// A2, agent 2's actions: an axis of Data's arrays (data_layout.hpp).
+  struct Actions2 : layout::Axis<2, A2> {
+    static constexpr const char* name = "actions2";  ///< its key in a pbrl-codegen manifest
+  };
 
   /// Caller storage for what build() takes from x, and upper()'s scratch.
   struct Model {
@@ -69,42 +82,41 @@ class IncentiveDesign {
   /// What init() takes: the arrays (the caller's, read in place, unchanged while used) and numbers.
   struct Data {
     /// The agents' r(s,a1,a2) at [(s*A1 + a1)*A2 + a2].
-    const Scalar* reward = nullptr;               // agents' r(s,a1,a2) at [(s*A1 + a1)*A2 + a2]
+    const Scalar* reward = nullptr;
     /// The agents' P(s'|s,a1,a2); rows are distributions.
-    const Scalar* transition = nullptr;           // agents' P(s'|s,a1,a2)
+    const Scalar* transition = nullptr;
     /// rho > 0, summing to one (the designer's too).
-    const Scalar* initial = nullptr;              // rho
-    /// gamma, in [0, 1) (the designer's too).
+    const Scalar* initial = nullptr;
+    /// gamma, of the agents' game and of the designer's MDP, in [0, 1).
     Scalar discount = Scalar(0.9);
-    /// Agent 1's tau*h1 (the same tau as agent 2's).
-    Regularizer<Scalar, S, A1> regularizer1{};    // agents' tau*h1 and tau*h2 (same tau)
+    /// Agent 1's tau*h1 (one tau for both agents).
+    Regularizer<Scalar, S, A1> regularizer1{};
     /// Agent 2's tau*h2.
     Regularizer<Scalar, S, A2> regularizer2{};
     /// The designer's r_id(s,a1,a2); finite.
-    const Scalar* designer_reward = nullptr;      // r_id(s,a1,a2)
+    const Scalar* designer_reward = nullptr;
     /// The designer's P_id(s'|s,a1,a2); rows are distributions.
-    const Scalar* designer_transition = nullptr;  // P_id(s'|s,a1,a2)
+    const Scalar* designer_transition = nullptr;
     /// The designer's cost c(s), finite; nullptr: no cost (the paper's experiment).
-    const Scalar* designer_cost = nullptr;        // c(s); nullptr: no cost (the paper's experiment)
+    const Scalar* designer_cost = nullptr;
     /// c_x, the incentive's scale; finite.
-    Scalar incentive_scale = Scalar(0.2);         // c_x
+    Scalar incentive_scale = Scalar(0.2);
     /// The box X on x.
-    Box<Scalar> incentive{Scalar(-5), Scalar(5)}; // box on x
+    Box<Scalar> incentive{Scalar(-5), Scalar(5)};
 
-    /// Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
-    /// name), v(regularizer, name), v(box, name). The agents' transition is the lower level's.
+    /// Every field of the model, in order, with its layout (data_layout.hpp). The agents'
+    /// transition is the lower level's.
     template <class Visitor>
     void visit(Visitor& v) const {
-      const std::size_t joint = std::size_t(S) * A1 * A2;
-      v(reward, joint, "reward");
-      v(transition, joint * S, "transition");
-      v(initial, std::size_t(S), "initial");
+      v(reward, layout::Table<States, Actions1, Actions2>{}, "reward");
+      v(transition, layout::Transition<States, Actions1, Actions2, States>{}, "transition");
+      v(initial, layout::Initial<States>{}, "initial");
       v(discount, "discount");
-      v(regularizer1, "regularizer1");
-      v(regularizer2, "regularizer2");
-      v(designer_reward, joint, "designer_reward");
-      v(designer_transition, joint * S, "designer_transition");
-      v(designer_cost, std::size_t(S), "designer_cost");
+      v(regularizer1, Actions1{}, "regularizer1");
+      v(regularizer2, Actions2{}, "regularizer2");
+      v(designer_reward, layout::Table<States, Actions1, Actions2>{}, "designer_reward");
+      v(designer_transition, layout::Transition<States, Actions1, Actions2, States>{}, "designer_transition");
+      v(designer_cost, layout::OptionalTable<States>{}, "designer_cost");
       v(incentive_scale, "incentive_scale");
       v(incentive, "incentive");
     }

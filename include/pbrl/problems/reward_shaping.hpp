@@ -9,6 +9,7 @@
 // per sample (sampled mode), grad_x r_x(s,a) = e_{(s,a)}.
 
 #include "pbrl/bilevel_value.hpp"
+#include "pbrl/data_layout.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/model_digest.hpp"
 #include "pbrl/problem.hpp"
@@ -42,6 +43,14 @@ class RewardShaping {
   using Matrix = StateActionMatrix<Scalar, S, A>;
   /// The shaped MDP M(x) and the task.
   using MdpType = Mdp<Scalar, S, A>;
+  /// S, the number of states: an axis of Data's arrays (data_layout.hpp).
+  struct States : layout::Axis<0, S> {
+    static constexpr const char* name = "states";  ///< its key in a pbrl-codegen manifest
+  };
+  /// A, the number of actions: an axis of Data's arrays (data_layout.hpp).
+  struct Actions : layout::Axis<1, A> {
+    static constexpr const char* name = "actions";  ///< its key in a pbrl-codegen manifest
+  };
 
   /// Caller storage for what build() takes from x.
   struct Model {
@@ -53,30 +62,29 @@ class RewardShaping {
   /// numbers.
   struct Data {
     /// The task reward r(s,a), S x A row-major; finite.
-    const Scalar* reward = nullptr;      // task reward r(s,a), S x A row-major
+    const Scalar* reward = nullptr;
     /// P(s'|s,a), (S*A) x S row-major; rows are distributions.
-    const Scalar* transition = nullptr;  // P(s'|s,a), (S*A) x S row-major
+    const Scalar* transition = nullptr;
     /// rho > 0, summing to one.
-    const Scalar* initial = nullptr;     // rho
-    /// gamma, in [0, 1).
+    const Scalar* initial = nullptr;
+    /// gamma, of the task and of the shaped MDP, in [0, 1).
     Scalar discount = Scalar(0.9);
     /// tau*h of the shaped MDP (the learner).
-    Regularizer<Scalar, S, A> lower{};   // tau*h of the shaped MDP (the learner)
+    Regularizer<Scalar, S, A> lower{};
     /// tau_f*h of the task in f.
-    Regularizer<Scalar, S, A> upper{};   // tau_f*h of the task in f
-    /// The box X on x.
+    Regularizer<Scalar, S, A> upper{};
+    /// X, the box of the shaping terms x(s,a).
     Box<Scalar> shaping{Scalar(-1), Scalar(1)};
 
-    /// Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
-    /// name), v(regularizer, name), v(box, name).
+    /// Every field of the model, in order, with its layout (data_layout.hpp).
     template <class Visitor>
     void visit(Visitor& v) const {
-      v(reward, std::size_t(S) * A, "reward");
-      v(transition, std::size_t(S) * A * S, "transition");
-      v(initial, std::size_t(S), "initial");
+      v(reward, layout::Table<States, Actions>{}, "reward");
+      v(transition, layout::Transition<States, Actions, States>{}, "transition");
+      v(initial, layout::Initial<States>{}, "initial");
       v(discount, "discount");
-      v(lower, "lower");
-      v(upper, "upper");
+      v(lower, Actions{}, "lower");
+      v(upper, Actions{}, "upper");
       v(shaping, "shaping");
     }
   };

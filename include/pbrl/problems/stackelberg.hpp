@@ -11,6 +11,7 @@
 // The vector-Jacobian product and f's gradients, derived: docs/algorithm.md#the-stackelberg-game.
 
 #include "pbrl/bilevel_value.hpp"
+#include "pbrl/data_layout.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/oracle/soft_value_iteration.hpp"
 #include "pbrl/policy.hpp"
@@ -53,6 +54,18 @@ class Stackelberg {
   using LeaderMatrix = StateActionMatrix<Scalar, S, AL>;   // leader policies
   /// The follower's MDP M(x).
   using MdpType = Mdp<Scalar, S, AF>;
+  /// S, the number of states: an axis of Data's arrays (data_layout.hpp).
+  struct States : layout::Axis<0, S> {
+    static constexpr const char* name = "states";  ///< its key in a pbrl-codegen manifest
+  };
+  /// AL, the leader's actions: an axis of Data's arrays (data_layout.hpp).
+  struct LeaderActions : layout::Axis<1, AL> {
+    static constexpr const char* name = "leader_actions";  ///< its key in a pbrl-codegen manifest
+  };
+  /// AF, the follower's actions: an axis of Data's arrays (data_layout.hpp).
+  struct FollowerActions : layout::Axis<2, AF> {
+    static constexpr const char* name = "follower_actions";  ///< its key in a pbrl-codegen manifest
+  };
 
   /// Caller storage for M(x), pi_x and the scratch of upper(): S*A_f*S + 3*S*A_f + 3*S*A_l
   /// scalars. Plain arrays: the paper's size (S = 100, A_f = 5) is 50,000 transition entries, over
@@ -80,34 +93,32 @@ class Stackelberg {
   /// numbers.
   struct Data {
     /// r_l(s,a_l,a_f) at [(s*AL + a_l)*AF + a_f]; finite.
-    const Scalar* leader_reward = nullptr;    // r_l(s,a_l,a_f) at [(s*AL + a_l)*AF + a_f]
+    const Scalar* leader_reward = nullptr;
     /// r_f(s,a_l,a_f), the same layout; finite.
-    const Scalar* follower_reward = nullptr;  // r_f(s,a_l,a_f), same layout
+    const Scalar* follower_reward = nullptr;
     /// P(s'|s,a_l,a_f) at [((s*AL + a_l)*AF + a_f)*S + s']; rows are distributions.
-    const Scalar* transition = nullptr;       // P(s'|s,a_l,a_f) at [((s*AL + a_l)*AF + a_f)*S + s']
+    const Scalar* transition = nullptr;
     /// rho(s) > 0, summing to one.
-    const Scalar* initial = nullptr;          // rho(s) > 0
-    /// gamma, in [0, 1).
+    const Scalar* initial = nullptr;
+    /// gamma, of both players' values, in [0, 1).
     Scalar discount = Scalar(0.9);
     /// tau_l*h_l over A_l (enters V_l only).
-    Regularizer<Scalar, S, AL> leader{};      // tau_l*h_l over A_l (enters V_l only)
+    Regularizer<Scalar, S, AL> leader{};
     /// tau_f*h_f over A_f (enters V_f and M(x)).
-    Regularizer<Scalar, S, AF> follower{};    // tau_f*h_f over A_f (enters V_f and M(x))
+    Regularizer<Scalar, S, AF> follower{};
     /// B: X = [-B, B]^(S*AL); finite, > 0.
-    Scalar logit_bound = Scalar(10);          // B: X = [-B, B]^(S*AL)
+    Scalar logit_bound = Scalar(10);
 
-    /// Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
-    /// name), v(regularizer, name).
+    /// Every field of the model, in order, with its layout (data_layout.hpp).
     template <class Visitor>
     void visit(Visitor& v) const {
-      const std::size_t joint = std::size_t(S) * AL * AF;
-      v(leader_reward, joint, "leader_reward");
-      v(follower_reward, joint, "follower_reward");
-      v(transition, joint * S, "transition");
-      v(initial, std::size_t(S), "initial");
+      v(leader_reward, layout::Table<States, LeaderActions, FollowerActions>{}, "leader_reward");
+      v(follower_reward, layout::Table<States, LeaderActions, FollowerActions>{}, "follower_reward");
+      v(transition, layout::Transition<States, LeaderActions, FollowerActions, States>{}, "transition");
+      v(initial, layout::Initial<States>{}, "initial");
       v(discount, "discount");
-      v(leader, "leader");
-      v(follower, "follower");
+      v(leader, LeaderActions{}, "leader");
+      v(follower, FollowerActions{}, "follower");
       v(logit_bound, "logit_bound");
     }
   };

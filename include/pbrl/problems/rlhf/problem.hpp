@@ -3,6 +3,7 @@
 // Bradley-Terry loss of a caller-owned preference buffer, the lower level M_tau(x) with the true P.
 
 #include "pbrl/bilevel_value.hpp"
+#include "pbrl/data_layout.hpp"
 #include "pbrl/config.hpp"
 #include "pbrl/evaluation.hpp"
 #include "pbrl/mdp.hpp"
@@ -46,6 +47,15 @@ class RlhfProblem {
   using MdpType = Mdp<Scalar, S, A>;
   /// The preference buffer f is the loss of.
   using Buffer = PreferenceBuffer<S, A, MaxLen, Capacity>;
+  // The sizes Data has, as its axes (data_layout.hpp).
+  /// S, the number of states: an axis of Data's arrays (data_layout.hpp).
+  struct States : layout::Axis<0, S> {
+    static constexpr const char* name = "states";  ///< its key in a pbrl-codegen manifest
+  };
+  /// A, the number of actions: an axis of Data's arrays (data_layout.hpp).
+  struct Actions : layout::Axis<1, A> {
+    static constexpr const char* name = "actions";  ///< its key in a pbrl-codegen manifest
+  };
 
   /// Caller storage for what build() takes from x.
   struct Model {
@@ -57,29 +67,29 @@ class RlhfProblem {
   /// and the preference buffer.
   struct Data {
     /// The true P(s'|s,a), (S*A) x S row-major; rows are distributions.
-    const Scalar* transition = nullptr;  // the true P(s'|s,a), (S*A) x S row-major
+    const Scalar* transition = nullptr;
     /// rho > 0, summing to one.
-    const Scalar* initial = nullptr;     // rho
+    const Scalar* initial = nullptr;
     /// gamma, in [0, 1).
     Scalar discount = Scalar(0.9);
     /// tau*h of M_tau(x): entropy, or KL to a reference policy.
-    Regularizer<Scalar, S, A> lower{};   // tau*h of M_tau(x): entropy, or KL to a reference policy
+    Regularizer<Scalar, S, A> lower{};
     /// X = [-B, B]^{S*A}, the reward model's range; |bounds| < max / (4 * MaxLen).
-    Box<Scalar> reward{Scalar(-1), Scalar(1)};  // X = [-B, B]^{S*A}, the reward model's range
+    Box<Scalar> reward{Scalar(-1), Scalar(1)};
     /// Optional weight decay: f += l2/2 |x|^2 (finite, >= 0).
-    Scalar l2 = Scalar(0);               // optional weight decay: f += l2/2 |x|^2
+    Scalar l2 = Scalar(0);
     /// The caller-owned buffer (not null), read at every upper() call.
-    const Buffer* preferences = nullptr; // caller-owned; read at every upper() call
+    const Buffer* preferences = nullptr;
 
-    /// Every field of the model, in order (model_digest.hpp): v(array, length, name), v(scalar,
-    /// name), v(regularizer, name), v(box, name). Not the preferences: labels arrive as the
-    /// solver runs, and the buffer is the caller's state, not the model.
+    /// Every field of the model, in order, with its layout (data_layout.hpp). Not the
+    /// preferences: labels arrive as the solver runs, and the buffer is the caller's state, not
+    /// the model.
     template <class Visitor>
     void visit(Visitor& v) const {
-      v(transition, std::size_t(S) * A * S, "transition");
-      v(initial, std::size_t(S), "initial");
+      v(transition, layout::Transition<States, Actions, States>{}, "transition");
+      v(initial, layout::Initial<States>{}, "initial");
       v(discount, "discount");
-      v(lower, "lower");
+      v(lower, Actions{}, "lower");
       v(reward, "reward");
       v(l2, "l2");
     }
