@@ -134,7 +134,7 @@ void BM_PbrlStep(benchmark::State& state) {
   if (!inst) return;
 
   typename Solver::Settings settings;
-  settings.penalty = Penalty::value;
+  settings.penalty_kind = Penalty::value;
   settings.oracle = pbrl::OracleKind::policy_mirror_descent;
   settings.inner_steps = static_cast<int>(state.range(0));
   auto solver = std::make_unique<Solver>();
@@ -556,7 +556,7 @@ void BM_StackelbergStep(benchmark::State& state) {
   auto inst = make_game<Scalar, S>(state);
   if (!inst) return;
   typename Solver::Settings settings;
-  settings.penalty = pbrl::PenaltyKind::value;
+  settings.penalty_kind = pbrl::PenaltyKind::value;
   settings.oracle = pbrl::OracleKind::policy_mirror_descent;
   settings.inner_steps = static_cast<int>(state.range(0));
   auto solver = std::make_unique<Solver>();

@@ -64,7 +64,7 @@ int main() {
   data.lower.tau = 0.1f;
   if (problem.init(data) != pbrl::Status::ok) return 1;
   pbrl::PbrlSettings<float> settings;  // value penalty, softmax policy, PMD oracle, T = 10
-  settings.penalty_final = 5.0f;
+  settings.lambda_final = 5.0f;
   if (solver.init(problem, settings, kX0, kY0) != pbrl::Status::ok) return 2;
   for (int k = 0; k < 10; ++k)
     if (solver.step() != pbrl::Status::ok) return 3;

@@ -201,7 +201,7 @@ pbrl::Status init_incentive(bool sampled) {
   s.inner_steps = 1;
   s.oracle_step = 0.1f;
   s.step_x = s.step_pi = 0.1f;
-  s.penalty_start = s.penalty_final = 4.0f;
+  s.lambda_start = s.lambda_final = 4.0f;
   s.gradient = sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
   s.sampling.horizon = kHorizon;
   s.sampling.batch = 24;
@@ -213,7 +213,7 @@ pbrl::Status init_incentive(bool sampled) {
 pbrl::Status init_stackelberg(bool bellman, bool sampled) {
   using namespace stackelberg;
   pbrl::PbrlSettings<float> s;
-  s.penalty = bellman ? pbrl::PenaltyKind::bellman : pbrl::PenaltyKind::value;
+  s.penalty_kind = bellman ? pbrl::PenaltyKind::bellman : pbrl::PenaltyKind::value;
   s.policy.parameterization = pbrl::Parameterization::softmax;
   s.policy.logit_bound = 10.0f;
   s.oracle = pbrl::OracleKind::policy_gradient;
@@ -222,7 +222,7 @@ pbrl::Status init_stackelberg(bool bellman, bool sampled) {
   s.inner_steps = bellman ? 10 : 1;
   s.oracle_step = 0.1f;
   s.step_x = s.step_y = 0.1f;
-  s.penalty_start = s.penalty_final = bellman ? 7.0f : 2.0f;
+  s.lambda_start = s.lambda_final = bellman ? 7.0f : 2.0f;
   s.gradient = sampled ? pbrl::GradientMode::sampled : pbrl::GradientMode::exact;
   s.sampling.horizon = kHorizon;
   s.sampling.batch = 16;

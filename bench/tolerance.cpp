@@ -6,8 +6,8 @@
 // step(&report), never stopped early. Per run it records the first step whose report has
 // tolerance_met, the process CPU time (CLOCK_PROCESS_CPUTIME_ID, step() calls only) up to and
 // including it, the final and the smallest report.gap_bound, the final lambda
-// (report.penalty_constant), whether the run ran away (final gap > max(epsilon, 2 x smallest
-// gap)) or ended with lambda at penalty_max, and the upper level's value at the exact lower-level
+// (report.lambda), whether the run ran away (final gap > max(epsilon, 2 x smallest
+// gap)) or ended with lambda at lambda_max, and the upper level's value at the exact lower-level
 // solution of the final x (value_at_best_response: the leader against the follower's regularized
 // best response, the designer at the agents' regularized Nash equilibrium).
 //
@@ -21,6 +21,7 @@
 
 #include "experiment.hpp"  // examples/: experiment::Options, the host programs' option parser
 #include "random_instances.hpp"
+#include "../tools/codegen/renamed_settings.hpp"  // old settings names, refused with the new
 
 #include <algorithm>
 #include <cmath>
@@ -44,15 +45,15 @@ namespace {
 struct Configuration {
   const char* name;
   int inner_steps = -1;
-  double oracle_step = -1, step_x = -1, lower_step = -1, penalty_start = -1;
+  double oracle_step = -1, step_x = -1, lower_step = -1, lambda_start = -1;
 };
 
 const Configuration kConfigurations[] = {
     {"defaults"},
     {"user-tuning", 1, 0.7, 0.3, 0.2, 5},
     {"larger-steps", 1, -1, 0.5, 0.5, -1},
-    {"small-penalty-start", -1, -1, -1, -1, 0.1},
-    {"large-penalty-start", -1, -1, -1, -1, 50},
+    {"small-lambda-start", -1, -1, -1, -1, 0.1},
+    {"large-lambda-start", -1, -1, -1, -1, 50},
 };
 
 // --set NAME=VALUE,...: settings changed before every configuration's own (candidate defaults).
@@ -66,14 +67,14 @@ bool set_field(Settings& s, const std::string& name, double v, double Settings::
   else if (name == "oracle_step") s.oracle_step = v;
   else if (name == "step_x") s.step_x = v;
   else if (name == "lower_step") s.*lower_step = v;
-  else if (name == "penalty_start") s.penalty_start = v;
-  else if (name == "penalty_max") s.penalty_max = v;
-  else if (name == "penalty_growth") s.penalty_growth = v;
-  else if (name == "penalty_patience") s.penalty_patience = int(v);
-  else if (name == "penalty_stall") s.penalty_stall = v;
+  else if (name == "lambda_start") s.lambda_start = v;
+  else if (name == "lambda_max") s.lambda_max = v;
+  else if (name == "lambda_growth") s.lambda_growth = v;
+  else if (name == "lambda_patience") s.lambda_patience = int(v);
+  else if (name == "lambda_stall") s.lambda_stall = v;
   else if (name == "penalty_smoothness") s.penalty_smoothness = v;
-  else if (name == "penalty_backoff") s.penalty_backoff = v;
-  else if (name == "penalty_step_limit") s.penalty_step_limit = v;
+  else if (name == "lambda_backoff") s.lambda_backoff = v;
+  else if (name == "lambda_step_limit") s.lambda_step_limit = v;
   else if (name == "oracle_gap_fraction") s.oracle_gap_fraction = v;
   else if (name == "stationarity_tolerance") s.stationarity_tolerance = v;
   else if (name == "continuation_start") s.continuation_start = v;
@@ -95,7 +96,7 @@ Settings settings_of(const Configuration& c, double eps, double Settings::*lower
   if (c.oracle_step > 0) s.oracle_step = c.oracle_step;
   if (c.step_x > 0) s.step_x = c.step_x;
   if (c.lower_step > 0) s.*lower_step = c.lower_step;
-  if (c.penalty_start > 0) s.penalty_start = c.penalty_start;
+  if (c.lambda_start > 0) s.lambda_start = c.lambda_start;
   return s;
 }
 
@@ -149,11 +150,11 @@ bool run_steps(Solver& solver, long steps, RunResult& r) {
       r.min_gap_step = k;
     }
     r.final_gap = gap;
-    r.final_lambda = double(report.penalty_constant);
+    r.final_lambda = double(report.lambda);
     r.inner_steps += long(report.inner_steps);
     if (g_trace)
       std::fprintf(g_trace, "%s,%s,%g,%d,%ld,%.6e,%g,%g,%ld,%d,%d,%.6e,%.8g\n", r.kind.c_str(), r.config.c_str(), r.eps,
-                   r.index, k, gap, double(report.penalty_constant), double(report.step_x), long(report.inner_steps),
+                   r.index, k, gap, double(report.lambda), double(report.step_x), long(report.inner_steps),
                    int(report.inner_converged), int(report.tolerance_met), double(report.projected_gradient_norm),
                    double(report.upper_objective));
     if (report.tolerance_met && r.first_met < 0) {
@@ -162,7 +163,7 @@ bool run_steps(Solver& solver, long steps, RunResult& r) {
     }
   }
   r.cpu_total = cpu;
-  r.lambda_max = double(solver.settings().penalty_max);
+  r.lambda_max = double(solver.settings().lambda_max);
   r.lambda_at_cap = r.steps > 0 && r.final_lambda >= r.lambda_max;
   r.runaway = r.steps > 0 && r.final_gap > std::max(r.eps, 2 * r.min_gap);
   return r.status == "ok";
@@ -374,13 +375,13 @@ const char* kUsage =
     "  --gap-tolerance EPS  epsilon (default 0.01)\n"
     "  --set NAME=V,...     settings changed before each configuration's own (candidate defaults):\n"
     "                       inner_steps, inner_steps_max, oracle_step, step_x, lower_step (step_y /\n"
-    "                       step_pi), penalty_start, penalty_max, penalty_growth, penalty_patience,\n"
-    "                       penalty_stall, penalty_smoothness, penalty_backoff, penalty_step_limit,\n"
+    "                       step_pi), lambda_start, lambda_max, lambda_growth, lambda_patience,\n"
+    "                       lambda_stall, penalty_smoothness, lambda_backoff, lambda_step_limit,\n"
     "                       oracle_gap_fraction, stationarity_tolerance, continuation_start,\n"
     "                       continuation_divisor, continuation_patience\n"
     "  --configs LIST       comma-separated, default all: defaults, user-tuning (T 1, eta 0.7, step_x 0.3,\n"
-    "                       step_y/step_pi 0.2, penalty_start 5), larger-steps (T 1, step_x and\n"
-    "                       step_y/step_pi 0.5), small-penalty-start (0.1), large-penalty-start (50)\n"
+    "                       step_y/step_pi 0.2, lambda_start 5), larger-steps (T 1, step_x and\n"
+    "                       step_y/step_pi 0.5), small-lambda-start (0.1), large-lambda-start (50)\n"
     "  --kinds LIST         stackelberg,incentive (default both)\n"
     "  --epsilon-sweep      also run every instance at --sweep-tolerance and print the relative change\n"
     "                       of the value at the exact lower-level solution\n"
@@ -412,19 +413,25 @@ int main(int argc, char** argv) {
   const std::string trace_path = opt.text("trace", "");
   const bool quiet = opt.flag("quiet");
   const std::vector<std::string> config_names =
-      split(opt.text("configs", "defaults,user-tuning,larger-steps,small-penalty-start,large-penalty-start"));
+      split(opt.text("configs", "defaults,user-tuning,larger-steps,small-lambda-start,large-lambda-start"));
   const std::vector<std::string> kind_names = split(opt.text("kinds", "stackelberg,incentive"));
   for (const auto& pair : split(opt.text("set", ""))) {
     const auto eq = pair.find('=');
     pbrl::PbrlSettings<double> probe;
     char* end = nullptr;
     const double v = eq == std::string::npos ? 0 : std::strtod(pair.c_str() + eq + 1, &end);
+    const std::string name = pair.substr(0, eq);
+    const char* renamed = codegen::renamed_setting(name);
+    if (renamed != nullptr && set_field(probe, renamed, 1, &pbrl::PbrlSettings<double>::step_y)) {
+      std::fprintf(stderr, "error: --set: %s\n", codegen::renamed_message(name, renamed).c_str());
+      return 2;
+    }
     if (eq == std::string::npos || end == pair.c_str() + eq + 1 || *end != '\0' ||
-        !set_field(probe, pair.substr(0, eq), v, &pbrl::PbrlSettings<double>::step_y)) {
+        !set_field(probe, name, v, &pbrl::PbrlSettings<double>::step_y)) {
       std::fprintf(stderr, "error: --set takes NAME=VALUE pairs of known settings: '%s'\n", pair.c_str());
       return 2;
     }
-    g_defaults.emplace_back(pair.substr(0, eq), v);
+    g_defaults.emplace_back(name, v);
   }
   std::vector<const Configuration*> configs;
   std::vector<const Kind*> kinds;

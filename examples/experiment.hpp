@@ -227,7 +227,7 @@ bool run_instances(long count, long jobs, Make make, Run run) {
 // method's default (the paper's settings, examples/experiment_settings.hpp). apply() writes the
 // given ones into a solver's PenaltySolverSettings; describe() prints what a method used.
 struct Hyperparameters {
-  std::optional<double> lambda, lambda_final, oracle_step, step, gap_tolerance, lambda_max;
+  std::optional<double> lambda_start, lambda_final, oracle_step, step, gap_tolerance, lambda_max;
   std::optional<double> lambda_stall, smoothness, stationarity_tolerance;
   std::optional<long> lambda_ramp, inner_steps, inner_steps_max, iterations, lambda_patience, max_steps,
       convergence_window;
@@ -239,9 +239,9 @@ struct Hyperparameters {
   static constexpr double kSolveOracleStep = 1;
 
   static const char* usage() {
-    return "  --lambda L                penalty constant of the PBRL methods (each method's paper value)\n"
-           "  --lambda-final L          fixed mode: lambda ramps linearly from --lambda to L ...\n"
-           "  --lambda-ramp K           ... over K iterations (default 0: lambda is --lambda throughout)\n"
+    return "  --lambda-start L          penalty constant of the PBRL methods (each method's paper value)\n"
+           "  --lambda-final L          fixed mode: lambda ramps linearly from --lambda-start to L ...\n"
+           "  --lambda-ramp K           ... over K iterations (default 0: lambda is --lambda-start throughout)\n"
            "  --inner-steps T           oracle steps per iteration (tolerance mode: the least number)\n"
            "  --oracle pg|pmd           PBRL's oracle: policy gradient (paper) or policy mirror descent\n"
            "                            (exact mode only)\n"
@@ -279,7 +279,7 @@ struct Hyperparameters {
 
   // Reads the options; the caller's Options::finish() reports a bad value.
   void read(Options& opt) {
-    lambda = opt.optional_real("lambda", 0);
+    lambda_start = opt.optional_real("lambda-start", 0);
     lambda_final = opt.optional_real("lambda-final", 0);
     lambda_ramp = opt.optional_integer("lambda-ramp", 0);
     inner_steps = opt.optional_integer("inner-steps", 0);
@@ -307,18 +307,18 @@ struct Hyperparameters {
   // The given options, written into `s` (PenaltySolverSettings); the y step is the caller's.
   template <class Settings, class Scalar = decltype(Settings{}.step_x)>
   void apply(Settings& s) const {
-    if (lambda) s.penalty_start = s.penalty_final = Scalar(*lambda);
-    if (lambda_final) s.penalty_final = Scalar(*lambda_final);
-    if (lambda_ramp) s.penalty_ramp = static_cast<int>(*lambda_ramp);
+    if (lambda_start) s.lambda_start = s.lambda_final = Scalar(*lambda_start);
+    if (lambda_final) s.lambda_final = Scalar(*lambda_final);
+    if (lambda_ramp) s.lambda_ramp = static_cast<int>(*lambda_ramp);
     if (inner_steps) s.inner_steps = static_cast<int>(*inner_steps);
     if (oracle) s.oracle = *oracle == "pmd" ? pbrl::OracleKind::policy_mirror_descent : pbrl::OracleKind::policy_gradient;
     if (oracle_step) s.oracle_step = Scalar(*oracle_step);
     if (step) s.step_x = Scalar(*step);
     if (gap_tolerance) s.gap_tolerance = Scalar(*gap_tolerance);
-    if (lambda_max) s.penalty_max = Scalar(*lambda_max);
+    if (lambda_max) s.lambda_max = Scalar(*lambda_max);
     if (inner_steps_max) s.inner_steps_max = static_cast<int>(*inner_steps_max);
-    if (lambda_patience) s.penalty_patience = static_cast<int>(*lambda_patience);
-    if (lambda_stall) s.penalty_stall = Scalar(*lambda_stall);
+    if (lambda_patience) s.lambda_patience = static_cast<int>(*lambda_patience);
+    if (lambda_stall) s.lambda_stall = Scalar(*lambda_stall);
     if (smoothness) s.penalty_smoothness = Scalar(*smoothness);
     if (stationarity_tolerance) s.stationarity_tolerance = Scalar(*stationarity_tolerance);
     if (convergence_window) s.convergence_window = static_cast<int>(*convergence_window);
@@ -361,7 +361,7 @@ pbrl::Status solve_one_step(Solver& solver, Report& report, SolveRecord& r) {
   r.done = result.outcome != pbrl::SolveOutcome::step_cap && result.outcome != pbrl::SolveOutcome::oracle_cap;
   if (result.steps > 0) {
     r.gap_bound = static_cast<double>(report.gap_bound);
-    r.lambda = static_cast<double>(report.penalty_constant);
+    r.lambda = static_cast<double>(report.lambda);
   }
   return st;
 }
@@ -429,16 +429,16 @@ std::string describe(const Settings& s) {
                   "tolerance mode: gap tolerance %g; lambda from %g, x%g after %d steps above it, at most %g; "
                   "oracle %s, step %g, %d to %d steps, to %g of the tolerance; step_x %g scaled by "
                   "1/(1 + step_x lambda L_p), L_p %g; verdict: both tolerances and |G| <= %g over %d steps",
-                  double(s.gap_tolerance), double(s.penalty_start), double(s.penalty_growth), s.penalty_patience,
-                  double(s.penalty_max), oracle, double(s.oracle_step), s.inner_steps, s.inner_steps_max,
+                  double(s.gap_tolerance), double(s.lambda_start), double(s.lambda_growth), s.lambda_patience,
+                  double(s.lambda_max), oracle, double(s.oracle_step), s.inner_steps, s.inner_steps_max,
                   double(s.oracle_gap_fraction), double(s.step_x), double(s.penalty_smoothness),
                   double(s.stationarity_tolerance), s.convergence_window);
-  else if (s.penalty_ramp > 0)
+  else if (s.lambda_ramp > 0)
     std::snprintf(b, sizeof b, "lambda %g -> %g over %d iterations, T %d; oracle %s, step %g; step_x %g",
-                  double(s.penalty_start), double(s.penalty_final), s.penalty_ramp, s.inner_steps, oracle,
+                  double(s.lambda_start), double(s.lambda_final), s.lambda_ramp, s.inner_steps, oracle,
                   double(s.oracle_step), double(s.step_x));
   else
-    std::snprintf(b, sizeof b, "lambda %g, T %d; oracle %s, step %g; step_x %g", double(s.penalty_final),
+    std::snprintf(b, sizeof b, "lambda %g, T %d; oracle %s, step %g; step_x %g", double(s.lambda_final),
                   s.inner_steps, oracle, double(s.oracle_step), double(s.step_x));
   return b;
 }
@@ -626,7 +626,7 @@ std::vector<Config> sweep_configs(const Config& c) {
       run.sampled = sampled != 0;
       if (run.sampled) run.hp.drop_exact_only_oracle();
       if (li < c.sweep.size()) {
-        run.hp.lambda = c.sweep[li];
+        run.hp.lambda_start = c.sweep[li];
         run.hp.gap_tolerance.reset();
       } else {
         run.hp.gap_tolerance = sweep_tolerance(c.hp);

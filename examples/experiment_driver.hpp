@@ -150,11 +150,11 @@ std::string pbrl_label(const char* what, const Settings& s) {
   if (s.tolerance_mode())
     std::snprintf(b, sizeof b, "%s (tolerance ε %g, T %d-%d)", what, double(s.gap_tolerance), s.inner_steps,
                   s.inner_steps_max);
-  else if (s.penalty_ramp > 0)
-    std::snprintf(b, sizeof b, "%s (λ %g→%g, T %d)", what, double(s.penalty_start), double(s.penalty_final),
+  else if (s.lambda_ramp > 0)
+    std::snprintf(b, sizeof b, "%s (λ %g→%g, T %d)", what, double(s.lambda_start), double(s.lambda_final),
                   s.inner_steps);
   else
-    std::snprintf(b, sizeof b, "%s (λ %g, T %d)", what, double(s.penalty_final), s.inner_steps);
+    std::snprintf(b, sizeof b, "%s (λ %g, T %d)", what, double(s.lambda_final), s.inner_steps);
   return b;
 }
 
@@ -303,7 +303,7 @@ int run_sweep(const Config& c, const SweepOutput& o, RunAll run_all, RowOf row_o
       SweepRow row = row_of(r, static_cast<int>(mi));
       row.sampled = run.sampled;
       row.tolerance = run.hp.gap_tolerance.has_value();
-      if (!row.tolerance) row.lambda = *run.hp.lambda;
+      if (!row.tolerance) row.lambda = *run.hp.lambda_start;
       rows.push_back(row);
       std::printf("sweep,%s,%s,%s,%s,lambda=%.4g,gap=%.6g,%s=%.6f,%s=%.6f,seconds=%.1f", o.figure, row.method.c_str(),
                   run.sampled ? "sampled" : "exact", row.tolerance ? "tolerance" : "fixed", row.lambda, row.gap,
@@ -435,7 +435,7 @@ bool step_checkpoints(const Config& c, Solver& solver, Report& report, SolveReco
         if (!check(pbrl_step(solver, report, solving, record, stepped), step_what)) return false;
         if (!stepped) break;  // at its verdict
         step_cost = cost(report.inner_steps);
-        lambda = double(report.penalty_constant);
+        lambda = double(report.lambda);
         tolerance_met = report.tolerance_met ? 1 : 0;
       } else if (!check(baseline_step(), step_what)) {
         return false;

@@ -29,7 +29,7 @@
 // (docs/solving.md) or --max-steps, with a PMD oracle of step 1 unless --oracle says otherwise;
 // its last checkpoint is taken there, and the outcome, steps and wall time print per environment.
 //
-// The hyperparameters are options (--lambda, --inner-steps, --step, ..., --gap-tolerance); their
+// The hyperparameters are options (--lambda-start, --inner-steps, --step, ..., --gap-tolerance); their
 // defaults are the paper's. --sweep-lambda L1,L2,... runs PBRL-NI at each lambda in both gradient
 // modes and once in tolerance mode, and writes the final NE gap and designer rewards against lambda.
 //
@@ -96,7 +96,7 @@ pbrl::PbrlZeroSumSettings<Real> pbrl_settings(const Config& c, std::uint32_t see
   s.inner_steps = cfg::kInner;
   s.oracle_step = Real(cfg::kOracleStep);
   s.step_x = s.step_pi = Real(cfg::kStep);
-  s.penalty_start = s.penalty_final = Real(cfg::kLambda);
+  s.lambda_start = s.lambda_final = Real(cfg::kLambda);
   c.hp.apply(s);
   if (c.hp.step) s.step_pi = Real(*c.hp.step);
   c.hp.choose_solve_oracle(s, c.sampled);
@@ -399,7 +399,7 @@ int run_sweep(Config c) {
   std::snprintf(title, sizeof title, "Incentive design, %d states, %ld environments: λ sweep, tolerance ε = %g", S,
                 c.instances, tolerance);
   Config described = c;
-  described.hp.lambda.reset();
+  described.hp.lambda_start.reset();
   std::string lambdas;
   for (double v : c.sweep) {
     char b[32];

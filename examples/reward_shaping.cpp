@@ -6,7 +6,7 @@
 // box so that the learner's optimum on r + x does better on the task, while the penalty keeps
 // the learner's policy y at that optimum.
 //
-// Usage: reward_shaping [--states 10|20|50|100] [--iterations K] [--penalty value|bellman]
+// Usage: reward_shaping [--states 10|20|50|100] [--iterations K] [--penalty-kind value|bellman]
 //                       [--seed N] [--every N]
 // Prints f, p, the lower-level gap and |G| per iteration, then a summary.
 
@@ -24,7 +24,7 @@ namespace {
 struct Options {
   int states = 20;
   long iterations = 300;
-  pbrl::PenaltyKind penalty = pbrl::PenaltyKind::value;
+  pbrl::PenaltyKind penalty_kind = pbrl::PenaltyKind::value;
   unsigned seed = 1;
   long every = 20;
 };
@@ -57,16 +57,16 @@ int run(const Options& opt) {
   }
 
   pbrl::PbrlSettings<Real> settings;
-  settings.penalty = opt.penalty;
+  settings.penalty_kind = opt.penalty_kind;
   settings.policy.parameterization = pbrl::Parameterization::softmax;
   settings.oracle = pbrl::OracleKind::policy_mirror_descent;
   settings.inner_steps = 5;
   settings.oracle_step = Real(1);
   settings.step_x = Real(0.05);
   settings.step_y = Real(0.5);
-  settings.penalty_start = Real(1);
-  settings.penalty_final = Real(5);
-  settings.penalty_ramp = 20;
+  settings.lambda_start = Real(1);
+  settings.lambda_final = Real(5);
+  settings.lambda_ramp = 20;
 
   static Solver solver;
   const typename Problem::Params x0 = Problem::Params::Zero();
@@ -77,7 +77,7 @@ int run(const Options& opt) {
   }
 
   std::printf("reward shaping: %d states, %d actions, gamma 0.9, learner tau 0.1, %s penalty\n", S, A,
-              opt.penalty == pbrl::PenaltyKind::value ? "value" : "Bellman");
+              opt.penalty_kind == pbrl::PenaltyKind::value ? "value" : "Bellman");
   std::printf("solver RAM (sizeof): %zu bytes\n", sizeof(Solver));
   std::printf("%6s %12s %12s %12s %10s %8s\n", "iter", "f", "p", "gap", "|G|", "lambda");
   typename Solver::Report r, first;
@@ -89,7 +89,7 @@ int run(const Options& opt) {
     if (k == 0) first = r;
     if (k % opt.every == 0 || k + 1 == opt.iterations)
       std::printf("%6lld %12.6f %12.3e %12.3e %10.4f %8.3f\n", static_cast<long long>(r.iteration), r.upper_objective, r.penalty,
-                  r.lower_gap, r.projected_gradient_norm, r.penalty_constant);
+                  r.lower_gap, r.projected_gradient_norm, r.lambda);
   }
 
   // The learner without shaping: soft-optimal policy of the task reward at tau = 0.1.
@@ -118,7 +118,7 @@ int run(const Options& opt) {
 
 void usage() {
   std::printf(
-      "usage: reward_shaping [--states 10|20|50|100] [--iterations K] [--penalty value|bellman]\n"
+      "usage: reward_shaping [--states 10|20|50|100] [--iterations K] [--penalty-kind value|bellman]\n"
       "                      [--seed N] [--every N]\n");
 }
 
@@ -140,9 +140,9 @@ int main(int argc, char** argv) {
       opt.seed = static_cast<unsigned>(std::strtoul(next, nullptr, 10)), ++i;
     } else if (next && std::strcmp(a, "--every") == 0) {
       opt.every = std::atol(next) > 0 ? std::atol(next) : 1, ++i;
-    } else if (next && std::strcmp(a, "--penalty") == 0) {
-      if (std::strcmp(next, "value") == 0) opt.penalty = pbrl::PenaltyKind::value;
-      else if (std::strcmp(next, "bellman") == 0) opt.penalty = pbrl::PenaltyKind::bellman;
+    } else if (next && std::strcmp(a, "--penalty-kind") == 0) {
+      if (std::strcmp(next, "value") == 0) opt.penalty_kind = pbrl::PenaltyKind::value;
+      else if (std::strcmp(next, "bellman") == 0) opt.penalty_kind = pbrl::PenaltyKind::bellman;
       else { usage(); return 2; }
       ++i;
     } else {

@@ -24,7 +24,7 @@
 // true labels) whose order the learned reward predicts. The line "true optimum" is
 // max_pi V^pi_true(rho); the regret of a policy is that optimum minus its true return.
 //
-// The hyperparameters are options (--lambda, --inner-steps, ..., --gap-tolerance, --iterations);
+// The hyperparameters are options (--lambda-start, --inner-steps, ..., --gap-tolerance, --iterations);
 // their defaults are the program's choices in examples/experiment_settings.hpp (namespace
 // settings::rlhf). In tolerance mode (--gap-tolerance) PBRL's oracle takes T_k steps at iteration
 // k; the work column counts (T_k + 2)*B*H environment steps per PBRL iteration (sampled mode: the
@@ -138,7 +138,7 @@ Real reward_step(const Config& c) { return Real(c.hp.step ? *c.hp.step : cfg::kR
 
 pbrl::PbrlSettings<Real> pbrl_settings(const Config& c, Method m, std::uint32_t seed) {
   pbrl::PbrlSettings<Real> s;
-  s.penalty = m == Method::pbrl_value ? pbrl::PenaltyKind::value : pbrl::PenaltyKind::bellman;
+  s.penalty_kind = m == Method::pbrl_value ? pbrl::PenaltyKind::value : pbrl::PenaltyKind::bellman;
   s.policy.parameterization = pbrl::Parameterization::softmax;
   s.oracle = policy_oracle(c);
   s.oracle_policy.parameterization = pbrl::Parameterization::softmax;
@@ -146,8 +146,8 @@ pbrl::PbrlSettings<Real> pbrl_settings(const Config& c, Method m, std::uint32_t 
   s.oracle_step = policy_step(c);
   s.step_x = Real(cfg::kRewardStep);
   s.step_y = Real(cfg::kStepY);
-  s.penalty_start = s.penalty_final = Real(cfg::kLambda);
-  s.penalty_ramp = 0;
+  s.lambda_start = s.lambda_final = Real(cfg::kLambda);
+  s.lambda_ramp = 0;
   c.hp.apply(s);  // the y step stays kStepY (y moves by the penalty only)
   c.hp.choose_solve_oracle(s, c.sampled);
   experiment::set_sampling(s, c.sampled, cfg::kBatch, seed);
@@ -390,7 +390,7 @@ class Runner {
       return drlhf_->policy();
     };
     long k = 0, env = 0;
-    double lambda = pbrl_method ? double(pbrl_->penalty_constant(0)) : NAN;
+    double lambda = pbrl_method ? double(pbrl_->lambda(0)) : NAN;
     auto record = [&]() -> bool {
       const Matrix& policy = current_policy();
       const Params& x = pbrl_method ? pbrl_->x() : drlhf_->x();
@@ -428,7 +428,7 @@ class Runner {
         if (pbrl_method) {
           if (!check(name(method), pbrl_->step(&report))) return false;
           env += (static_cast<long>(report.inner_steps) + 2) * kBH;
-          lambda = double(report.penalty_constant);
+          lambda = double(report.lambda);
           result.tolerance_met[mi] = report.tolerance_met ? 1 : 0;
         } else {
           if (!check(name(method), drlhf_->step())) return false;
@@ -449,13 +449,13 @@ class Runner {
             record.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             ++record.steps;
             record.gap_bound = double(report.gap_bound);
-            record.lambda = double(report.penalty_constant);
+            record.lambda = double(report.lambda);
           } else {
             if (!check(name(method), experiment::solve_one_step(*pbrl_, report, record))) return false;
             if (record.steps == before) break;  // at its verdict: no step taken
           }
           env += (static_cast<long>(report.inner_steps) + 2) * kBH;
-          lambda = double(report.penalty_constant);
+          lambda = double(report.lambda);
           result.tolerance_met[mi] = report.tolerance_met ? 1 : 0;
           ++k;
         }
@@ -759,7 +759,7 @@ int run_sweep(Config c) {
   for (int mi = 0; mi < kMethodCount; ++mi) c.run[mi] = c.run[mi] && is_pbrl(kMethods[mi]);
   Config exact = c, sampled = c;
   exact.sampled = false, sampled.sampled = true;
-  exact.hp.lambda.reset(), sampled.hp.lambda.reset();
+  exact.hp.lambda_start.reset(), sampled.hp.lambda_start.reset();
   exact.hp.gap_tolerance.reset(), sampled.hp.gap_tolerance.reset();
   std::string lambdas;
   for (double v : c.sweep) lambdas += (lambdas.empty() ? "" : ", ") + format("%g", v);
@@ -838,14 +838,14 @@ std::string usage() {
              "                                  stochastic Bradley-Terry labels\n"
              "  --bt-scale X                    Bradley-Terry scale (default 1, the paper's model)\n"
              "  --methods LIST                  comma-separated subset of pbrl_value,pbrl_bellman,drlhf,oracle\n"
-             "  --penalty value|bellman|both    PBRL penalties to run (default both; with --methods: both apply)\n"
+             "  --penalty-kind value|bellman|both  PBRL penalties to run (default both; with --methods: both apply)\n"
              "  --instances N                   random instances (default %d)\n"
              "  --seed N                        base seed (default 1)\n"
              "  --labels N                      total labels, warm-up included (default %d, at least %d):\n"
              "                                  %d warm-up pairs, then rounds of %d pairs and %d outer iterations\n",
              cfg::kLambda, cfg::kInner, cfg::kBatch, settings::kHorizon, cfg::kInstances, cfg::kLabels,
              cfg::kWarmupPairs + cfg::kPairsPerRound, cfg::kWarmupPairs, cfg::kPairsPerRound, cfg::kStepsPerRound) +
-         "Hyperparameters (--lambda ... --inner-steps-max: PBRL-value and PBRL-Bellman alike):\n" +
+         "Hyperparameters (--lambda-start ... --inner-steps-max: PBRL-value and PBRL-Bellman alike):\n" +
          experiment::Hyperparameters::usage() +
          format("  Here: --step is the reward (x) step alpha_x of PBRL and DRLHF's reward step (default %g;\n"
                 "  PBRL's y step stays %g, the reward warm-up keeps %g); --inner-steps, --oracle and\n"
@@ -876,14 +876,14 @@ int main(int argc, char** argv) {
   const experiment::Program program = {"instances", "exact", kNames,
                                        "--oracle pmd needs exact gradients: sampled mode learns the policies from "
                                        "rollouts by policy gradient (a sweep's sampled runs fall back to it)"};
-  std::string penalty;
+  std::string penalty_kind;
   bool labels_given = false;
   const experiment::OptionTexts texts = experiment::read_options(
       args, c, program, cfg::kInstances, kQuickInstances,
       [&] {
         c.bradley_terry = args.choice("labeler", "return", {"return", "bradley-terry"}) == "bradley-terry";
         c.bt_scale = args.real("bt-scale", 1.0);
-        penalty = args.choice("penalty", "both", {"value", "bellman", "both"});
+        penalty_kind = args.choice("penalty-kind", "both", {"value", "bellman", "both"});
       },
       [&] {
         labels_given = args.has("labels");
@@ -911,9 +911,9 @@ int main(int argc, char** argv) {
             }
             break;
           case experiment::Stage::after_methods:
-            if (penalty == "value") c.run[1] = false;
-            if (penalty == "bellman") c.run[0] = false;
-            if (!c.run[0] && !c.run[1] && !c.run[2] && !c.run[3]) return "no method left to run (--methods, --penalty)";
+            if (penalty_kind == "value") c.run[1] = false;
+            if (penalty_kind == "bellman") c.run[0] = false;
+            if (!c.run[0] && !c.run[1] && !c.run[2] && !c.run[3]) return "no method left to run (--methods, --penalty-kind)";
             break;
           case experiment::Stage::after_sweep:
             if (!c.sweep.empty() && !c.run[0] && !c.run[1]) return "--sweep-lambda runs the PBRL methods: --methods has none";

@@ -26,7 +26,7 @@
 // (docs/solving.md) or --max-steps, with a PMD oracle of step 1 unless --oracle says otherwise;
 // its last checkpoint is taken there, and the outcome, steps and wall time print per game.
 //
-// The hyperparameters are options (--lambda, --inner-steps, ..., --gap-tolerance); their defaults
+// The hyperparameters are options (--lambda-start, --inner-steps, ..., --gap-tolerance); their defaults
 // are the paper's. --sweep-lambda L1,L2,... runs the PBRL methods at each lambda in both gradient
 // modes and once in tolerance mode, and writes the final gap and values against lambda.
 //
@@ -77,7 +77,7 @@ bool is_pbrl(Method m) { return m != Method::independent_pg; }
 pbrl::PbrlSettings<Real> pbrl_settings(const Config& c, Method m, std::uint32_t seed) {
   const bool value = m == Method::pbrl_value;
   pbrl::PbrlSettings<Real> s;
-  s.penalty = value ? pbrl::PenaltyKind::value : pbrl::PenaltyKind::bellman;
+  s.penalty_kind = value ? pbrl::PenaltyKind::value : pbrl::PenaltyKind::bellman;
   s.policy.parameterization = pbrl::Parameterization::softmax;
   s.policy.logit_bound = Real(cfg::kLogitBound);
   s.oracle = pbrl::OracleKind::policy_gradient;  // paper: T policy-gradient steps per iteration
@@ -86,7 +86,7 @@ pbrl::PbrlSettings<Real> pbrl_settings(const Config& c, Method m, std::uint32_t 
   s.inner_steps = value ? cfg::kValueInner : cfg::kBellmanInner;
   s.oracle_step = Real(cfg::kOracleStep);
   s.step_x = s.step_y = Real(cfg::kStep);
-  s.penalty_start = s.penalty_final = Real(value ? cfg::kValueLambda : cfg::kBellmanLambda);
+  s.lambda_start = s.lambda_final = Real(value ? cfg::kValueLambda : cfg::kBellmanLambda);
   c.hp.apply(s);
   if (c.hp.step) s.step_y = Real(*c.hp.step);
   c.hp.choose_solve_oracle(s, c.sampled);
@@ -336,7 +336,7 @@ int run(Config c) {
     std::snprintf(title, sizeof title, "Stackelberg Markov game, %d states, %ld games: λ sweep, tolerance ε = %g", S,
                   c.instances, tolerance);
     Config described = c;
-    described.hp.lambda.reset();
+    described.hp.lambda_start.reset();
     std::string lambdas;
     for (double v : c.sweep) lambdas += (lambdas.empty() ? "" : ", ") + std::to_string(v);
     const std::string pmd_note =

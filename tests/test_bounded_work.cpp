@@ -92,7 +92,7 @@ TEST_CASE("PBRL: calls into the problem per step are the documented constants") 
           CAPTURE(tolerance);
           auto solver = std::make_unique<pbrl::Pbrl<Problem>>();
           pbrl::PbrlSettings<Real> s;
-          s.penalty = kind;
+          s.penalty_kind = kind;
           s.inner_steps = T;
           s.gradient = mode;
           s.oracle = mode == GradientMode::sampled ? pbrl::OracleKind::policy_gradient
@@ -104,7 +104,7 @@ TEST_CASE("PBRL: calls into the problem per step are the documented constants") 
           // cap, the worst case of one step.
           if (tolerance) {
             s.gap_tolerance = std::numeric_limits<Real>::min();
-            s.penalty_patience = 1;
+            s.lambda_patience = 1;
             s.inner_steps_max = 2 * T;
           }
           REQUIRE(solver->init(inst->problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
@@ -206,7 +206,7 @@ TEST_CASE("sweep evaluation stops at max_sweeps when the tolerance is out of rea
   for (auto kind : {PenaltyKind::value, PenaltyKind::bellman}) {
     CAPTURE(static_cast<int>(kind));
     pbrl::PbrlSettings<Real> s;
-    s.penalty = kind;
+    s.penalty_kind = kind;
     s.inner_steps = T;
     REQUIRE(solver->init(inst->problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
     auto& ws = solver->evaluation_workspace();

@@ -445,7 +445,7 @@ void tolerance_settings(pbrl::PenaltySolverSettings<T>& s, double gamma, bool wa
   s.oracle = pbrl::OracleKind::policy_mirror_descent;
   s.inner_steps = 1;
   s.gap_tolerance = T(0.01);
-  s.penalty_patience = 5;
+  s.lambda_patience = 5;
   s.inner_steps_max = 20;  // cheap on the Cortex-M
 }
 
@@ -479,7 +479,7 @@ void check_pbrl(double gamma, bool warm) {
   pbrl::PbrlSettings<T> s;
   tolerance_settings(s, gamma, warm);
   s.step_y = s.step_x;
-  s.penalty_start = T(2);
+  s.lambda_start = T(2);
   // Warm: y_0 the logits of the soft-optimal follower of M(x_0) (long double, rounded to T).
   Matrix y0 = Matrix::Zero();
   if (warm) {
@@ -555,7 +555,7 @@ void check_zero_sum(double gamma, bool warm) {
   pbrl::PbrlZeroSumSettings<T> s;
   tolerance_settings(s, gamma, warm);
   s.step_pi = s.step_x;
-  s.penalty_start = T(1);
+  s.lambda_start = T(1);
   // Warm: y_0 the logs of the regularized NE of M(x_0) (regularized_nash_equilibrium in T).
   M1 y1 = M1::Zero();
   M2 y2 = M2::Zero();

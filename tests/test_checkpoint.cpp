@@ -82,7 +82,7 @@ using ZeroSumSolver = pbrl::PbrlZeroSum<Incentive, M>;
 
 struct PbrlCase {
   const char* name;
-  PenaltyKind penalty;
+  PenaltyKind penalty_kind;
   OracleKind oracle;
   GradientMode gradient;
 };
@@ -96,16 +96,16 @@ const PbrlCase kPbrlCases[] = {
 
 pbrl::PbrlSettings<Real> pbrl_settings(const PbrlCase& c) {
   pbrl::PbrlSettings<Real> s;
-  s.penalty = c.penalty;
+  s.penalty_kind = c.penalty_kind;
   s.oracle = c.oracle;
   s.gradient = c.gradient;
   s.inner_steps = 2;
   s.oracle_step = Real(0.5);
   s.step_x = Real(0.05);
   s.step_y = Real(0.2);
-  s.penalty_start = Real(1);
-  s.penalty_final = Real(3);
-  s.penalty_ramp = 4;
+  s.lambda_start = Real(1);
+  s.lambda_final = Real(3);
+  s.lambda_ramp = 4;
   s.sampling.horizon = 4;
   s.sampling.batch = 3;
   s.seed = 7u;
@@ -129,7 +129,7 @@ pbrl::PbrlZeroSumSettings<Real> zero_sum_settings(GradientMode gradient) {
   s.oracle_step = Real(0.5);
   s.step_x = Real(0.5);
   s.step_pi = Real(0.2);
-  s.penalty_final = Real(4);
+  s.lambda_final = Real(4);
   s.gradient = gradient;
   s.sampling.horizon = 4;
   s.sampling.batch = 3;
@@ -775,11 +775,11 @@ TEST_CASE("restore refuses an intact image of a state no step could leave, solve
     CHECK(restore([](unsigned char* p) { put_count(p + kStationaryAt, 4); }) == Status::checkpoint_corrupt);
     CHECK(restore([](unsigned char* p) { put_count(p + kConvergedAt, 1); }) == Status::checkpoint_corrupt);
     CHECK(restore([](unsigned char* p) { put_count(p + kStationaryAt, ~std::uint64_t(0)); }) == Status::checkpoint_corrupt);
-    // A lambda the schedule cannot reach: fixed mode keeps penalty_start, tolerance mode stays
-    // in [penalty_start, penalty_max].
-    CHECK(restore([&](unsigned char* p) { put_scalar(p + kScheduleAt, s.penalty_max * Real(2)); }) ==
+    // A lambda the schedule cannot reach: fixed mode keeps lambda_start, tolerance mode stays
+    // in [lambda_start, lambda_max].
+    CHECK(restore([&](unsigned char* p) { put_scalar(p + kScheduleAt, s.lambda_max * Real(2)); }) ==
           Status::checkpoint_corrupt);
-    CHECK(restore([&](unsigned char* p) { put_scalar(p + kScheduleAt, s.penalty_start / Real(2)); }) ==
+    CHECK(restore([&](unsigned char* p) { put_scalar(p + kScheduleAt, s.lambda_start / Real(2)); }) ==
           Status::checkpoint_corrupt);
     // The continuation's target outside [epsilon, max(epsilon, continuation_start)] (fixed mode: 0).
     const std::size_t target_at = kNetGrowthsAt + 8;
@@ -808,9 +808,9 @@ TEST_CASE("restore refuses an intact image of a state no step could leave, solve
     s.policy.parameterization = Parameterization::direct;
     s.policy.floor = Real(1e-2);
     s.gap_tolerance = Real(1e-3);
-    s.penalty_stall = Real(0);
-    s.penalty_patience = 1;
-    s.penalty_max = Real(8);
+    s.lambda_stall = Real(0);
+    s.lambda_patience = 1;
+    s.lambda_max = Real(8);
     run(s, Mat<S, A>::Constant(Real(1) / Real(A)));
   }
 }

@@ -98,12 +98,12 @@ template <int NS, int NA>
 void run_pbrl(const Shaping<NS, NA>& inst, Real oracle_step, int steps) {
   using Solver = pbrl::Pbrl<pbrl::RewardShaping<Real, NS, NA>>;
   auto solver = std::make_unique<Solver>();
-  for (auto penalty : {pbrl::PenaltyKind::value, pbrl::PenaltyKind::bellman}) {
-    CAPTURE(static_cast<int>(penalty));
+  for (auto kind : {pbrl::PenaltyKind::value, pbrl::PenaltyKind::bellman}) {
+    CAPTURE(static_cast<int>(kind));
     pbrl::PbrlSettings<Real> settings;
     REQUIRE(settings.gradient == pbrl::GradientMode::exact);
     REQUIRE(settings.oracle == pbrl::OracleKind::policy_mirror_descent);
-    settings.penalty = penalty;
+    settings.penalty_kind = kind;
     settings.oracle_step = oracle_step;
     REQUIRE(solver->init(inst.problem, settings, Solver::Params::Zero(), Mat<NS, NA>::Zero()) == Status::ok);
     pbrl::PbrlReport<Real> report;

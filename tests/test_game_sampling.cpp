@@ -562,7 +562,7 @@ pbrl::PbrlZeroSumSettings<Real> zero_sum_sampled(std::uint32_t seed) {
   s.oracle_step = Real(0.5);
   s.step_x = Real(0.5);
   s.step_pi = Real(0.5);
-  s.penalty_final = Real(4);
+  s.lambda_final = Real(4);
   s.gradient = GradientMode::sampled;
   s.sampling = sampling(5, 24);
   s.seed = seed;

@@ -481,7 +481,7 @@ void checkpoint_does_not_allocate(Solver& solver) {
 }
 
 template <class Problem, EvaluationMethod M>
-void solver_does_not_allocate(const Problem& problem, PenaltyKind penalty, Parameterization param,
+void solver_does_not_allocate(const Problem& problem, PenaltyKind kind, Parameterization param,
                               OracleKind oracle, int max_sweeps) {
   using Solver = pbrl::Pbrl<Problem, M>;
   constexpr int S = Problem::kStates, A = Problem::kActions;
@@ -493,7 +493,7 @@ void solver_does_not_allocate(const Problem& problem, PenaltyKind penalty, Param
   if (param == Parameterization::direct) y0->setConstant(Real(1) / A);
   else y0->setZero();
   pbrl::PbrlSettings<Real> settings;
-  settings.penalty = penalty;
+  settings.penalty_kind = kind;
   settings.policy = {param, Real(1e-4), Real(20)};
   settings.oracle = oracle;
   settings.oracle_policy = {param, Real(1e-4), Real(20)};
@@ -501,9 +501,9 @@ void solver_does_not_allocate(const Problem& problem, PenaltyKind penalty, Param
   settings.oracle_step = Real(0.5);
   settings.step_x = Real(0.05);
   settings.step_y = param == Parameterization::direct ? Real(0.02) : Real(0.3);
-  settings.penalty_start = Real(1);
-  settings.penalty_final = Real(4);
-  settings.penalty_ramp = 2;
+  settings.lambda_start = Real(1);
+  settings.lambda_final = Real(4);
+  settings.lambda_ramp = 2;
   if constexpr (M == EvaluationMethod::sweeps) {
     solver->evaluation_workspace().max_sweeps = max_sweeps;
   } else {
@@ -529,15 +529,15 @@ void solver_does_not_allocate(const Problem& problem, PenaltyKind penalty, Param
 
 template <class Problem>
 void solver_matrix(const Problem& problem, int max_sweeps) {
-  for (PenaltyKind penalty : {PenaltyKind::value, PenaltyKind::bellman})
+  for (PenaltyKind kind : {PenaltyKind::value, PenaltyKind::bellman})
     for (Parameterization param : {Parameterization::direct, Parameterization::softmax})
       for (OracleKind oracle :
            {OracleKind::policy_mirror_descent, OracleKind::policy_gradient, OracleKind::soft_value_iteration}) {
-        CAPTURE(static_cast<int>(penalty));
+        CAPTURE(static_cast<int>(kind));
         CAPTURE(static_cast<int>(param));
         CAPTURE(static_cast<int>(oracle));
-        solver_does_not_allocate<Problem, EvaluationMethod::direct>(problem, penalty, param, oracle, max_sweeps);
-        solver_does_not_allocate<Problem, EvaluationMethod::sweeps>(problem, penalty, param, oracle, max_sweeps);
+        solver_does_not_allocate<Problem, EvaluationMethod::direct>(problem, kind, param, oracle, max_sweeps);
+        solver_does_not_allocate<Problem, EvaluationMethod::sweeps>(problem, kind, param, oracle, max_sweeps);
       }
 }
 
@@ -606,9 +606,9 @@ TEST_CASE("no allocation: sampled Pbrl, Stackelberg, zero-sum, incentive-design 
     const auto task = std::make_unique<RandomModel<S, A>>(11, Real(0.7));
     const auto problem = shaping(*task);
     const auto mixture = std::make_unique<MixtureProblem<S, A, 4>>(12);
-    for (PenaltyKind penalty : {PenaltyKind::value, PenaltyKind::bellman}) {
+    for (PenaltyKind kind : {PenaltyKind::value, PenaltyKind::bellman}) {
       pbrl::PbrlSettings<Real> s;
-      s.penalty = penalty;
+      s.penalty_kind = kind;
       s.policy.parameterization = Parameterization::softmax;
       s.oracle = OracleKind::policy_gradient;
       s.oracle_policy.parameterization = Parameterization::softmax;

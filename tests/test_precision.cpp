@@ -20,7 +20,7 @@ struct Instance {
 };
 
 template <typename Scalar, pbrl::EvaluationMethod M>
-void solve(const Instance<double>& source, pbrl::PenaltyKind penalty, pbrl::StateActionMatrix<double, S, A>& policy,
+void solve(const Instance<double>& source, pbrl::PenaltyKind kind, pbrl::StateActionMatrix<double, S, A>& policy,
            pbrl::Vector<double, S * A>& shaping) {
   using Problem = pbrl::RewardShaping<Scalar, S, A>;
   auto data = std::make_unique<Instance<Scalar>>();
@@ -42,16 +42,16 @@ void solve(const Instance<double>& source, pbrl::PenaltyKind penalty, pbrl::Stat
   auto problem = std::make_unique<Problem>();
   REQUIRE(problem->init(d) == pbrl::Status::ok);
   pbrl::PbrlSettings<Scalar> s;
-  s.penalty = penalty;
+  s.penalty_kind = kind;
   s.policy.parameterization = pbrl::Parameterization::softmax;
   s.oracle = pbrl::OracleKind::policy_mirror_descent;
   s.inner_steps = 5;
   s.oracle_step = Scalar(1);
   s.step_x = Scalar(0.05);
   s.step_y = Scalar(0.5);
-  s.penalty_start = Scalar(1);
-  s.penalty_final = Scalar(5);
-  s.penalty_ramp = 20;
+  s.lambda_start = Scalar(1);
+  s.lambda_final = Scalar(5);
+  s.lambda_ramp = 20;
   auto solver = std::make_unique<pbrl::Pbrl<Problem, M>>();
   REQUIRE(solver->init(*problem, s, Problem::Params::Zero(), pbrl::StateActionMatrix<Scalar, S, A>::Zero()) ==
           pbrl::Status::ok);
@@ -69,13 +69,13 @@ TEST_CASE("float and double reach the same policy and shaping within the stated 
   pbrl::random_reward(rng, source->reward, S * A, 0.7);
   pbrl::random_transition(rng, source->transition, S * A, S);
   pbrl::random_distribution(rng, source->initial, S);
-  for (auto penalty : {pbrl::PenaltyKind::value, pbrl::PenaltyKind::bellman}) {
-    CAPTURE(static_cast<int>(penalty));
+  for (auto kind : {pbrl::PenaltyKind::value, pbrl::PenaltyKind::bellman}) {
+    CAPTURE(static_cast<int>(kind));
     pbrl::StateActionMatrix<double, S, A> pd, pf, ps;
     pbrl::Vector<double, S * A> xd, xf, xs;
-    solve<double, pbrl::EvaluationMethod::direct>(*source, penalty, pd, xd);
-    solve<float, pbrl::EvaluationMethod::direct>(*source, penalty, pf, xf);
-    solve<float, pbrl::EvaluationMethod::sweeps>(*source, penalty, ps, xs);
+    solve<double, pbrl::EvaluationMethod::direct>(*source, kind, pd, xd);
+    solve<float, pbrl::EvaluationMethod::direct>(*source, kind, pf, xf);
+    solve<float, pbrl::EvaluationMethod::sweeps>(*source, kind, ps, xs);
     const double policy_lu = (pf - pd).cwiseAbs().maxCoeff(), policy_sweeps = (ps - pd).cwiseAbs().maxCoeff();
     const double shaping_lu = (xf - xd).cwiseAbs().maxCoeff(), shaping_sweeps = (xs - xd).cwiseAbs().maxCoeff();
     MESSAGE("float vs double after ", kIterations, " iterations: policy ", policy_lu, " (LU), ", policy_sweeps,

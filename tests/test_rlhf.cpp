@@ -763,12 +763,12 @@ TEST_CASE("PBRL learns from preferences; DRLHF improves too; both stay below the
     using Solver = pbrl::Pbrl<ExpInst::Problem>;
     auto solver = std::make_unique<Solver>();
     pbrl::PbrlSettings<Real> s;
-    s.penalty = kind;
+    s.penalty_kind = kind;
     s.inner_steps = 5;
     s.oracle_step = Real(1);
     s.step_x = Real(0.2);
     s.step_y = Real(5);
-    s.penalty_start = s.penalty_final = Real(1);
+    s.lambda_start = s.lambda_final = Real(1);
     REQUIRE(solver->init(exp->inst.problem, s, ExpInst::Problem::Params::Zero(), Mat<kS, kA>::Zero()) ==
             Status::ok);
     Mat<kS, kA> pi;

@@ -950,7 +950,7 @@ struct SampledShaping {
 
 pbrl::PbrlSettings<Real> sampled_settings(PenaltyKind kind, std::uint32_t seed) {
   pbrl::PbrlSettings<Real> s;
-  s.penalty = kind;
+  s.penalty_kind = kind;
   s.policy.parameterization = Parameterization::softmax;
   s.oracle = pbrl::OracleKind::policy_gradient;
   s.oracle_policy.parameterization = Parameterization::softmax;
@@ -958,7 +958,7 @@ pbrl::PbrlSettings<Real> sampled_settings(PenaltyKind kind, std::uint32_t seed) 
   s.oracle_step = Real(0.5);
   s.step_x = Real(0.05);
   s.step_y = Real(0.25);
-  s.penalty_start = s.penalty_final = Real(5);
+  s.lambda_start = s.lambda_final = Real(5);
   s.gradient = pbrl::GradientMode::sampled;
   s.sampling = sizes(5, 16);  // the paper's Stackelberg setting: H = 5, B = 16
   s.seed = seed;
@@ -1134,7 +1134,7 @@ TEST_CASE("sampled PBRL with x-dependent transitions lowers the exact penalty") 
     auto settings = sampled_settings(kind, 21);
     settings.step_x = Real(0.05);
     settings.step_y = Real(0.2);
-    settings.penalty_start = settings.penalty_final = Real(2);
+    settings.lambda_start = settings.lambda_final = Real(2);
     REQUIRE(solver->init(*problem, settings, Mixture::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
     Mat<S, A> pi_y;
     solver->policy(pi_y);

@@ -57,7 +57,7 @@ pbrl::PbrlSettings<Real> paper_settings() {
   s.oracle = OracleKind::policy_mirror_descent;
   s.inner_steps = 1;
   s.step_x = s.step_y = Real(0.1);
-  s.penalty_start = s.penalty_final = Real(2);
+  s.lambda_start = s.lambda_final = Real(2);
   return s;
 }
 
@@ -113,26 +113,26 @@ TEST_CASE("tolerance mode meets a lower-level gap that the paper's fixed lambda 
   // Tolerance mode with the default stall test: lambda grows only once the gap stops falling, so it
   // takes longer than a rule that grows at every window above epsilon (measured: met after ~230 steps).
   settings.gap_tolerance = epsilon;
-  settings.penalty_patience = 10;
+  settings.lambda_patience = 10;
   settings.inner_steps_max = 50;
   REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
   Solver::Report r;
   for (int k = 0; k < 2 * kSteps; ++k) {
     REQUIRE(solver.step(&r) == Status::ok);
-    CHECK(r.penalty_constant >= settings.penalty_start);
-    CHECK(r.penalty_constant <= settings.penalty_max);
+    CHECK(r.lambda >= settings.lambda_start);
+    CHECK(r.lambda <= settings.lambda_max);
     CHECK(r.inner_steps >= settings.inner_steps);
     CHECK(r.inner_steps <= settings.inner_steps_max);
     // The steps follow lambda: lambda * alpha < 1 / L_p.
-    CHECK(r.penalty_constant * r.step_x < Real(1) / settings.penalty_smoothness);
+    CHECK(r.lambda * r.step_x < Real(1) / settings.penalty_smoothness);
     CHECK(r.oracle_gap >= Real(0));
   }
   const Real gap = exact_gap(game.problem, solver);
   CAPTURE(gap);
-  CAPTURE(r.penalty_constant);
+  CAPTURE(r.lambda);
   CHECK(gap <= epsilon);
   CHECK(r.tolerance_met);
-  CHECK(r.penalty_constant > settings.penalty_start);  // lambda had to grow
+  CHECK(r.lambda > settings.lambda_start);  // lambda had to grow
   // The certified bound of the last step's iterate is never below its exact gap (the report
   // describes x_k, y_k: step once more without moving to compare like with like).
   static Solver probe;
@@ -155,7 +155,7 @@ TEST_CASE("tolerance mode: a tight epsilon is approached through targets, each o
   s.continuation_patience = 50;
   s.convergence_window = 5;
   s.stationarity_tolerance = Real(0.01);
-  s.penalty_patience = 4;
+  s.lambda_patience = 4;
   pbrl::PenaltySchedule<Real> schedule;
   std::int64_t k = 0;
   auto feed = [&](Real gap, int steps, Real gradient_norm) {
@@ -195,10 +195,10 @@ TEST_CASE("tolerance mode: a tight epsilon is approached through targets, each o
 TEST_CASE("the growth rule: lambda grows after a window above epsilon only if the gap stopped falling") {
   pbrl::PenaltySolverSettings<Real> s;
   s.gap_tolerance = Real(0.01);
-  s.penalty_start = Real(2);
-  s.penalty_patience = 4;
-  REQUIRE(s.penalty_stall == Real(0.9));  // the documented default
-  s.penalty_stall = Real(0.99);
+  s.lambda_start = Real(2);
+  s.lambda_patience = 4;
+  REQUIRE(s.lambda_stall == Real(0.9));  // the documented default
+  s.lambda_stall = Real(0.99);
   pbrl::PenaltySchedule<Real> schedule;
   std::int64_t k = 0;
   auto feed = [&](Real gap, int steps, Real factor) {
@@ -225,7 +225,7 @@ TEST_CASE("the growth rule: lambda grows after a window above epsilon only if th
   CHECK(schedule.growths() == 4);
   // The default factor grows lambda on a gap that still falls, by less than 10 % a window, and
   // not on one that falls faster.
-  s.penalty_stall = Real(0.9);
+  s.lambda_stall = Real(0.9);
   schedule.reset(s);
   k = 0;
   feed(Real(1), 8, Real(0.98));  // 0.98^4 = 0.92 a window
@@ -237,13 +237,13 @@ TEST_CASE("the growth rule: lambda grows after a window above epsilon only if th
   // A gap that alternates from step to step (steps too long for lambda): a window of even length
   // starts high and ends low. The test reads the smaller of the last two gaps against the previous
   // window's: an alternation that does not fall is a stall, and lambda grows.
-  s.penalty_stall = Real(0.8);
+  s.lambda_stall = Real(0.8);
   schedule.reset(s);
   k = 0;
   for (int i = 0; i < 12; ++i, ++k) schedule.observe(s, k, i % 2 == 0 ? Real(0.75) : Real(0.54), Real(1), false);
   CHECK(schedule.growths() == 2);  // the first window compares with its first gap (0.75): no growth
   CHECK(schedule.backoffs() == 0);
-  // An alternation wider than penalty_backoff backs off at the step that shows it.
+  // An alternation wider than lambda_backoff backs off at the step that shows it.
   schedule.reset(s);
   k = 0;
   for (int i = 0; i < 3; ++i, ++k) schedule.observe(s, k, i % 2 == 0 ? Real(0.24) : Real(1.69), Real(1), false);
@@ -258,19 +258,19 @@ TEST_CASE("the growth rule: lambda grows after a window above epsilon only if th
   CHECK(schedule.oracle_target(s) == s.oracle_gap_fraction * Real(0.5));
   feed(Real(0.001), 1, Real(1));
   CHECK(schedule.oracle_target(s) == s.oracle_gap_fraction * s.gap_tolerance);
-  // penalty_stall = 0: every window above epsilon grows lambda, falling or not.
-  s.penalty_stall = Real(0);
+  // lambda_stall = 0: every window above epsilon grows lambda, falling or not.
+  s.lambda_stall = Real(0);
   schedule.reset(s);
   k = 0;
   feed(Real(1), 40, Real(0.95));
   CHECK(schedule.growths() == 9);  // 2 -> 4 -> ... -> 512 -> 1000, the cap, in ten windows
-  CHECK(schedule.lambda(s, k) == s.penalty_max);
+  CHECK(schedule.lambda(s, k) == s.lambda_max);
   // And the setting is validated: a factor outside [0, 1] is refused.
-  s.penalty_stall = Real(1.5);
+  s.lambda_stall = Real(1.5);
   CHECK(pbrl::validate(s) == Status::bad_setting);
-  s.penalty_stall = -Real(0.1);
+  s.lambda_stall = -Real(0.1);
   CHECK(pbrl::validate(s) == Status::bad_setting);
-  s.penalty_stall = std::numeric_limits<Real>::quiet_NaN();
+  s.lambda_stall = std::numeric_limits<Real>::quiet_NaN();
   CHECK(pbrl::validate(s) == Status::bad_setting);
 }
 
@@ -280,21 +280,21 @@ TEST_CASE("tolerance mode: lambda and the inner steps stop at their caps when ep
   auto settings = paper_settings();
   settings.gap_tolerance = std::numeric_limits<Real>::min();  // unreachable
   settings.continuation_start = Real(0);                      // epsilon from the start
-  settings.penalty_patience = 2;
-  settings.penalty_stall = Real(0);  // grow after every window above epsilon, falling or not
-  settings.penalty_max = Real(8);
+  settings.lambda_patience = 2;
+  settings.lambda_stall = Real(0);  // grow after every window above epsilon, falling or not
+  settings.lambda_max = Real(8);
   settings.inner_steps = 2;
   settings.inner_steps_max = 5;
   settings.penalty_smoothness = Real(0.5);
   settings.oracle_gap_fraction = Real(1e-30);  // the oracle's target, 1e-30 of the last gap, too
   REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
   Solver::Report r;
-  Real previous = settings.penalty_start;
+  Real previous = settings.lambda_start;
   for (int k = 0; k < 40; ++k) {
     REQUIRE(solver.step(&r) == Status::ok);
-    CHECK(r.penalty_constant <= settings.penalty_max);
-    CHECK(r.penalty_constant >= previous);  // never decreases
-    previous = r.penalty_constant;
+    CHECK(r.lambda <= settings.lambda_max);
+    CHECK(r.lambda >= previous);  // never decreases
+    previous = r.lambda;
     if (k == 0) {  // no gap measured yet: no target to miss, inner_steps oracle steps
       CHECK(r.inner_steps == settings.inner_steps);
       CHECK(r.inner_converged);
@@ -302,22 +302,22 @@ TEST_CASE("tolerance mode: lambda and the inner steps stop at their caps when ep
       CHECK(r.inner_steps == settings.inner_steps_max);  // the oracle's target is out of reach
       CHECK_FALSE(r.inner_converged);                    // ... and the report says so
     }
-    CHECK(r.step_x == settings.step_x / (Real(1) + settings.step_x * r.penalty_constant * settings.penalty_smoothness));
+    CHECK(r.step_x == settings.step_x / (Real(1) + settings.step_x * r.lambda * settings.penalty_smoothness));
     CHECK_FALSE(r.tolerance_met);
   }
-  CHECK(r.penalty_constant == settings.penalty_max);
+  CHECK(r.lambda == settings.lambda_max);
   CHECK(solver.schedule().growths() == 2);  // 2 -> 4 -> 8, then the cap
 
   // Fixed mode ignores the tolerance settings: lambda is the ramp, the steps are as given.
   settings.gap_tolerance = Real(0);
-  settings.penalty_start = Real(1);
-  settings.penalty_final = Real(3);
-  settings.penalty_ramp = 4;
+  settings.lambda_start = Real(1);
+  settings.lambda_final = Real(3);
+  settings.lambda_ramp = 4;
   REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
   const Real ramp[] = {Real(1), Real(1.5), Real(2), Real(2.5), Real(3), Real(3)};
   for (Real expected : ramp) {
     REQUIRE(solver.step(&r) == Status::ok);
-    CHECK(r.penalty_constant == expected);
+    CHECK(r.lambda == expected);
     CHECK(r.step_x == settings.step_x);
     CHECK(r.inner_steps == settings.inner_steps);
     CHECK_FALSE(r.inner_converged);  // fixed mode sets the oracle no target
@@ -401,12 +401,12 @@ TEST_CASE("tolerance mode in sampled mode: T grows with lambda up to its cap, wo
   settings.sampling.horizon = 3;
   settings.gap_tolerance = std::numeric_limits<Real>::min();
   settings.continuation_start = Real(0);  // epsilon from the start
-  settings.penalty_patience = 1;
-  settings.penalty_max = Real(64);
+  settings.lambda_patience = 1;
+  settings.lambda_max = Real(64);
   settings.inner_steps_max = 3;
   // No back-off here (the reference is epsilon = min, so the factor must be the largest finite):
   // lambda runs to its cap.
-  settings.penalty_backoff = std::numeric_limits<Real>::max();
+  settings.lambda_backoff = std::numeric_limits<Real>::max();
   REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
   Solver::Report r;
   std::int64_t steps = 0;
@@ -419,10 +419,10 @@ TEST_CASE("tolerance mode in sampled mode: T grows with lambda up to its cap, wo
     CHECK_FALSE(r.inner_converged);  // samples give no certificate: no target to meet
     steps += (r.inner_steps + 2) * settings.sampling.batch * settings.sampling.horizon;
     CHECK(r.environment_steps == steps);
-    CHECK(r.penalty_constant <= settings.penalty_max);
-    lambdas.push_back(r.penalty_constant);
+    CHECK(r.lambda <= settings.lambda_max);
+    lambdas.push_back(r.lambda);
   }
-  CHECK(lambdas.back() == settings.penalty_max);
+  CHECK(lambdas.back() == settings.lambda_max);
   // The schedule is part of the deterministic state: the same seed gives the same run.
   alignas(64) static Solver again;
   REQUIRE(again.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
@@ -441,10 +441,10 @@ TEST_CASE("PbrlZeroSum in tolerance mode: the certified bound holds and the NE g
   pbrl::PbrlZeroSumSettings<Real> s;
   s.policy.parameterization = Parameterization::softmax;
   s.inner_steps = 1;
-  s.penalty_start = s.penalty_final = Real(1);
+  s.lambda_start = s.lambda_final = Real(1);
   s.gap_tolerance = Real(0.005);
   s.continuation_start = Real(0);  // epsilon from the start
-  s.penalty_patience = 5;  // the default stall test: measured, psi below epsilon after ~400 steps
+  s.lambda_patience = 5;  // the default stall test: measured, psi below epsilon after ~400 steps
   static ZeroSum solver;
   REQUIRE(solver.init(problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(), ZeroSum::Matrix2::Zero()) ==
           Status::ok);
@@ -477,7 +477,7 @@ TEST_CASE("PbrlZeroSum in tolerance mode: the certified bound holds and the NE g
   }
   CHECK(exact_psi() <= s.gap_tolerance);
   CAPTURE(r.gap_bound);
-  CAPTURE(r.penalty_constant);
+  CAPTURE(r.lambda);
   CHECK(r.tolerance_met);
   CHECK(r.gap_bound <= s.gap_tolerance);
 }
@@ -487,8 +487,8 @@ TEST_CASE("a checkpoint taken mid-schedule continues bit for bit") {
   static Solver solver;
   auto settings = paper_settings();
   settings.gap_tolerance = Real(0.01);
-  settings.penalty_patience = 3;
-  settings.penalty_stall = Real(0);  // lambda grows within the first 25 steps
+  settings.lambda_patience = 3;
+  settings.lambda_stall = Real(0);  // lambda grows within the first 25 steps
   REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
   REQUIRE(solver.run(25) == Status::ok);
   REQUIRE(solver.schedule().growths() > 0);
@@ -497,7 +497,7 @@ TEST_CASE("a checkpoint taken mid-schedule continues bit for bit") {
   REQUIRE(solver.run(20) == Status::ok);
   const Problem::Params x = solver.x();
   const FollowerMatrix y = solver.y(), pi_hat = solver.oracle_policy();
-  const Real lambda = solver.penalty_constant(solver.iteration());
+  const Real lambda = solver.lambda(solver.iteration());
 
   // The same object (same addresses, so the same vectorized reductions), from a fresh init().
   REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
@@ -507,7 +507,7 @@ TEST_CASE("a checkpoint taken mid-schedule continues bit for bit") {
   CHECK(same_bits(solver.x(), x));
   CHECK(same_bits(solver.y(), y));
   CHECK(same_bits(solver.oracle_policy(), pi_hat));
-  CHECK(solver.penalty_constant(solver.iteration()) == lambda);
+  CHECK(solver.lambda(solver.iteration()) == lambda);
 }
 
 TEST_CASE("the verdict: converged once the certified gap and |G| met their tolerances over the window") {
@@ -516,7 +516,7 @@ TEST_CASE("the verdict: converged once the certified gap and |G| met their toler
   auto settings = paper_settings();
   settings.step_x = settings.step_y = Real(0.5);
   settings.gap_tolerance = Real(0.01);
-  settings.penalty_patience = 10;
+  settings.lambda_patience = 10;
   settings.inner_steps_max = 50;
   settings.stationarity_tolerance = Real(0.05);
   settings.convergence_window = 5;
@@ -601,19 +601,19 @@ TEST_CASE("solve(): every outcome, each where its definition says, at most max_s
   solve(fixed, 100);
   CHECK(result.outcome == pbrl::SolveOutcome::stalled);
   CHECK(result.steps == 4);
-  fixed.penalty_final = Real(4);
-  fixed.penalty_ramp = 9;
+  fixed.lambda_final = Real(4);
+  fixed.lambda_ramp = 9;
   solve(fixed, 100);
   CHECK(result.outcome == pbrl::SolveOutcome::stalled);
   CHECK(result.steps == 9);
 
-  // penalty_cap: lambda at penalty_max from the start, stationary, epsilon out of reach (and the
+  // penalty_cap: lambda at lambda_max from the start, stationary, epsilon out of reach (and the
   // oracle's target, 1e-30 of the last gap).
   auto capped = paper_settings();
   capped.gap_tolerance = std::numeric_limits<Real>::min();
   capped.continuation_start = Real(0);
   capped.oracle_gap_fraction = Real(1e-30);
-  capped.penalty_max = capped.penalty_start;
+  capped.lambda_max = capped.lambda_start;
   capped.inner_steps_max = 3;
   capped.stationarity_tolerance = Real(1e30);
   capped.convergence_window = 3;
@@ -621,7 +621,7 @@ TEST_CASE("solve(): every outcome, each where its definition says, at most max_s
   CHECK(result.outcome == pbrl::SolveOutcome::penalty_cap);
   CHECK(result.steps == 3);
   // ... not while lambda may still grow: then the oracle's cap is what the step cap ends on.
-  capped.penalty_max = Real(1e6);
+  capped.lambda_max = Real(1e6);
   solve(capped, 7);
   CHECK(result.outcome == pbrl::SolveOutcome::oracle_cap);
   CHECK(result.steps == 7);
@@ -665,7 +665,7 @@ TEST_CASE("a checkpoint taken mid-solve continues bit for bit, outcome and step 
   auto settings = paper_settings();
   settings.step_x = settings.step_y = Real(0.5);
   settings.gap_tolerance = Real(0.01);
-  settings.penalty_patience = 10;
+  settings.lambda_patience = 10;
   settings.inner_steps_max = 50;
   settings.stationarity_tolerance = Real(0.05);
   settings.convergence_window = 5;
@@ -730,7 +730,7 @@ TEST_CASE("sampled mode: a step whose objective F = f + lambda p would overflow 
   settings.sampling.batch = 2;
   // lambda at the top of its domain: every gradient step is clamped to the box, so x and |G| stay
   // finite while lambda * p_hat does not.
-  settings.penalty_start = settings.penalty_final = std::numeric_limits<Real>::max();
+  settings.lambda_start = settings.lambda_final = std::numeric_limits<Real>::max();
   REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
   int refused = 0;
   for (int k = 0; k < 40; ++k) {
@@ -798,7 +798,7 @@ struct SmallDesign {
 
 TEST_CASE("tolerance mode: a growth after which the gap gets worse is taken back (a runaway the generator found)") {
   // bench/tolerance.cpp's incentive-design run 32 under the user tuning (T 1, eta 0.7, step_x 0.3,
-  // step_pi 0.2, penalty_start 5): S = 3, 2 x 2 actions, gamma 0.9. A schedule that grows lambda on
+  // step_pi 0.2, lambda_start 5): S = 3, 2 x 2 actions, gamma 0.9. A schedule that grows lambda on
   // a rising gap met epsilon there, then lost it: lambda ran to 320 and the gap ended at 0.67, 50
   // times the smallest it had reached (docs/tolerance.md).
   static SmallDesign design(32);
@@ -812,7 +812,7 @@ TEST_CASE("tolerance mode: a growth after which the gap gets worse is taken back
   s.oracle_step = Real(0.7);
   s.step_x = Real(0.3);
   s.step_pi = Real(0.2);
-  s.penalty_start = Real(5);
+  s.lambda_start = Real(5);
   static ZeroSum solver;
   REQUIRE(solver.init(problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(), ZeroSum::Matrix2::Zero()) ==
           Status::ok);
@@ -823,25 +823,25 @@ TEST_CASE("tolerance mode: a growth after which the gap gets worse is taken back
     REQUIRE(solver.step(&r) == Status::ok);
     smallest = std::min(smallest, r.gap_bound);
     met = met || r.tolerance_met;
-    CHECK(r.penalty_growths == solver.schedule().growths());
-    CHECK(r.penalty_backoffs == solver.schedule().backoffs());
+    CHECK(r.lambda_growths == solver.schedule().growths());
+    CHECK(r.lambda_backoffs == solver.schedule().backoffs());
   }
   CAPTURE(r.gap_bound);
   CAPTURE(smallest);
-  CAPTURE(r.penalty_constant);
-  CAPTURE(r.penalty_backoffs);
+  CAPTURE(r.lambda);
+  CAPTURE(r.lambda_backoffs);
   CHECK(met);
   CHECK(r.gap_bound <= std::max(s.gap_tolerance, Real(2) * smallest));  // it does not run away
-  CHECK(r.penalty_constant < s.penalty_max);
+  CHECK(r.lambda < s.lambda_max);
 }
 
-TEST_CASE("the back-off: a gap above penalty_backoff times the best halves the steps, takes lambda back") {
+TEST_CASE("the back-off: a gap above lambda_backoff times the best halves the steps, takes lambda back") {
   pbrl::PenaltySolverSettings<Real> s;
   s.gap_tolerance = Real(0.01);
-  s.penalty_start = Real(2);
-  s.penalty_patience = 4;
-  s.penalty_stall = Real(0.99);
-  REQUIRE(s.penalty_backoff == Real(2));  // the documented default
+  s.lambda_start = Real(2);
+  s.lambda_patience = 4;
+  s.lambda_stall = Real(0.99);
+  REQUIRE(s.lambda_backoff == Real(2));  // the documented default
   pbrl::PenaltySchedule<Real> schedule;
   std::int64_t k = 0;
   auto feed = [&](Real gap, int steps) {
@@ -874,33 +874,33 @@ TEST_CASE("the back-off: a gap above penalty_backoff times the best halves the s
   for (int i = 0; i < 40; ++i) feed(Real(10) * std::pow(Real(3), Real(i)), 4);  // each window 3x the last
   CHECK(schedule.backoffs() == 42);
   CHECK(schedule.step_scale() == std::ldexp(Real(1), -30));
-  CHECK(schedule.lambda(s, k) >= s.penalty_start);
+  CHECK(schedule.lambda(s, k) >= s.lambda_start);
   // Below epsilon nothing moves.
   const std::int64_t backoffs = schedule.backoffs();
   feed(Real(0.001), 12);
   CHECK(schedule.backoffs() == backoffs);
   // The setting is validated: a factor of at most 1 is refused in tolerance mode.
-  s.penalty_backoff = Real(1);
+  s.lambda_backoff = Real(1);
   CHECK(pbrl::validate(s) == Status::bad_setting);
 }
 
-TEST_CASE("the start: a large penalty_start starts with the steps scaled to penalty_step_limit") {
+TEST_CASE("the start: a large lambda_start starts with the steps scaled to lambda_step_limit") {
   pbrl::PenaltySolverSettings<Real> s;
   s.gap_tolerance = Real(0.01);
-  REQUIRE(s.penalty_step_limit == Real(0.75));  // the documented default
+  REQUIRE(s.lambda_step_limit == Real(0.75));  // the documented default
   REQUIRE(s.step_x == Real(0.1));
   pbrl::PenaltySchedule<Real> schedule;
   const Real alpha = Real(0.1);
-  // The defaults: step_x * penalty_start = 0.1, below the limit: the full steps.
+  // The defaults: step_x * lambda_start = 0.1, below the limit: the full steps.
   schedule.reset(s);
   CHECK(schedule.step_scale() == Real(1));
-  // penalty_start 50: step_x * penalty_start = 5, the scale starts at 0.75 / 5.
-  s.penalty_start = Real(50);
+  // lambda_start 50: step_x * lambda_start = 5, the scale starts at 0.75 / 5.
+  s.lambda_start = Real(50);
   schedule.reset(s);
   CHECK(schedule.step_scale() == doctest::Approx(Real(0.15)));
   CHECK(schedule.step(s, alpha) ==
         doctest::Approx(Real(0.15) * alpha / (Real(1) + alpha * Real(50) * s.penalty_smoothness)));
-  CHECK(s.step_x * s.penalty_start * schedule.step_scale() <= s.penalty_step_limit * Real(1.0001));
+  CHECK(s.step_x * s.lambda_start * schedule.step_scale() <= s.lambda_step_limit * Real(1.0001));
   // A back-off halves the start's scale as it halves 1.
   const Real start = schedule.step_scale();
   std::int64_t k = 0;
@@ -910,10 +910,10 @@ TEST_CASE("the start: a large penalty_start starts with the steps scaled to pena
   CHECK(schedule.step_scale() == start / Real(2));
   CHECK(schedule.validate_state(s, k) == Status::ok);
   // 0: the full steps at any start; fixed mode: the steps as given, the state reset()'s.
-  s.penalty_step_limit = Real(0);
+  s.lambda_step_limit = Real(0);
   schedule.reset(s);
   CHECK(schedule.step_scale() == Real(1));
-  s.penalty_step_limit = Real(0.75);
+  s.lambda_step_limit = Real(0.75);
   s.gap_tolerance = Real(0);
   schedule.reset(s);
   CHECK(schedule.step_scale() == Real(1));
@@ -921,16 +921,16 @@ TEST_CASE("the start: a large penalty_start starts with the steps scaled to pena
   CHECK(schedule.validate_state(s, 0) == Status::ok);
   // The setting is validated in tolerance mode: negative or not finite is refused.
   s.gap_tolerance = Real(0.01);
-  s.penalty_step_limit = Real(-1);
+  s.lambda_step_limit = Real(-1);
   CHECK(pbrl::validate(s) == Status::bad_setting);
-  s.penalty_step_limit = std::numeric_limits<Real>::infinity();
+  s.lambda_step_limit = std::numeric_limits<Real>::infinity();
   CHECK(pbrl::validate(s) == Status::bad_setting);
   s.gap_tolerance = Real(0);  // fixed mode: not used, any value passes
   CHECK(pbrl::validate(s) == Status::ok);
 }
 
-TEST_CASE("the start: penalty_start 50 meets epsilon where the full first steps lost the lower level") {
-  // bench/tolerance.cpp's incentive-design run 12 under large-penalty-start (penalty_start 50, the
+TEST_CASE("the start: lambda_start 50 meets epsilon where the full first steps lost the lower level") {
+  // bench/tolerance.cpp's incentive-design run 12 under large-lambda-start (lambda_start 50, the
   // defaults otherwise): S = 3, 2 x 2 actions, gamma 0.99. With the full steps at lambda 50 the
   // gap was smallest at step 7 (2.1) and ended at 3.1 after 2000 steps with lambda at its cap
   // (docs/tolerance.md); with the start's scale it meets epsilon at step 13 (double).
@@ -942,8 +942,8 @@ TEST_CASE("the start: penalty_start 50 meets epsilon where the full first steps 
   auto run = [&](Real limit, int steps, Real& smallest, Real& last) {
     pbrl::PbrlZeroSumSettings<Real> s;
     s.gap_tolerance = Real(0.01);
-    s.penalty_start = Real(50);
-    s.penalty_step_limit = limit;
+    s.lambda_start = Real(50);
+    s.lambda_step_limit = limit;
     REQUIRE(solver.init(design.problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(),
                         ZeroSum::Matrix2::Zero()) == Status::ok);
     ZeroSum::Report r;
@@ -1041,14 +1041,14 @@ TEST_CASE("tolerance settings are validated; a refused init() leaves the solver 
   std::vector<pbrl::PbrlSettings<Real>> bad;
   { auto s = good; s.gap_tolerance = nan; bad.push_back(s); }
   { auto s = good; s.gap_tolerance = Real(-1); bad.push_back(s); }
-  { auto s = tolerance(); s.penalty_growth = Real(1); bad.push_back(s); }
-  { auto s = tolerance(); s.penalty_growth = nan; bad.push_back(s); }
-  { auto s = tolerance(); s.penalty_patience = 0; bad.push_back(s); }
-  { auto s = tolerance(); s.penalty_stall = Real(2); bad.push_back(s); }
-  { auto s = tolerance(); s.penalty_max = Real(1); bad.push_back(s); }  // below penalty_start = 2
-  { auto s = tolerance(); s.penalty_start = Real(0); bad.push_back(s); }  // lambda could never grow
+  { auto s = tolerance(); s.lambda_growth = Real(1); bad.push_back(s); }
+  { auto s = tolerance(); s.lambda_growth = nan; bad.push_back(s); }
+  { auto s = tolerance(); s.lambda_patience = 0; bad.push_back(s); }
+  { auto s = tolerance(); s.lambda_stall = Real(2); bad.push_back(s); }
+  { auto s = tolerance(); s.lambda_max = Real(1); bad.push_back(s); }  // below lambda_start = 2
+  { auto s = tolerance(); s.lambda_start = Real(0); bad.push_back(s); }  // lambda could never grow
   { auto s = tolerance(); s.penalty_smoothness = Real(-1); bad.push_back(s); }
-  { auto s = tolerance(); s.penalty_step_limit = Real(-1); bad.push_back(s); }
+  { auto s = tolerance(); s.lambda_step_limit = Real(-1); bad.push_back(s); }
   { auto s = tolerance(); s.inner_steps_max = 0; bad.push_back(s); }
   { auto s = tolerance(); s.inner_steps = 3; s.inner_steps_max = 2; bad.push_back(s); }
   { auto s = tolerance(); s.inner_steps_max = pbrl::kMaxInnerSteps + 1; bad.push_back(s); }

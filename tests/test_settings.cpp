@@ -226,11 +226,11 @@ TEST_CASE("validation refuses every field outside its domain, through the same v
 
 TEST_CASE("a setting unused in the current mode is not checked, and what relates fields still is") {
   pbrl::PbrlSettings<Real> s{};  // fixed mode, exact
-  s.penalty_growth = Real(0);    // tolerance mode only
+  s.lambda_growth = Real(0);     // tolerance mode only
   s.sampling.batch = 0;          // sampled mode only
   CHECK(pbrl::validate(s, 3) == pbrl::Status::ok);
   s = sampled_tolerance<pbrl::PbrlSettings<Real>>();
-  s.penalty_max = s.penalty_start / Real(2);
+  s.lambda_max = s.lambda_start / Real(2);
   CHECK(pbrl::validate(s, 3) == pbrl::Status::bad_setting);
   s = sampled_tolerance<pbrl::PbrlSettings<Real>>();
   s.inner_steps_max = s.inner_steps - 1;
@@ -345,7 +345,7 @@ TEST_CASE("every visited settings field has a name, its member path, and no two 
   CHECK(rec.name_of(s.oracle_policy.logit_bound) == "oracle_policy.logit_bound");
   CHECK(rec.name_of(s.sampling.batch) == "sampling.batch");
   CHECK(rec.name_of(s.oracle) == "oracle");
-  CHECK(rec.name_of(s.penalty) == "penalty");
+  CHECK(rec.name_of(s.penalty_kind) == "penalty_kind");
   CHECK(rec.name_of(s.step_y) == "step_y");
 }
 

@@ -34,7 +34,7 @@ struct ShapingInstance {
 template <int S, int A>
 pbrl::PbrlSettings<Real> shaping_settings(PenaltyKind kind, pbrl::Parameterization param) {
   pbrl::PbrlSettings<Real> s;
-  s.penalty = kind;
+  s.penalty_kind = kind;
   s.policy.parameterization = param;
   // The direct parameterization's smoothness grows like tau/floor near the floor (the entropy's
   // curvature), so it takes a larger floor and a smaller step (alpha <= 1/(L_f + lambda L_p)).
@@ -43,7 +43,7 @@ pbrl::PbrlSettings<Real> shaping_settings(PenaltyKind kind, pbrl::Parameterizati
   s.oracle_step = Real(1);
   s.step_x = Real(0.05);
   s.step_y = param == pbrl::Parameterization::softmax ? Real(0.5) : Real(0.02);
-  s.penalty_start = s.penalty_final = Real(5);
+  s.lambda_start = s.lambda_final = Real(5);
   return s;
 }
 
@@ -87,17 +87,17 @@ TEST_CASE("PBRL report, lambda ramp and oracle warm start") {
   auto inst = std::make_unique<ShapingInstance<S, A>>(52);
   auto solver = std::make_unique<Solver>();
   auto settings = shaping_settings<S, A>(PenaltyKind::value, pbrl::Parameterization::softmax);
-  settings.penalty_start = Real(1);
-  settings.penalty_final = Real(3);
-  settings.penalty_ramp = 4;
+  settings.lambda_start = Real(1);
+  settings.lambda_final = Real(3);
+  settings.lambda_ramp = 4;
   REQUIRE(solver->init(inst->problem, settings, Solver::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
   const Real expected[] = {1, 1.5, 2, 2.5, 3, 3, 3};
   for (int k = 0; k < 7; ++k) {
     Solver::Report r;
     REQUIRE(solver->step(&r) == Status::ok);
     CHECK(r.iteration == k);
-    CHECK_CLOSE(r.penalty_constant, expected[k], kTight, Real(1));
-    CHECK_CLOSE(r.objective, r.upper_objective + r.penalty_constant * r.penalty, kTight, std::abs(r.objective));
+    CHECK_CLOSE(r.lambda, expected[k], kTight, Real(1));
+    CHECK_CLOSE(r.objective, r.upper_objective + r.lambda * r.penalty, kTight, std::abs(r.objective));
     CHECK(r.projected_gradient_norm >= Real(0));
     CHECK_CLOSE(r.penalty, r.lower_gap, kTight, Real(1));  // value penalty = lower-level gap
   }
@@ -132,13 +132,13 @@ TEST_CASE("PBRL with x-dependent transitions decreases F with every oracle") {
       CAPTURE(static_cast<int>(oracle));
       CAPTURE(static_cast<int>(kind));
       pbrl::PbrlSettings<Real> s;
-      s.penalty = kind;
+      s.penalty_kind = kind;
       s.oracle = oracle;
       s.inner_steps = oracle == pbrl::OracleKind::policy_gradient ? 20 : 10;
       s.oracle_step = Real(1);
       s.step_x = Real(0.05);
       s.step_y = Real(0.2);
-      s.penalty_start = s.penalty_final = Real(2);
+      s.lambda_start = s.lambda_final = Real(2);
       REQUIRE(solver->init(*problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
       Solver::Report first, last;
       REQUIRE(solver->step(&first) == Status::ok);
@@ -216,7 +216,7 @@ void same_report(const pbrl::PbrlReport<Real>& a, const pbrl::PbrlReport<Real>& 
   CHECK(a.projected_gradient_norm == b.projected_gradient_norm);
   CHECK(a.lower_gap == b.lower_gap);
   CHECK(a.environment_steps == b.environment_steps);
-  CHECK(a.penalty_constant == b.penalty_constant);
+  CHECK(a.lambda == b.lambda);
   CHECK(a.inner_steps == b.inner_steps);
   CHECK(a.oracle_gap == b.oracle_gap);
   CHECK(a.gap_bound == b.gap_bound);
@@ -295,10 +295,10 @@ void check_slices_equal_step(const SliceProblem& problem) {
   constexpr bool sweeps = std::is_same<Solver, SweepSlices>::value;
   for (const auto& s : slice_settings()) {
     const bool sampled = s.gradient == pbrl::GradientMode::sampled;
-    const bool bellman = s.penalty == PenaltyKind::bellman;
+    const bool bellman = s.penalty_kind == PenaltyKind::bellman;
     for (int m : {1, 2, 3, pbrl::kAllRollouts}) {
       CAPTURE(sweeps);
-      CAPTURE(static_cast<int>(s.penalty));
+      CAPTURE(static_cast<int>(s.penalty_kind));
       CAPTURE(static_cast<int>(s.oracle));
       CAPTURE(static_cast<int>(s.gradient));
       CAPTURE(s.inner_steps);
@@ -362,7 +362,7 @@ TEST_CASE("PBRL, a step in slices: checkpoints between slices, restore and failu
   CHECK(idle.step_slice(1, slice) == Status::not_initialized);
   CHECK_FALSE(idle.step_in_progress());
   for (const auto& s : slice_settings()) {
-    CAPTURE(static_cast<int>(s.penalty));
+    CAPTURE(static_cast<int>(s.penalty_kind));
     CAPTURE(static_cast<int>(s.oracle));
     CAPTURE(static_cast<int>(s.gradient));
     CAPTURE(s.inner_steps);
@@ -654,7 +654,7 @@ TEST_CASE("swap_model: a new model between steps, validated, the solve going on 
     Solver::Report report;
     REQUIRE(a->solve(20000, result, &report) == Status::ok);
     REQUIRE(result.outcome == pbrl::SolveOutcome::converged);
-    const Real lambda = a->penalty_constant(a->iteration());
+    const Real lambda = a->lambda(a->iteration());
     const auto x = a->x();
     const auto y = a->y();
     // The plant's transitions become the other instance's.
@@ -662,7 +662,7 @@ TEST_CASE("swap_model: a new model between steps, validated, the solve going on 
     CHECK_FALSE(a->converged());
     CHECK(a->x() == x);
     CHECK(a->y() == y);
-    CHECK(a->penalty_constant(a->iteration()) == lambda);
+    CHECK(a->lambda(a->iteration()) == lambda);
     // A checkpoint carries the generation.
     std::vector<unsigned char> image(pbrl::checkpoint_size<Solver>());
     REQUIRE(pbrl::save_checkpoint(*a, image.data(), image.size()) == Status::ok);

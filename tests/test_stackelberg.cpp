@@ -524,12 +524,12 @@ TEST_CASE("Stackelberg sample_vjp: grad_x r_x and grad_x log P_x per sample; its
   for (auto kind : {PenaltyKind::value, PenaltyKind::bellman}) {
     CAPTURE(static_cast<int>(kind));
     pbrl::PbrlSettings<Real> st;
-    st.penalty = kind;
+    st.penalty_kind = kind;
     st.gradient = pbrl::GradientMode::sampled;
     st.oracle = pbrl::OracleKind::policy_gradient;
     st.inner_steps = kind == PenaltyKind::value ? 1 : 10;
     st.oracle_step = st.step_x = st.step_y = Real(0.1);
-    st.penalty_start = st.penalty_final = kind == PenaltyKind::value ? Real(2) : Real(7);
+    st.lambda_start = st.lambda_final = kind == PenaltyKind::value ? Real(2) : Real(7);
     REQUIRE(solver->init(game, st, Params::Zero(), FollowerMat::Zero()) == Status::ok);
     Solver::Report r;
     REQUIRE(solver->run(20, &r) == Status::ok);
@@ -703,11 +703,11 @@ TEST_CASE("PBRL on the Stackelberg game closes the follower's gap and raises the
       const Real lambda = run == 0 ? Real(10) : Real(40);
       CAPTURE(lambda);
       pbrl::PbrlSettings<Real> s;
-      s.penalty = kind;
+      s.penalty_kind = kind;
       s.inner_steps = 10;
       s.oracle_step = Real(1);
       s.step_x = s.step_y = Real(1) / lambda;
-      s.penalty_start = s.penalty_final = lambda;
+      s.lambda_start = s.lambda_final = lambda;
       REQUIRE(solver->init(game, s, Params::Zero(), FollowerMat::Zero()) == Status::ok);
       FollowerMat pi0;
       solver->policy(pi0);
@@ -997,12 +997,12 @@ TEST_CASE("the paper's Stackelberg size, 100 states and 5 x 5 actions, builds an
   for (auto kind : {PenaltyKind::value, PenaltyKind::bellman}) {
     CAPTURE(static_cast<int>(kind));
     pbrl::PbrlSettings<Real> s;
-    s.penalty = kind;
+    s.penalty_kind = kind;
     s.oracle = pbrl::OracleKind::policy_gradient;  // the paper's inner solver
     s.inner_steps = kind == PenaltyKind::value ? 1 : 2;
     s.oracle_step = Real(0.1);
     s.step_x = s.step_y = Real(0.1);
-    s.penalty_start = s.penalty_final = kind == PenaltyKind::value ? Real(2) : Real(7);
+    s.lambda_start = s.lambda_final = kind == PenaltyKind::value ? Real(2) : Real(7);
     REQUIRE(solver->init(*problem, s, Big::Params::Zero(), Mat<NS, NF>::Zero()) == Status::ok);
     BigSolver::Report a, b;
     REQUIRE(solver->step(&a) == Status::ok);
@@ -1309,12 +1309,12 @@ TEST_CASE("f's evaluation on pi_y's chain (evaluate_on_chain): Pbrl and independ
     CHECK(f3 == f1);
   }
 
-  for (const PenaltyKind penalty : {PenaltyKind::value, PenaltyKind::bellman}) {
+  for (const PenaltyKind kind : {PenaltyKind::value, PenaltyKind::bellman}) {
     for (const pbrl::GradientMode mode : {pbrl::GradientMode::exact, pbrl::GradientMode::sampled}) {
-      CAPTURE(static_cast<int>(penalty));
+      CAPTURE(static_cast<int>(kind));
       CAPTURE(static_cast<int>(mode));
       pbrl::PbrlSettings<Real> s;
-      s.penalty = penalty;
+      s.penalty_kind = kind;
       s.gradient = mode;
       s.oracle = mode == pbrl::GradientMode::exact ? pbrl::OracleKind::policy_mirror_descent
                                                    : pbrl::OracleKind::policy_gradient;

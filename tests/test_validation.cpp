@@ -60,7 +60,7 @@ bool same(const pbrl::SoftValueIterationResult<Real>& a, const pbrl::SoftValueIt
 }
 bool same(const pbrl::PbrlReport<Real>& a, const pbrl::PbrlReport<Real>& b) {
   return a.iteration == b.iteration && same(a.upper_objective, b.upper_objective) &&
-         same(a.penalty, b.penalty) && same(a.penalty_constant, b.penalty_constant) &&
+         same(a.penalty, b.penalty) && same(a.lambda, b.lambda) &&
          same(a.objective, b.objective) && same(a.projected_gradient_norm, b.projected_gradient_norm) &&
          same(a.lower_gap, b.lower_gap) && a.inner_converged == b.inner_converged &&
          a.max_sweeps_hit == b.max_sweeps_hit;
@@ -70,11 +70,11 @@ bool same(const pbrl::PolicySet<Real>& a, const pbrl::PolicySet<Real>& b) {
          same(a.logit_bound, b.logit_bound);
 }
 bool same(const pbrl::PbrlSettings<Real>& a, const pbrl::PbrlSettings<Real>& b) {
-  return a.penalty == b.penalty && same(a.policy, b.policy) && a.oracle == b.oracle &&
+  return a.penalty_kind == b.penalty_kind && same(a.policy, b.policy) && a.oracle == b.oracle &&
          same(a.oracle_policy, b.oracle_policy) && a.inner_steps == b.inner_steps &&
          same(a.oracle_step, b.oracle_step) && same(a.step_x, b.step_x) && same(a.step_y, b.step_y) &&
-         same(a.penalty_start, b.penalty_start) && same(a.penalty_final, b.penalty_final) &&
-         a.penalty_ramp == b.penalty_ramp;
+         same(a.lambda_start, b.lambda_start) && same(a.lambda_final, b.lambda_final) &&
+         a.lambda_ramp == b.lambda_ramp;
 }
 bool same(const pbrl::Regularizer<Real, S, A>& a, const pbrl::Regularizer<Real, S, A>& b) {
   return a.kind == b.kind && same(a.tau, b.tau) && a.reference == b.reference;
@@ -1245,10 +1245,10 @@ bool same(const SolverState<Solver>& a, const SolverState<Solver>& b) {
          a.iteration == b.iteration && same(a.settings, b.settings);
 }
 
-pbrl::PbrlSettings<Real> solver_settings(pbrl::PenaltyKind penalty, Parameterization param,
+pbrl::PbrlSettings<Real> solver_settings(pbrl::PenaltyKind kind, Parameterization param,
                                          pbrl::OracleKind oracle) {
   pbrl::PbrlSettings<Real> s;
-  s.penalty = penalty;
+  s.penalty_kind = kind;
   s.policy = {param, Real(1e-3), Real(20)};
   s.oracle = oracle;
   s.oracle_policy = {Parameterization::softmax, Real(1e-3), Real(20)};
@@ -1256,9 +1256,9 @@ pbrl::PbrlSettings<Real> solver_settings(pbrl::PenaltyKind penalty, Parameteriza
   s.oracle_step = Real(0.5);
   s.step_x = Real(0.05);
   s.step_y = param == Parameterization::direct ? Real(0.02) : Real(0.3);
-  s.penalty_start = Real(1);
-  s.penalty_final = Real(3);
-  s.penalty_ramp = 4;
+  s.lambda_start = Real(1);
+  s.lambda_final = Real(3);
+  s.lambda_ramp = 4;
   return s;
 }
 
@@ -1271,7 +1271,7 @@ pbrl::PbrlReport<Real> garbage_report() {
   r.iteration = -77;
   r.upper_objective = Real(1.5);
   r.penalty = Real(-2.5);
-  r.penalty_constant = Real(3.5);
+  r.lambda = Real(3.5);
   r.objective = Real(-4.5);
   r.projected_gradient_norm = Real(5.5);
   r.lower_gap = Real(-6.5);
@@ -1281,12 +1281,12 @@ pbrl::PbrlReport<Real> garbage_report() {
 }
 
 template <EvaluationMethod M>
-void solver_faults(pbrl::PenaltyKind penalty, Parameterization param, pbrl::OracleKind oracle) {
+void solver_faults(pbrl::PenaltyKind kind, Parameterization param, pbrl::OracleKind oracle) {
   using Solver = pbrl::Pbrl<FaultyShaping, M>;
   const auto task = std::make_unique<RandomModel<S, A>>(13);
   auto problem = std::make_unique<FaultyShaping>();
   REQUIRE(problem->base.init(shaping_data(*task)) == Status::ok);
-  const auto settings = solver_settings(penalty, param, oracle);
+  const auto settings = solver_settings(kind, param, oracle);
   const FaultyShaping::Params x0 = FaultyShaping::Params::Constant(Real(0.25));
   const Mat<S, A> y0 = start_parameters(param);
 
@@ -1380,7 +1380,7 @@ TEST_CASE("PbrlSettings: each field out of range is rejected by validate() and i
     CHECK(solver->step() == Status::not_initialized);
   };
   Settings s = good;
-  s.penalty = static_cast<pbrl::PenaltyKind>(2);
+  s.penalty_kind = static_cast<pbrl::PenaltyKind>(2);
   expect("penalty kind", s, Status::bad_setting, Status::bad_setting);
   s = good;
   s.oracle = static_cast<pbrl::OracleKind>(3);
@@ -1394,8 +1394,8 @@ TEST_CASE("PbrlSettings: each field out of range is rejected by validate() and i
     expect("inner steps", s, Status::bad_setting, Status::bad_setting);
   }
   s = good;
-  s.penalty_ramp = -1;
-  expect("penalty ramp", s, Status::bad_setting, Status::bad_setting);
+  s.lambda_ramp = -1;
+  expect("lambda_ramp", s, Status::bad_setting, Status::bad_setting);
   for (Real v : {Real(0), -Real(0), Real(-0.1), kNaN, kInf, -kInf}) {
     CAPTURE(v);
     s = good;
@@ -1411,11 +1411,11 @@ TEST_CASE("PbrlSettings: each field out of range is rejected by validate() and i
   for (Real v : {Real(-0.1), -std::numeric_limits<Real>::min(), kNaN, kInf, -kInf}) {
     CAPTURE(v);
     s = good;
-    s.penalty_start = v;
-    expect("penalty start", s, Status::bad_setting, Status::bad_setting);
+    s.lambda_start = v;
+    expect("lambda_start", s, Status::bad_setting, Status::bad_setting);
     s = good;
-    s.penalty_final = v;
-    expect("penalty final", s, Status::bad_setting, Status::bad_setting);
+    s.lambda_final = v;
+    expect("lambda_final", s, Status::bad_setting, Status::bad_setting);
   }
   // The policy sets are checked by init() (validate(settings) leaves them to it).
   for (Real floor : {Real(0), Real(-1e-3), kNaN, kInf, Real(1) / A}) {
@@ -1444,7 +1444,7 @@ TEST_CASE("PbrlSettings: each field out of range is rejected by validate() and i
   expect("oracle policy parameterization", s, Status::ok, Status::bad_setting);
   // Precedence: kinds, then counts, then step sizes, then the penalty constants.
   s = good;
-  s.penalty_final = kNaN;
+  s.lambda_final = kNaN;
   s.step_x = Real(0);
   s.inner_steps = -1;
   expect("counts before steps", s, Status::bad_setting, Status::bad_setting);
@@ -1453,7 +1453,7 @@ TEST_CASE("PbrlSettings: each field out of range is rejected by validate() and i
   // Boundary values that are valid.
   s = good;
   s.inner_steps = 0;
-  s.penalty_start = s.penalty_final = Real(0);
+  s.lambda_start = s.lambda_final = Real(0);
   CHECK(pbrl::validate(s, A) == Status::ok);
   s.inner_steps = pbrl::kMaxInnerSteps;
   CHECK(pbrl::validate(s, A) == Status::ok);
@@ -1548,15 +1548,15 @@ TEST_CASE("Pbrl: calls before init, failed inits, and run(negative) leave the so
 TEST_CASE("Pbrl::step: every error path keeps x, y, the oracle's warm start, the count and the report") {
   using pbrl::OracleKind;
   using pbrl::PenaltyKind;
-  for (PenaltyKind penalty : {PenaltyKind::value, PenaltyKind::bellman})
+  for (PenaltyKind kind : {PenaltyKind::value, PenaltyKind::bellman})
     for (Parameterization param : {Parameterization::direct, Parameterization::softmax})
       for (OracleKind oracle :
            {OracleKind::policy_mirror_descent, OracleKind::policy_gradient, OracleKind::soft_value_iteration}) {
-        CAPTURE(static_cast<int>(penalty));
+        CAPTURE(static_cast<int>(kind));
         CAPTURE(static_cast<int>(param));
         CAPTURE(static_cast<int>(oracle));
-        solver_faults<EvaluationMethod::direct>(penalty, param, oracle);
-        solver_faults<EvaluationMethod::sweeps>(penalty, param, oracle);
+        solver_faults<EvaluationMethod::direct>(kind, param, oracle);
+        solver_faults<EvaluationMethod::sweeps>(kind, param, oracle);
       }
 }
 

@@ -77,7 +77,7 @@ TEST_CASE("a sampled solver at the caps runs, and its steps are the capped work"
   s.inner_steps = 3;
   s.sampling.batch = 24;
   s.sampling.horizon = 5;
-  s.penalty_start = s.penalty_final = Real(2);
+  s.lambda_start = s.lambda_final = Real(2);
   using Solver = pbrl::Pbrl<pbrl::RewardShaping<Real, S, A>>;
   auto solver = std::make_unique<Solver>();
   REQUIRE(solver->init(*problem, s, Solver::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);

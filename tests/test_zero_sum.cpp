@@ -797,7 +797,7 @@ pbrl::PbrlZeroSumSettings<Real> zero_sum_settings() {
   s.oracle_step = Real(1);
   s.step_x = Real(0.5);
   s.step_pi = Real(0.05);
-  s.penalty_start = s.penalty_final = Real(20);
+  s.lambda_start = s.lambda_final = Real(20);
   return s;
 }
 }  // namespace
@@ -938,9 +938,9 @@ TEST_CASE("PbrlZeroSum: report, lambda ramp, oracles, sweeps and error paths") {
   // Before init and failed inits: nothing changes.
   CHECK(solver->step() == Status::not_initialized);
   auto settings = zero_sum_settings();
-  settings.penalty_start = Real(1);
-  settings.penalty_final = Real(3);
-  settings.penalty_ramp = 4;
+  settings.lambda_start = Real(1);
+  settings.lambda_final = Real(3);
+  settings.lambda_ramp = 4;
   auto bad = settings;
   bad.step_pi = Real(0);
   CHECK(solver->init(problem, bad, x0, M1::Zero(), M2::Zero()) == Status::bad_step_size);
@@ -958,8 +958,8 @@ TEST_CASE("PbrlZeroSum: report, lambda ramp, oracles, sweeps and error paths") {
     Solver::Report r;
     REQUIRE(solver->step(&r) == Status::ok);
     CHECK(r.iteration == k);
-    CHECK_CLOSE(r.penalty_constant, expected[k], kTight, Real(1));
-    CHECK_CLOSE(r.objective, r.upper_objective + r.penalty_constant * r.penalty, kTight, std::abs(r.objective));
+    CHECK_CLOSE(r.lambda, expected[k], kTight, Real(1));
+    CHECK_CLOSE(r.objective, r.upper_objective + r.lambda * r.penalty, kTight, std::abs(r.objective));
     CHECK_CLOSE(r.penalty, r.best_response_value1 - r.best_response_value2, kTight, Real(1));
     CHECK(r.projected_gradient_norm > Real(0));
   }
@@ -1115,7 +1115,7 @@ void same_report(const SliceSolver::Report& a, const SliceSolver::Report& b) {
   CHECK(a.best_response_value1 == b.best_response_value1);
   CHECK(a.best_response_value2 == b.best_response_value2);
   CHECK(a.environment_steps == b.environment_steps);
-  CHECK(a.penalty_constant == b.penalty_constant);
+  CHECK(a.lambda == b.lambda);
   CHECK(a.inner_steps == b.inner_steps);
   CHECK(a.oracle_gap == b.oracle_gap);
   CHECK(a.gap_bound == b.gap_bound);

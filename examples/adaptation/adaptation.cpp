@@ -146,9 +146,9 @@ struct StackelbergKind {
     typename Solver::Settings s;
     const double step = c.step > 0 ? c.step : kStep;
     solving_settings(c, c.step_x > 0 ? c.step_x : kStep, kStationarity, s);
-    s.penalty = pbrl::PenaltyKind::value;
+    s.penalty_kind = pbrl::PenaltyKind::value;
     s.step_y = Scalar(step);
-    s.penalty_start = Scalar(2);  // the paper's PBRL-value lambda
+    s.lambda_start = Scalar(2);  // the paper's PBRL-value lambda
     return s;
   }
   static pbrl::Status init(Solver& solver, const Problem& p, const typename Solver::Settings& s) {
@@ -200,11 +200,11 @@ struct IncentiveKind {
     const double step = c.step > 0 ? c.step : kStep;
     solving_settings(c, c.step_x > 0 ? c.step_x : kStepX, kStationarity, s);
     s.step_pi = Scalar(step);
-    s.penalty_start = Scalar(4);  // the paper's PBRL-NI lambda
+    s.lambda_start = Scalar(4);  // the paper's PBRL-NI lambda
     // The schedule's start scale min(1, limit / (step_x * lambda_0)) reads step_x = 10 as a long
     // first step, but x's gradient is at most 0.05 per entry: it would cut every step to 1/53 and the
     // quick consistency run would end at a gap of 0.03 (against 0.0014). 0: the scale starts at 1.
-    s.penalty_step_limit = Scalar(0);
+    s.lambda_step_limit = Scalar(0);
     return s;
   }
   static pbrl::Status init(Solver& solver, const Problem& p, const typename Solver::Settings& s) {
@@ -378,7 +378,7 @@ class Experiment {
     char b[256];
     std::snprintf(b, sizeof b, "%s: %s after %lld steps (gap bound %.3g, |G| %.3g, lambda %g)\n", what,
                   pbrl::enum_name(result.outcome), static_cast<long long>(result.steps), double(report.gap_bound),
-                  double(report.projected_gradient_norm), double(report.penalty_constant));
+                  double(report.projected_gradient_norm), double(report.lambda));
     reference_notes_ += b;
     return true;
   }

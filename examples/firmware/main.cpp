@@ -147,7 +147,7 @@ bool power_on() {
   s.inner_steps = kInner;
   s.oracle_step = kStep;
   s.step_x = s.step_pi = kStep;
-  s.penalty_start = s.penalty_final = kLambda;
+  s.lambda_start = s.lambda_final = kLambda;
   s.gradient = pbrl::GradientMode::sampled;
   s.sampling.horizon = kHorizon;
   s.sampling.batch = kBatch;

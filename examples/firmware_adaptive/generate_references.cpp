@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
     char b[256];
     std::snprintf(b, sizeof b, "//   %s: %s after %lld steps (gap bound %.2g, |G| %.2g, lambda %g)\n", what,
                   pbrl::enum_name(result.outcome), static_cast<long long>(result.steps), report.gap_bound,
-                  report.projected_gradient_norm, report.penalty_constant);
+                  report.projected_gradient_norm, report.lambda);
     notes += b;
     return true;
   };

@@ -16,7 +16,7 @@ template <class P>
 using Solver = pbrl::PbrlZeroSum<P, pbrl::EvaluationMethod::direct, pbrl::GradientSources::exact>;
 
 // x's learning rate: x's gradient is at most c_x sigmoid'(x) <= c_x / 4 per entry, and the example's
-// c_x is 1 (adaptive_model.hpp). step_x * penalty_start = 0.75: a tolerance schedule that shortens
+// c_x is 1 (adaptive_model.hpp). step_x * lambda_start = 0.75: a tolerance schedule that shortens
 // its first steps only when that product is above 0.75 runs these at full length.
 constexpr double kStepX = 0.1875;
 
@@ -31,7 +31,7 @@ typename SolverT::Settings solver_settings() {
   s.oracle_step = Scalar(1);
   s.step_pi = Scalar(0.1);          // the paper's learning rate
   s.step_x = Scalar(kStepX);
-  s.penalty_start = Scalar(4);      // the paper's PBRL-NI lambda
+  s.lambda_start = Scalar(4);       // the paper's PBRL-NI lambda
   s.gap_tolerance = Scalar(0.01);   // tolerance mode
   s.penalty_smoothness = Scalar(0.01);
   s.stationarity_tolerance = Scalar(0.001);

@@ -4,6 +4,8 @@
 // built tool there (PBRL_CODEGEN) and checks the line to the letter.
 #include "npy_test_io.hpp"
 
+#include "../../tools/codegen/renamed_settings.hpp"
+
 #include "doctest.h"
 
 #include <pbrl/mdp.hpp>
@@ -353,8 +355,8 @@ TEST_CASE("an unknown kind, scalar or key; a missing or doubled key; bad JSON; a
 
 TEST_CASE("a bad solver setting: the field, its value and its domain") {
   refused(incentive().set("solver", R"({"step_x": 0})"), "model.json: solver.step_x: 0 must be finite and > 0");
-  refused(incentive().set("solver", R"({"penalty_start": -1})"),
-          "model.json: solver.penalty_start: -1 must be finite and >= 0");
+  refused(incentive().set("solver", R"({"lambda_start": -1})"),
+          "model.json: solver.lambda_start: -1 must be finite and >= 0");
   refused(
       incentive().set("solver", R"({"gradient": "sampled", "sampling": {"horizon": 0}, "oracle": "policy_gradient"})"),
       "model.json: solver.sampling.horizon: 0 must be in [1, 64]");
@@ -377,12 +379,35 @@ TEST_CASE("a bad solver setting: the field, its value and its domain") {
   refused(incentive().set("solver", R"({"policy": {"parameterization": "direct", "floor": 0.5}})"),
           "model.json: solver.policy.floor: 0.5 must be finite, > 0 and < 1/2 for 2 actions");
   // Fields that conflict: each valid alone, refused together by pbrl::validate.
-  refused(incentive().set("solver", R"({"gap_tolerance": 0.01, "penalty_max": 0.5, "penalty_start": 1})"),
+  refused(incentive().set("solver", R"({"gap_tolerance": 0.01, "lambda_max": 0.5, "lambda_start": 1})"),
           "model.json: solver: refused by pbrl::validate (bad_setting); valid with any one of these at its default: "
-          "gap_tolerance, penalty_max");
+          "gap_tolerance, lambda_max");
   refused(incentive().set("solver", R"({"gradient": "sampled"})"),
           "model.json: solver: refused by pbrl::validate (bad_setting); valid with any one of these at its default: "
           "gradient");
+}
+
+// The refusal of an old settings name in `object` (renamed_settings.hpp), and of a name that is
+// unknown there.
+std::string renamed(const std::string& object, const std::string& old_name, const std::string& new_name) {
+  return "model.json: " + object + "." + old_name + ": setting \"" + old_name + "\" was renamed \"" + new_name + "\"";
+}
+std::string not_renamed(const std::string& object, const std::string& name) {
+  return "model.json: " + object + "." + name + ": unknown setting (pbrl-codegen --settings KIND lists them)";
+}
+
+TEST_CASE("an old setting name is refused with its new one, where the settings have the new one") {
+  for (const codegen::RenamedSetting& r : codegen::kRenamedSettings) {
+    CAPTURE(r.old_name);
+    const std::string value = std::string(r.new_name) == "penalty_kind" ? "\"bellman\"" : "2";
+    refused(stackelberg().set("solver", "{\"" + std::string(r.old_name) + "\": " + value + "}"),
+            renamed("solver", r.old_name, r.new_name));
+  }
+  refused(incentive().set("solver", R"({"penalty_start": 4})"), renamed("solver", "penalty_start", "lambda_start"));
+  refused(stackelberg().set("solver", R"({"penalty": "bellman"})"), renamed("solver", "penalty", "penalty_kind"));
+  // PbrlZeroSum has no penalty kind, EstimateSettings no lambda: there the old names are unknown.
+  refused(incentive().set("solver", R"({"penalty": "value"})"), not_renamed("solver", "penalty"));
+  refused(incentive().set("estimate", R"({"strength": 1, "penalty_max": 1})"), not_renamed("estimate", "penalty_max"));
 }
 
 TEST_CASE("an estimated model: accepted, its declarations written; bad estimate keys refused by name") {
@@ -430,6 +455,6 @@ TEST_CASE("the settings list names every field once") {
   CHECK(text.find("policy.parameterization = softmax  (direct, softmax; checked for the problem's action counts)\n") !=
         std::string::npos);
   CHECK(text.find("sampling.batch = 16  (must be in [1, 1048576]; not used at the defaults)\n") != std::string::npos);
-  CHECK(text.find("penalty_max = 1000  (must be finite and > 0; not used at the defaults)\n") != std::string::npos);
-  CHECK(text.find("penalty = value  (value, bellman)\n") != std::string::npos);
+  CHECK(text.find("lambda_max = 1000  (must be finite and > 0; not used at the defaults)\n") != std::string::npos);
+  CHECK(text.find("penalty_kind = value  (value, bellman)\n") != std::string::npos);
 }

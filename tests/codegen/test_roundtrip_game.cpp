@@ -34,7 +34,7 @@ TEST_CASE("incentive design in float: the library accepts the generated model an
   expected.oracle_policy.logit_bound = 10.0f;
   expected.inner_steps = 1;
   expected.oracle_step = expected.step_x = expected.step_pi = 0.1f;
-  expected.penalty_start = expected.penalty_final = 4.0f;
+  expected.lambda_start = expected.lambda_final = 4.0f;
   CHECK(digest(incentive::settings()) == digest(expected));
   CHECK(incentive::settings().step_pi == 0.1f);
 

@@ -28,12 +28,12 @@ TEST_CASE("Stackelberg in double: the library accepts the generated model and se
   static stackelberg::Solver solver;
   runs(problem, solver, stackelberg::data(), stackelberg::settings());
   pbrl::PbrlSettings<double> expected;
-  expected.penalty = pbrl::PenaltyKind::bellman;
+  expected.penalty_kind = pbrl::PenaltyKind::bellman;
   expected.oracle = pbrl::OracleKind::soft_value_iteration;
   expected.inner_steps = 3;
   expected.step_x = expected.step_y = 0.05;
-  expected.penalty_final = 2.5;
-  expected.penalty_ramp = 10;
+  expected.lambda_final = 2.5;
+  expected.lambda_ramp = 10;
   CHECK(digest(stackelberg::settings()) == digest(expected));
   CHECK(stackelberg_model::kDiscount == 0.95);
   CHECK(stackelberg_model::kLogitBound == 5.0);
@@ -54,7 +54,7 @@ TEST_CASE("reward shaping in double: accepted, steps, arrays bit for bit") {
   static shaping::Solver solver;
   runs(problem, solver, shaping::data(), shaping::settings());
   pbrl::PbrlSettings<double> expected;
-  expected.penalty_final = 5.0;
+  expected.lambda_final = 5.0;
   expected.inner_steps = 10;
   CHECK(digest(shaping::settings()) == digest(expected));
   CHECK(shaping_model::kShapingLower == -1.0);

@@ -58,13 +58,13 @@ int main() {
   if (!check(problem.init(data), "RewardShaping::init")) return 1;
 
   pbrl::PbrlSettings<double> settings;
-  settings.penalty = pbrl::PenaltyKind::value;
+  settings.penalty_kind = pbrl::PenaltyKind::value;
   settings.policy.parameterization = pbrl::Parameterization::softmax;
   settings.oracle = pbrl::OracleKind::policy_mirror_descent;
   settings.inner_steps = 10;
   settings.step_x = 0.05;
   settings.step_y = 0.5;
-  settings.penalty_start = settings.penalty_final = 5.0;
+  settings.lambda_start = settings.lambda_final = 5.0;
   if (!check(solver.init(problem, settings, Problem::Params::Zero(), Solver::Matrix::Zero()), "Pbrl::init"))
     return 1;
 

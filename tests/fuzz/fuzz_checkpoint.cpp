@@ -159,17 +159,17 @@ void common_settings(Settings& s, OracleKind oracle, GradientMode gradient, bool
   s.inner_steps = 2;
   s.oracle_step = decltype(s.oracle_step)(0.5);
   s.step_x = decltype(s.step_x)(0.2);
-  s.penalty_start = decltype(s.step_x)(0.5);
-  s.penalty_final = decltype(s.step_x)(3);
-  s.penalty_ramp = 5;
+  s.lambda_start = decltype(s.step_x)(0.5);
+  s.lambda_final = decltype(s.step_x)(3);
+  s.lambda_ramp = 5;
   s.sampling.horizon = 3;
   s.sampling.batch = 2;
   s.seed = 5u;
   if (tolerance) {  // grow lambda after every step above epsilon, so that images hold growths
     s.gap_tolerance = decltype(s.step_x)(1e-3);
-    s.penalty_patience = 1;
-    s.penalty_stall = decltype(s.step_x)(0);
-    s.penalty_max = decltype(s.step_x)(64);
+    s.lambda_patience = 1;
+    s.lambda_stall = decltype(s.step_x)(0);
+    s.lambda_max = decltype(s.step_x)(64);
     s.inner_steps = 1;
     s.inner_steps_max = 4;
   }
@@ -218,7 +218,7 @@ struct PbrlKind {
   static void check_report(const typename Solver::Report& r) {
     FUZZ_CHECK(std::isfinite(r.upper_objective) && std::isfinite(r.penalty) &&
                std::isfinite(r.projected_gradient_norm) && std::isfinite(r.lower_gap) &&
-               std::isfinite(r.penalty_constant) && std::isfinite(r.step_x));
+               std::isfinite(r.lambda) && std::isfinite(r.step_x));
   }
 };
 
@@ -253,7 +253,7 @@ struct ZeroSumKind {
   }
   static void check_report(const typename Solver::Report& r) {
     FUZZ_CHECK(std::isfinite(r.upper_objective) && std::isfinite(r.penalty) &&
-               std::isfinite(r.projected_gradient_norm) && std::isfinite(r.penalty_constant) &&
+               std::isfinite(r.projected_gradient_norm) && std::isfinite(r.lambda) &&
                std::isfinite(r.step_x));
   }
 };
@@ -499,7 +499,7 @@ struct Cases {
     {  // 1: RewardShaping, Bellman penalty, projected policy gradient, sweeps, exact, tolerance, direct y
       PbrlKind<pbrl::RewardShaping<double, 4, 3>, EvaluationMethod::sweeps> k{&shaping->problem, {}};
       common_settings(k.settings, OracleKind::policy_gradient, GradientMode::exact, true);
-      k.settings.penalty = PenaltyKind::bellman;
+      k.settings.penalty_kind = PenaltyKind::bellman;
       direct(k.settings.policy);
       direct(k.settings.oracle_policy);
       add(k);
@@ -512,7 +512,7 @@ struct Cases {
     {  // 3: Stackelberg, Bellman penalty, softmax policy gradient, sweeps, sampled, fixed
       PbrlKind<pbrl::Stackelberg<double, 3, 2, 2>, EvaluationMethod::sweeps> k{&stackelberg->problem, {}};
       common_settings(k.settings, OracleKind::policy_gradient, GradientMode::sampled, false);
-      k.settings.penalty = PenaltyKind::bellman;
+      k.settings.penalty_kind = PenaltyKind::bellman;
       add(k);
     }
     {  // 4: RewardShaping in float, value penalty, policy gradient, LU, sampled, tolerance, direct y

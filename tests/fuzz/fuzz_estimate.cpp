@@ -214,17 +214,17 @@ void solver_settings(Settings& s, bool sampled, bool tolerance) {
   s.inner_steps = 2;
   s.oracle_step = T(0.5);
   s.step_x = T(0.2);
-  s.penalty_start = T(0.5);
-  s.penalty_final = T(3);
-  s.penalty_ramp = 5;
+  s.lambda_start = T(0.5);
+  s.lambda_final = T(3);
+  s.lambda_ramp = 5;
   s.sampling.horizon = 3;
   s.sampling.batch = 2;
   s.seed = 7u;
   if (tolerance) {
     s.gap_tolerance = T(1e-3);
-    s.penalty_patience = 1;
-    s.penalty_stall = T(0);
-    s.penalty_max = T(64);
+    s.lambda_patience = 1;
+    s.lambda_stall = T(0);
+    s.lambda_max = T(64);
     s.inner_steps = 1;
     s.inner_steps_max = 3;
   }

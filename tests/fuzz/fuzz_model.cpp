@@ -111,14 +111,14 @@ void penalty_settings(fuzz::Input& in, pbrl::PenaltySolverSettings<T>& s) {
   };
   maybe(s.oracle_step);
   maybe(s.step_x);
-  maybe(s.penalty_start);
-  maybe(s.penalty_final);
-  s.penalty_ramp = count(in, 6);
+  maybe(s.lambda_start);
+  maybe(s.lambda_final);
+  s.lambda_ramp = count(in, 6);
   maybe(s.gap_tolerance);
-  maybe(s.penalty_max);
-  maybe(s.penalty_growth);
-  s.penalty_patience = count(in, 4);
-  maybe(s.penalty_stall);
+  maybe(s.lambda_max);
+  maybe(s.lambda_growth);
+  s.lambda_patience = count(in, 4);
+  maybe(s.lambda_stall);
   maybe(s.penalty_smoothness);
   s.inner_steps_max = capped(count(in, kMaxInner), 1, pbrl::kMaxInnerSteps, kMaxInner);
   maybe(s.oracle_gap_fraction);
@@ -167,7 +167,7 @@ void steps(Solver& solver, Solver& probe, Check&& check, InitProbe&& init_probe)
     }
     FUZZ_CHECK(solver.iteration() == k + 1);
     FUZZ_CHECK(std::isfinite(report.upper_objective) && std::isfinite(report.penalty) &&
-               std::isfinite(report.projected_gradient_norm) && std::isfinite(report.penalty_constant) &&
+               std::isfinite(report.projected_gradient_norm) && std::isfinite(report.lambda) &&
                std::isfinite(report.step_x) && std::isfinite(report.gap_bound) &&
                std::isfinite(report.oracle_gap) && std::isfinite(report.gap_estimate));
     check(solver);
@@ -192,7 +192,7 @@ struct PbrlRun {
     typename Solver::Settings s;
     penalty_settings(in, s);
     const std::uint8_t pk = in.byte() % 3;
-    s.penalty = pk == 2 ? static_cast<pbrl::PenaltyKind>(4) : static_cast<pbrl::PenaltyKind>(pk);
+    s.penalty_kind = pk == 2 ? static_cast<pbrl::PenaltyKind>(4) : static_cast<pbrl::PenaltyKind>(pk);
     if (in.flag()) s.step_y = in.real<T>();
     typename Solver::Params x0;
     Matrix y0;

@@ -5,6 +5,7 @@
 // added to the library is readable from a manifest, and written by the generator, as it is.
 
 #include "manifest.hpp"
+#include "renamed_settings.hpp"
 
 #include <pbrl/enum_names.hpp>
 #include <pbrl/estimate/transition_estimate.hpp>  // EstimateSettings (manifest "estimate")
@@ -40,9 +41,11 @@ struct AssignSettings {
   const std::map<std::string, const Json*>& values;
   std::string file, prefix;  // for refusals: "solver."
   std::set<std::string> used;
+  std::set<std::string> names;  // every field's name
 
   template <class T>
   void operator()(const T& field, const pbrl::Domain&, const char* name) {
+    names.insert(name);
     const auto it = values.find(name);
     if (it == values.end()) return;
     used.insert(name);
@@ -97,7 +100,9 @@ struct DomainMessage {
 
 // The manifest's "solver" object (null: all defaults) read into Settings; `skip` names one field
 // to leave at its default (to find which fields conflict). `key`: the object's manifest key, and
-// `own`: keys of that object that are not Settings fields (read by the caller).
+// `own`: keys of that object that are not Settings fields (read by the caller). A key that is not a
+// field is refused: as renamed when renamed_settings.hpp maps it to a field of Settings, else as
+// unknown.
 template <class Settings>
 Settings read_settings(const Json* solver, const std::string& file, const std::string& skip = "",
                        const std::string& key = "solver", const std::set<std::string>& own = {}) {
@@ -108,11 +113,15 @@ Settings read_settings(const Json* solver, const std::string& file, const std::s
   flatten(*solver, "", values);
   values.erase(skip);
   for (const std::string& k : own) values.erase(k);
-  AssignSettings assign{values, file, key + ".", {}};
+  AssignSettings assign{values, file, key + ".", {}, {}};
   s.visit(assign);
-  for (const auto& v : values)
-    if (!assign.used.count(v.first))
-      refuse(file, key + "." + v.first, "unknown setting (pbrl-codegen --settings KIND lists them)");
+  for (const auto& v : values) {
+    if (assign.used.count(v.first)) continue;
+    const char* renamed = renamed_setting(v.first);
+    if (renamed != nullptr && assign.names.count(renamed))
+      refuse(file, key + "." + v.first, renamed_message(v.first, renamed));
+    refuse(file, key + "." + v.first, "unknown setting (pbrl-codegen --settings KIND lists them)");
+  }
   return s;
 }
 

@@ -59,7 +59,7 @@ const char* pbrl_step_part_string(int part);
 typedef enum pbrl_solve_outcome {
   PBRL_SOLVE_CONVERGED = 0,   /**< gap_bound <= gap_tolerance and |G| <= stationarity_tolerance over the window */
   PBRL_SOLVE_STEP_CAP = 1,    /**< max_steps steps and none of the others */
-  PBRL_SOLVE_PENALTY_CAP = 2, /**< lambda at penalty_max, stationary, the tolerance not met */
+  PBRL_SOLVE_PENALTY_CAP = 2, /**< lambda at lambda_max, stationary, the tolerance not met */
   PBRL_SOLVE_ORACLE_CAP = 3,  /**< max_steps steps, the last step's oracle at inner_steps_max short of its target */
   PBRL_SOLVE_STALLED = 4      /**< stationary with no tolerance to certify (fixed mode, sampled mode) */
 } pbrl_solve_outcome;

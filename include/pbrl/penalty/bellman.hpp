@@ -16,14 +16,14 @@
 namespace pbrl {
 
 /// The Bellman penalty p(x, y) (with the oracle's Q^{pi-hat} in place of Q*) and its gradient.
-/// Returns p and adds scale * grad p to (grad_x, grad_pi). y = {pi_y}, hat = {pi_hat, its
+/// Returns p and adds lambda * grad p to (grad_x, grad_pi). y = {pi_y}, hat = {pi_hat, its
 /// evaluation} on M(x) = mdp (built into model), and start_occupancy = mu' from
 /// occupancy_from_start(mdp, pi_y, pi_hat, ...). weights: scratch. No checks: the inputs are a
 /// solver's, checked where they were formed.
 template <class Problem, typename Scalar, int S, int A>
 Scalar bellman_penalty(const Problem& problem, const typename Problem::Model& model, const Mdp<Scalar, S, A>& mdp,
                        const PolicyY<Scalar, S, A, false>& y, const PolicyHat<Scalar, S, A, true>& hat,
-                       const StateActionMatrix<Scalar, S, A>& start_occupancy, Scalar scale,
+                       const StateActionMatrix<Scalar, S, A>& start_occupancy, Scalar lambda,
                        StateActionMatrix<Scalar, S, A>& weights, typename Problem::Params& grad_x,
                        StateActionMatrix<Scalar, S, A>& grad_pi) {
   const StateActionMatrix<Scalar, S, A>& pi_y = y.pi;
@@ -39,12 +39,12 @@ Scalar bellman_penalty(const Problem& problem, const typename Problem::Model& mo
     for (int a = 0; a < A; ++a) {
       Scalar g = -eval_hat.q(s, a);
       if (tau > Scalar(0)) g += tau * mdp.regularizer.derivative_from(s, a, pi_y, y.log_pi);
-      grad_pi(s, a) += scale * rho(s) * g;
+      grad_pi(s, a) += lambda * rho(s) * g;
     }
   }
   state_action_occupancy(eval_hat, hat.pi, weights);
   weights -= start_occupancy;
-  problem.vjp(model, weights, eval_hat.value, scale, grad_x);
+  problem.vjp(model, weights, eval_hat.value, lambda, grad_x);
   return p;
 }
 

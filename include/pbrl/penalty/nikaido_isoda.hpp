@@ -26,7 +26,7 @@ struct NikaidoIsodaScratch {
 };
 
 /// The Nikaido-Isoda penalty psi(x, pi) of a zero-sum game and its gradient.
-/// Returns psi and adds scale * grad psi to (grad_x, grad_pi1, grad_pi2). y1 = {pi1}, y2 = {pi2};
+/// Returns psi and adds lambda * grad psi to (grad_x, grad_pi1, grad_pi2). y1 = {pi1}, y2 = {pi2};
 /// hat1 = {pi1_hat, its evaluation on player1_mdp(game, pi2)}, hat2 = {pi2_hat, its evaluation on
 /// player2_mdp(game, pi1)}; game = M(x) and model as problem.build(x, model, game) wrote them.
 /// No checks: the inputs are a solver's, checked where they were formed.
@@ -38,7 +38,7 @@ template <class GameProblem, typename Scalar, int S, int A1, int A2>
 Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProblem::Model& model,
                              const MarkovGame<Scalar, S, A1, A2>& game, const PolicyY<Scalar, S, A1, false>& y1,
                              const PolicyY<Scalar, S, A2, false>& y2, const PolicyHat<Scalar, S, A1, true>& hat1,
-                             const PolicyHat<Scalar, S, A2, true>& hat2, Scalar scale,
+                             const PolicyHat<Scalar, S, A2, true>& hat2, Scalar lambda,
                              NikaidoIsodaScratch<Scalar, S, A1, A2>& scratch,
                              typename GameProblem::Params& grad_x,
                              StateActionMatrix<Scalar, S, A1>& grad_pi1,
@@ -47,16 +47,16 @@ Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProb
   if constexpr (is_reward_only<GameProblem>::value) {  // one product, with mu1 - mu2
     joint_occupancy_difference(hat1.eval.occupancy, hat1.pi, y2.pi, hat2.eval.occupancy, y1.pi, hat2.pi,
                                scratch.weights);
-    problem.vjp(model, scratch.weights, hat1.eval.value, scale, grad_x);
+    problem.vjp(model, scratch.weights, hat1.eval.value, lambda, grad_x);
   } else {
     joint_occupancy(hat1.eval.occupancy, hat1.pi, y2.pi, scratch.weights);
-    problem.vjp(model, scratch.weights, hat1.eval.value, scale, grad_x);
+    problem.vjp(model, scratch.weights, hat1.eval.value, lambda, grad_x);
     joint_occupancy(hat2.eval.occupancy, y1.pi, hat2.pi, scratch.weights);
-    problem.vjp(model, scratch.weights, scratch.value, -scale, grad_x);
+    problem.vjp(model, scratch.weights, scratch.value, -lambda, grad_x);
   }
   add_game_policy_gradient_pair(game, {hat1.pi, y2.pi, hat1.eval.value, hat1.eval.occupancy, hat1.log_pi, y2.log_pi},
-                                scale, grad_pi2,
-                                {y1.pi, hat2.pi, scratch.value, hat2.eval.occupancy, y1.log_pi, hat2.log_pi}, -scale,
+                                lambda, grad_pi2,
+                                {y1.pi, hat2.pi, scratch.value, hat2.eval.occupancy, y1.log_pi, hat2.log_pi}, -lambda,
                                 grad_pi1);
   return hat1.eval.value_rho + hat2.eval.value_rho;
 }

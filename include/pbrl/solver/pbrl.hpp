@@ -35,14 +35,14 @@ namespace pbrl {
 template <typename Scalar>
 struct PbrlSettings : PenaltySolverSettings<Scalar> {
   /// The penalty p: value or Bellman.
-  PenaltyKind penalty = PenaltyKind::value;
-  Scalar step_y = Scalar(0.1);         ///< alpha for y (finite, > 0)
+  PenaltyKind penalty_kind = PenaltyKind::value;
+  Scalar step_y = Scalar(0.1);                    ///< alpha for y (finite, > 0)
 
   /// Each field once, with its domain and its name (visitor: v(field, Domain, name)).
   template <class Visitor>
   void visit(Visitor& v) const {
     PenaltySolverSettings<Scalar>::visit(v);
-    v(penalty, domain::enumerator(PenaltyKind::bellman), "penalty");
+    v(penalty_kind, domain::enumerator(PenaltyKind::bellman), "penalty_kind");
     v(step_y, domain::step_size(), "step_y");
   }
 };
@@ -266,7 +266,7 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
         }
         return Status::ok;
       case StepPart::penalty:
-        if (settings_.penalty == PenaltyKind::value)
+        if (settings_.penalty_kind == PenaltyKind::value)
           p.p = value_penalty(problem, model_, p.mdp, PolicyY{pi_y_, eval_y_, logs_of_pi_y()},
                               PolicyHat{pi_next_, eval_hat_}, p.lambda, weights_, grad_x_, grad_pi_);
         else
@@ -291,7 +291,7 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
   // sweeps mode in a slice of its own (a sweep solve, as long as half an evaluation).
   Status evaluation() {
     StepInProgress& p = part_;
-    const bool bellman = !p.sampled && settings_.penalty == PenaltyKind::bellman;
+    const bool bellman = !p.sampled && settings_.penalty_kind == PenaltyKind::bellman;
     constexpr bool direct = Method == EvaluationMethod::direct;
     switch (p.evaluations) {
       case 0:
@@ -417,7 +417,7 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
       if (!p.batch_started) {
         if (Status st = batches.check(p.mdp, param, pi_y_, pi_next_, sampling); st != Status::ok)
           return st;
-        batches.start(settings_.penalty == PenaltyKind::bellman, sampled_.rng_next, sampled_.penalty);
+        batches.start(settings_.penalty_kind == PenaltyKind::bellman, sampled_.rng_next, sampled_.penalty);
         p.batch_started = true;
       }
       const int left = batches.left(sampling);

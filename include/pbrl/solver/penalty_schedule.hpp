@@ -1,64 +1,15 @@
 #pragma once
 // The penalty schedule of Pbrl and PbrlZeroSum, once: lambda_k, the step sizes at lambda_k, the
-// oracle's step range and target, and, in tolerance mode, the rule that grows lambda.
-//
-// Fixed mode (gap_tolerance = 0): lambda_k is the linear ramp of the settings, the steps and T are
-// the settings' own; the schedule holds no state that changes.
-//
-// Tolerance mode (gap_tolerance = epsilon > 0). The paper's penalty lemmas give a lower-level gap of
-// order 1/lambda at a stationary point of f + lambda p (value penalty: lambda >= C/delta gives gap
-// <= delta; NI: lambda >= 1/delta), so lambda of order 1/epsilon reaches the tolerance, and the
-// convergence theorem needs alpha <= 1/(L_f + lambda L_p). The rule:
-//   - after every successful step the measured gap g_k is compared with epsilon. A run of
-//     penalty_patience consecutive steps above it closes a window; lambda <- min(penalty_growth *
-//     lambda, penalty_max) if the gap fell by less than the factor penalty_stall since the last
-//     window: low > penalty_stall * start, with low = min(g_k, g_{k-1}) at the window's end and
-//     start the previous window's low (the first window after init(), a back-off or a step at or
-//     below epsilon: its first gap). Why the stall test: the lemmas bound the gap at a stationary
-//     point of f + lambda p, which the iterates reach when the gap stops falling; while it still
-//     falls, a larger lambda would only shrink the steps and pull y away from f. penalty_stall =
-//     0 grows lambda after every window above epsilon. Why the smaller of the last two gaps: steps
-//     too long for lambda make the gap alternate, high and low, from step to step; a window of
-//     even length then starts and ends on opposite phases, and a test on its first and last gap
-//     alone would read the alternation as a fall (never growing, never backing off) or as a rise;
-//   - the steps follow lambda: alpha_k = scale * alpha / (1 + alpha * lambda_k *
-//     penalty_smoothness), so lambda_k * alpha_k < scale / penalty_smoothness at every lambda;
-//   - the start: `scale` starts at min(1, penalty_step_limit / (step_x * penalty_start)), so that
-//     step_x * penalty_start * scale <= penalty_step_limit at the first step. Why: penalty_smoothness
-//     is small (the step scaling is meant for the lambda the growths reach, when the iterates are
-//     near the lower level's solution and the penalty's gradient is small), and far from it, at the
-//     first steps, a large penalty_start (50) with the full steps pushed the softmax logits to
-//     where their gradient vanishes: the gap was smallest within the first 25 steps and then stayed
-//     of that order at every lambda (docs/tolerance.md). At the defaults (step_x 0.1, penalty_start
-//     1) and in the paper's experiments (step_x * penalty_start 0.1 to 0.7) the scale starts at 1;
-//     penalty_step_limit = 0 leaves it at 1 always;
-//   - the back-off: when a step's gap is above penalty_backoff times the smallest gap since init()
-//     or the last back-off (or times epsilon, if larger), the steps are too long for this lambda
-//     (the iterates overshoot): the schedule halves `scale` (at most 30 times), takes lambda's
-//     last change back if it was a growth, and starts a new window. So a growth after which the
-//     gap gets worse, or an alternation wider than penalty_backoff, is answered at the step that
-//     shows it, and lambda cannot run to its cap on a rising gap;
-//   - exact mode: the oracle takes at least inner_steps and at most inner_steps_max steps, and
-//     stops once its certified gap (oracle/optimality_gap.hpp) is below oracle_gap_fraction *
-//     max(epsilon, g_{k-1}): an oracle far more accurate than the iterate's own gap is work the
-//     bound cannot use. The first step, with no gap measured yet, takes inner_steps oracle steps
-//     (its target is the largest Scalar, which every certified policy meets; so is a step after a
-//     measured gap of 0). g_k is the certified bound on the iterate's lower-level gap (the
-//     report's gap_bound): the true gap is never larger;
-//   - sampled mode: no certificate comes from samples. g_k is an exponential average over about
-//     penalty_patience steps (weight 1/penalty_patience) of the sampled penalty (value: V^{pi-hat}
-//     - V^{pi_y} at rho; Bellman: the Bellman residual at rho, no larger than the gap for an exact
-//     pi-hat; NI: psi-hat); the oracle takes inner_steps * (1 + growths) steps, at most
-//     inner_steps_max (the paper's oracle complexity O(log lambda) for PMD). Guaranteed: the caps,
-//     the work bound, determinism per seed; the tolerance itself only as well as the estimate.
-// Worst case of one step(): inner_steps_max oracle steps (per player in PbrlZeroSum).
-//
-// The verdict, in every mode: after each step the schedule counts the consecutive steps whose
-// stationarity measure |G| (the report's projected_gradient_norm) was at most
-// stationarity_tolerance, and of those the steps whose certified gap bound was at most
-// gap_tolerance (exact tolerance mode only: sampled mode has no certificate, fixed mode no
-// tolerance). converged once the second count reaches convergence_window; stationary once the
-// first does. Both depend only on what every step computes, never on whether a report was asked.
+// oracle's step range and target, the rule that grows lambda in tolerance mode, and the verdict.
+// Fixed mode (gap_tolerance = 0): lambda_k is the settings' linear ramp, the steps and T are the
+// settings' own, and the schedule holds no state that changes. Tolerance mode (gap_tolerance =
+// epsilon > 0): lambda grows while the measured gap stays above the current target and has stopped
+// falling, the steps shrink with lambda (alpha_k = scale * alpha / (1 + alpha lambda_k L_p), the
+// paper's alpha <= 1/(L_f + lambda L_p)), a gap that rises over its best halves the steps and takes
+// the last growth back, and the target falls from max(epsilon, continuation_start) to epsilon. The
+// rule step by step, and why each part: docs/algorithm.md, "The schedule's rule"; the defaults,
+// measured: docs/tolerance.md. Worst case of one step(): inner_steps_max oracle steps (per player
+// in PbrlZeroSum).
 
 #include "pbrl/checkpoint.hpp"
 #include "pbrl/solver/oracle_steps.hpp"  // OracleResult
@@ -72,7 +23,7 @@ namespace pbrl {
 /// What a step did with the schedule, in every solver's report.
 template <typename Scalar>
 struct ScheduleReport {
-  Scalar penalty_constant = Scalar(0);  ///< lambda_k of this step
+  Scalar lambda = Scalar(0);            ///< lambda_k of this step
   Scalar step_x = Scalar(0);            ///< alpha_x used (tolerance mode: scaled by lambda_k)
   std::int64_t inner_steps = 0;         ///< oracle steps taken (PbrlZeroSum: per player, the larger)
   Scalar oracle_gap = Scalar(0);        ///< certified bound on pi-hat's own gap on M(x_k) (both players' summed)
@@ -84,8 +35,8 @@ struct ScheduleReport {
   bool inner_converged = false;         ///< exact tolerance mode: the oracle (zero-sum: both) stopped on its
                                         ///< target; false: it ran to inner_steps_max, or no target (fixed, sampled)
   bool converged = false;               ///< the verdict after this step (PenaltySchedule::converged)
-  std::int64_t penalty_growths = 0;     ///< tolerance mode: growths of lambda since init(), this step's included
-  std::int64_t penalty_backoffs = 0;    ///< tolerance mode: back-offs since init() (each halves the steps)
+  std::int64_t lambda_growths = 0;      ///< tolerance mode: growths of lambda since init(), this step's included
+  std::int64_t lambda_backoffs = 0;     ///< tolerance mode: back-offs since init() (each halves the steps)
 };
 
 /// The penalty schedule of Pbrl and PbrlZeroSum (the rule: the comment atop
@@ -100,7 +51,7 @@ class PenaltySchedule {
 
   /// The state after init() with settings s.
   void reset(const Settings& s) {
-    lambda_ = s.penalty_start;
+    lambda_ = s.lambda_start;
     above_ = 0;
     growths_ = 0;
     estimate_ = Scalar(0);
@@ -116,18 +67,18 @@ class PenaltySchedule {
     target_ = Scalar(0);
     target_steps_ = 0;
     if (s.tolerance_mode()) target_ = first_target(s);
-    if (s.tolerance_mode() && s.penalty_step_limit > Scalar(0)) {  // the start's scale (above)
-      const Scalar first = s.step_x * s.penalty_start;
-      if (first > s.penalty_step_limit) scale_ = s.penalty_step_limit / first;
+    if (s.tolerance_mode() && s.lambda_step_limit > Scalar(0)) {  // the start's scale (above)
+      const Scalar first = s.step_x * s.lambda_start;
+      if (first > s.lambda_step_limit) scale_ = s.lambda_step_limit / first;
     }
   }
 
   /// lambda_k (tolerance mode: lambda of the next step, whatever k).
   Scalar lambda(const Settings& s, std::int64_t k) const {
     if (s.tolerance_mode()) return lambda_;
-    if (s.penalty_ramp <= 0 || k >= s.penalty_ramp) return s.penalty_final;
-    const Scalar t = Scalar(k) / Scalar(s.penalty_ramp);
-    return s.penalty_start + t * (s.penalty_final - s.penalty_start);
+    if (s.lambda_ramp <= 0 || k >= s.lambda_ramp) return s.lambda_final;
+    const Scalar t = Scalar(k) / Scalar(s.lambda_ramp);
+    return s.lambda_start + t * (s.lambda_final - s.lambda_start);
   }
 
   /// The step size alpha at the current lambda and scale (fixed mode: alpha itself).
@@ -173,7 +124,7 @@ class PenaltySchedule {
     if (!s.tolerance_mode()) return gap;
     const Scalar previous = estimate_;  // g_{k-1} (k > 0)
     if (s.gradient == GradientMode::sampled && k > 0)
-      estimate_ += (gap - estimate_) / Scalar(s.penalty_patience);
+      estimate_ += (gap - estimate_) / Scalar(s.lambda_patience);
     else
       estimate_ = gap;
     if (k == 0 || estimate_ < best_) best_ = estimate_;
@@ -192,10 +143,10 @@ class PenaltySchedule {
       }
       return estimate_;
     }
-    // The back-off: the gap is above penalty_backoff times the best gap since init() or the last
+    // The back-off: the gap is above lambda_backoff times the best gap since init() or the last
     // back-off (or epsilon, if larger): the steps overshoot at this lambda.
     const Scalar reference = best_ > target_ ? best_ : target_;
-    if (k > 0 && estimate_ > s.penalty_backoff * reference) {
+    if (k > 0 && estimate_ > s.lambda_backoff * reference) {
       back_off();
       above_ = 0;
       window_start_ = Scalar(0);
@@ -203,12 +154,12 @@ class PenaltySchedule {
     }
     if (above_ == 0 || estimate_ < window_min_) window_min_ = estimate_;
     if (above_ == 0 && window_start_ == Scalar(0)) window_start_ = estimate_;
-    if (++above_ >= s.penalty_patience) {
+    if (++above_ >= s.lambda_patience) {
       const Scalar low = k > 0 && previous < estimate_ ? previous : estimate_;
-      if (low > s.penalty_stall * window_start_ && lambda_ < s.penalty_max) {
-        const Scalar grown = lambda_ * s.penalty_growth;
+      if (low > s.lambda_stall * window_start_ && lambda_ < s.lambda_max) {
+        const Scalar grown = lambda_ * s.lambda_growth;
         previous_lambda_ = lambda_;
-        lambda_ = grown < s.penalty_max ? grown : s.penalty_max;
+        lambda_ = grown < s.lambda_max ? grown : s.lambda_max;
         ++growths_;
         ++level_;
       }
@@ -253,7 +204,7 @@ class PenaltySchedule {
 
   /// Checks that this state (a checkpoint's) is one reset() and observe() can leave after
   /// `iteration` steps under s: in fixed mode reset()'s; in tolerance mode lambda in
-  /// [penalty_start, penalty_max], fewer steps above epsilon than penalty_patience, at most one
+  /// [lambda_start, lambda_max], fewer steps above epsilon than lambda_patience, at most one
   /// growth per step (so that no count can overflow before the iteration count does), the
   /// continuation's target in [epsilon, max(epsilon, continuation_start)]. The verdict's counts: at most the steps taken, the certified run within the stationary run,
   /// no certified run outside exact tolerance mode.
@@ -265,14 +216,14 @@ class PenaltySchedule {
                         target_ >= s.gap_tolerance && target_ <= first_target(s) && target_steps_ >= 0 &&
                         target_steps_ <= iteration &&
                         (previous_lambda_ == Scalar(0) ||
-                         (previous_lambda_ >= s.penalty_start && previous_lambda_ < lambda_));
+                         (previous_lambda_ >= s.lambda_start && previous_lambda_ < lambda_));
     const bool certifies = s.tolerance_mode() && s.gradient == GradientMode::exact;
     const bool verdict = stationary_ >= 0 && stationary_ <= iteration && converged_ >= 0 &&
                          converged_ <= stationary_ && (certifies || converged_ == 0);
     const bool valid = verdict && (s.tolerance_mode()
-                                       ? counts && lambda_ >= s.penalty_start && lambda_ <= s.penalty_max &&
-                                             above_ < s.penalty_patience
-                                       : lambda_ == s.penalty_start && above_ == 0 && growths_ == 0 &&
+                                       ? counts && lambda_ >= s.lambda_start && lambda_ <= s.lambda_max &&
+                                             above_ < s.lambda_patience
+                                       : lambda_ == s.lambda_start && above_ == 0 && growths_ == 0 &&
                                              estimate_ == Scalar(0) && window_start_ == Scalar(0) &&
                                              scale_ == Scalar(1) && previous_lambda_ == Scalar(0) &&
                                              best_ == Scalar(0) && window_min_ == Scalar(0) &&
@@ -286,7 +237,7 @@ class PenaltySchedule {
   ScheduleReport<Scalar> describe(const Settings& s, Scalar lambda, Scalar step_x, const OracleResult& oracle,
                                   Scalar oracle_gap, Scalar gap_bound, Scalar estimate) const {
     ScheduleReport<Scalar> r;
-    r.penalty_constant = lambda;
+    r.lambda = lambda;
     r.step_x = step_x;
     r.inner_steps = oracle.steps;
     r.inner_converged = oracle.converged;
@@ -296,8 +247,8 @@ class PenaltySchedule {
     r.gap_target = target_;
     r.tolerance_met = s.tolerance_mode() && gap_bound <= s.gap_tolerance;
     r.converged = converged(s);
-    r.penalty_growths = growths_;
-    r.penalty_backoffs = backoffs_;
+    r.lambda_growths = growths_;
+    r.lambda_backoffs = backoffs_;
     return r;
   }
 

@@ -6,8 +6,8 @@
 // Each struct lists its fields once, in visit(), each with its domain and its name (the member
 // path, dotted for nested fields: "policy.floor"): validate() checks the domains through it, the
 // checkpoint's settings digest hashes the fields through it, tools/codegen reads settings files by
-// the names (enums by enum_names, enum_names.hpp). What relates two fields (penalty_max >=
-// penalty_start, sampled mode needs the policy-gradient oracle) and what depends on the action
+// the names (enums by enum_names, enum_names.hpp). What relates two fields (lambda_max >=
+// lambda_start, sampled mode needs the policy-gradient oracle) and what depends on the action
 // count (PolicySet) is checked beside it.
 
 #include "pbrl/enum_names.hpp"
@@ -212,16 +212,16 @@ inline Status validate(const GradientSettings& s) { return check_domains(s); }
 /// variables and the penalty kind, which each solver adds.
 ///
 /// Penalty constant lambda_k, two modes:
-///   - fixed (gap_tolerance = 0): a linear ramp from penalty_start to penalty_final over
-///     penalty_ramp iterations, then penalty_final; the steps and T are as given.
-///   - tolerance (gap_tolerance = epsilon > 0): lambda starts at penalty_start and grows by
-///     penalty_growth, up to penalty_max, while the measured lower-level gap stays above epsilon and
-///     has stopped falling (over penalty_patience steps, by less than the factor penalty_stall);
+///   - fixed (gap_tolerance = 0): a linear ramp from lambda_start to lambda_final over
+///     lambda_ramp iterations, then lambda_final; the steps and T are as given.
+///   - tolerance (gap_tolerance = epsilon > 0): lambda starts at lambda_start and grows by
+///     lambda_growth, up to lambda_max, while the measured lower-level gap stays above epsilon and
+///     has stopped falling (over lambda_patience steps, by less than the factor lambda_stall);
 ///     the steps shrink as lambda grows, alpha_k = 1 / (1/alpha + lambda_k * penalty_smoothness)
 ///     (the paper's alpha <= 1/(L_f + lambda L_p), with L_f read as 1/alpha), times a scale that
-///     starts at min(1, penalty_step_limit / (step_x * penalty_start)); the oracle runs at
+///     starts at min(1, lambda_step_limit / (step_x * lambda_start)); the oracle runs at
 ///     least inner_steps and at most inner_steps_max steps, until its own gap is below
-///     oracle_gap_fraction * max(epsilon, the last measured gap). penalty_final and penalty_ramp
+///     oracle_gap_fraction * max(epsilon, the last measured gap). lambda_final and lambda_ramp
 ///     are not used. The defaults of the tolerance settings are the ones measured best by
 ///     bench/tolerance.cpp (docs/tolerance.md).
 ///
@@ -235,18 +235,18 @@ struct PenaltySolverSettings : GradientSettings {
   int inner_steps = 1;                 ///< T (tolerance mode: the least number of oracle steps)
   Scalar oracle_step = Scalar(1);      ///< eta of PMD or of the policy-gradient oracle
   Scalar step_x = Scalar(0.1);         ///< alpha for x
-  Scalar penalty_start = Scalar(1);    ///< lambda at iteration 0
-  Scalar penalty_final = Scalar(1);    ///< fixed mode: lambda once the ramp is over
-  int penalty_ramp = 0;                ///< fixed mode: iterations of the linear ramp (0: lambda = penalty_final)
+  Scalar lambda_start = Scalar(1);     ///< lambda at iteration 0
+  Scalar lambda_final = Scalar(1);     ///< fixed mode: lambda once the ramp is over
+  int lambda_ramp = 0;                 ///< fixed mode: iterations of the linear ramp (0: lambda = lambda_final)
   Scalar gap_tolerance = Scalar(0);    ///< epsilon > 0: tolerance mode; 0: fixed mode
-  Scalar penalty_max = Scalar(1000);   ///< tolerance mode: lambda_max
-  Scalar penalty_growth = Scalar(2);   ///< tolerance mode: lambda <- growth * lambda (> 1)
-  int penalty_patience = 5;            ///< tolerance mode: steps above epsilon before lambda grows (>= 1)
-  Scalar penalty_stall = Scalar(0.9);  ///< tolerance mode: ... and only if the gap fell by less than this
+  Scalar lambda_max = Scalar(1000);    ///< tolerance mode: the cap of lambda
+  Scalar lambda_growth = Scalar(2);    ///< tolerance mode: lambda <- growth * lambda (> 1)
+  int lambda_patience = 5;             ///< tolerance mode: steps above epsilon before lambda grows (>= 1)
+  Scalar lambda_stall = Scalar(0.9);   ///< tolerance mode: ... and only if the gap fell by less than this
                                        ///< factor since the last window, in [0, 1] (0: whenever above epsilon)
-  Scalar penalty_backoff = Scalar(2);  ///< tolerance mode: the gap's rise over its best that halves the steps (> 1)
-  Scalar penalty_step_limit = Scalar(0.75);  ///< tolerance mode: the steps' scale starts at min(1, this /
-                                             ///< (step_x * penalty_start)), so that a large penalty_start does
+  Scalar lambda_backoff = Scalar(2);   ///< tolerance mode: the gap's rise over its best that halves the steps (> 1)
+  Scalar lambda_step_limit = Scalar(0.75);   ///< tolerance mode: the steps' scale starts at min(1, this /
+                                             ///< (step_x * lambda_start)), so that a large lambda_start does
                                              ///< not begin with long steps (>= 0; 0: the scale starts at 1)
   Scalar penalty_smoothness = Scalar(0.01);  ///< tolerance mode: L_p in the step scaling (>= 0); the
                                              ///< theorem's L_p is problem-dependent (the default's
@@ -286,17 +286,17 @@ struct PenaltySolverSettings : GradientSettings {
     v(inner_steps, range(0, kMaxInnerSteps), "inner_steps");
     v(oracle_step, step_size(), "oracle_step");
     v(step_x, step_size(), "step_x");
-    v(penalty_start, non_negative(), "penalty_start");
-    v(penalty_final, non_negative(), "penalty_final");
-    v(penalty_ramp, range(0, std::numeric_limits<int>::max()), "penalty_ramp");
+    v(lambda_start, non_negative(), "lambda_start");
+    v(lambda_final, non_negative(), "lambda_final");
+    v(lambda_ramp, range(0, std::numeric_limits<int>::max()), "lambda_ramp");
     v(gap_tolerance, non_negative(), "gap_tolerance");
-    v(penalty_max, when(tolerance, positive()), "penalty_max");
-    v(penalty_growth, when(tolerance, above_one()), "penalty_growth");
-    v(penalty_patience, when(tolerance, range(1, std::numeric_limits<int>::max())),
-      "penalty_patience");
-    v(penalty_stall, when(tolerance, unit()), "penalty_stall");
-    v(penalty_backoff, when(tolerance, above_one()), "penalty_backoff");
-    v(penalty_step_limit, when(tolerance, non_negative()), "penalty_step_limit");
+    v(lambda_max, when(tolerance, positive()), "lambda_max");
+    v(lambda_growth, when(tolerance, above_one()), "lambda_growth");
+    v(lambda_patience, when(tolerance, range(1, std::numeric_limits<int>::max())),
+      "lambda_patience");
+    v(lambda_stall, when(tolerance, unit()), "lambda_stall");
+    v(lambda_backoff, when(tolerance, above_one()), "lambda_backoff");
+    v(lambda_step_limit, when(tolerance, non_negative()), "lambda_step_limit");
     v(penalty_smoothness, when(tolerance, non_negative()), "penalty_smoothness");
     v(continuation_start, when(tolerance, non_negative()), "continuation_start");
     v(continuation_divisor, when(tolerance, above_one()), "continuation_divisor");
@@ -311,13 +311,13 @@ struct PenaltySolverSettings : GradientSettings {
 /// Checks every field's domain, then what relates fields; the policy sets are the solver's to
 /// check (they depend on its action counts).
 /// @return ok; bad_step_size or bad_setting (a domain); bad_setting (tolerance mode with
-///         penalty_start not > 0, penalty_max < penalty_start or inner_steps_max < inner_steps;
+///         lambda_start not > 0, lambda_max < lambda_start or inner_steps_max < inner_steps;
 ///         sampled mode with an oracle other than policy_gradient).
 template <typename Scalar>
 Status validate(const PenaltySolverSettings<Scalar>& s) {
   if (Status st = check_domains(s); st != Status::ok) return st;
   if (s.tolerance_mode() &&
-      (!(s.penalty_start > Scalar(0)) || s.penalty_max < s.penalty_start || s.inner_steps_max < s.inner_steps))
+      (!(s.lambda_start > Scalar(0)) || s.lambda_max < s.lambda_start || s.inner_steps_max < s.inner_steps))
     return Status::bad_setting;
   if (s.gradient == GradientMode::sampled && s.oracle != OracleKind::policy_gradient) return Status::bad_setting;
   return Status::ok;

@@ -13,7 +13,7 @@ enum class SolveOutcome : std::int32_t {
   converged,    ///< the verdict: certified gap <= gap_tolerance and |G| <= stationarity_tolerance,
                 ///< each of the last convergence_window steps (exact tolerance mode only)
   step_cap,     ///< max_steps steps and none of the others
-  penalty_cap,  ///< tolerance mode: lambda at penalty_max and |G| <= stationarity_tolerance over the
+  penalty_cap,  ///< tolerance mode: lambda at lambda_max and |G| <= stationarity_tolerance over the
                 ///< window, yet the tolerance not met: more steps cannot meet it
   oracle_cap,   ///< max_steps steps; the last step's oracle ran to inner_steps_max without its target
                 ///< (exact tolerance mode): the certificate is the oracle's to tighten

@@ -48,13 +48,13 @@ struct PenaltySolverReport : ScheduleReport<Scalar>, EvaluationOutcome {
     v(this->inner_steps, "inner_steps", "oracle steps taken (a game: per player, the larger)");
     v(environment_steps, "environment_steps", "environment steps since init, this step's included");
     v(max_sweeps_hit, "max_sweeps_hit", "evaluations stopped at max_sweeps (0 with LU)");
-    v(this->penalty_growths, "penalty_growths", "tolerance mode: growths of lambda since init");
-    v(this->penalty_backoffs, "penalty_backoffs", "tolerance mode: back-offs since init (each halves the steps)");
+    v(this->lambda_growths, "lambda_growths", "tolerance mode: growths of lambda since init");
+    v(this->lambda_backoffs, "lambda_backoffs", "tolerance mode: back-offs since init (each halves the steps)");
     v(model_generation, "model_generation", "models swapped in since init (refreshes): the model it ran on");
     v(upper_objective, "upper_objective", "f at the iterate");
     v(penalty, "penalty", penalty_meaning);
     v(objective, "objective", "f + lambda * penalty");
-    v(this->penalty_constant, "penalty_constant", "lambda of this step");
+    v(this->lambda, "lambda", "the penalty constant of this step");
     v(this->step_x, "step_x", "the step size of x used");
     v(projected_gradient_norm, "projected_gradient_norm", "|G|, the projected gradient's norm");
     v(this->oracle_gap, "oracle_gap", "certified bound on the oracle policy's own gap");
@@ -247,7 +247,7 @@ class PenaltySolverCore {
   }
 
   /// lambda_k (tolerance mode: lambda of the next step, whatever k).
-  Scalar penalty_constant(std::int64_t k) const { return schedule_.lambda(settings_, k); }
+  Scalar lambda(std::int64_t k) const { return schedule_.lambda(settings_, k); }
   /// The verdict after the last step: the iterate is the answer (SolveOutcome::converged).
   bool converged() const { return schedule_.converged(settings_); }
 
@@ -377,7 +377,7 @@ class PenaltySolverCore {
     }
     if (!schedule_.stationary(s)) return false;
     if (!s.tolerance_mode()) {
-      if (s.penalty_ramp > 0 && counts_.iteration < s.penalty_ramp) return false;  // lambda still moves
+      if (s.lambda_ramp > 0 && counts_.iteration < s.lambda_ramp) return false;  // lambda still moves
       outcome = SolveOutcome::stalled;
       return true;
     }
@@ -385,7 +385,7 @@ class PenaltySolverCore {
       outcome = SolveOutcome::stalled;
       return true;
     }
-    if (schedule_.lambda(s, counts_.iteration) >= s.penalty_max) {
+    if (schedule_.lambda(s, counts_.iteration) >= s.lambda_max) {
       outcome = SolveOutcome::penalty_cap;
       return true;
     }

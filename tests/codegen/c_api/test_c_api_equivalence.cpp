@@ -98,7 +98,7 @@ void runs_like_the_cpp_api() {
     CHECK(same_bits(c.upper_objective, r.upper_objective));
     CHECK(same_bits(c.penalty, r.penalty));
     CHECK(same_bits(c.objective, r.objective));
-    CHECK(same_bits(c.penalty_constant, r.penalty_constant));
+    CHECK(same_bits(c.lambda, r.lambda));
     CHECK(same_bits(c.projected_gradient_norm, r.projected_gradient_norm));
     CHECK(same_bits(c.gap_bound, r.gap_bound));
   }

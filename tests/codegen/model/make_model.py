@@ -73,8 +73,8 @@ tail = {
         "oracle_step": 0.1,
         "step_x": 0.1,
         "step_pi": 0.1,
-        "penalty_start": 4,
-        "penalty_final": 4,
+        "lambda_start": 4,
+        "lambda_final": 4,
     },
     "ram_limit_bytes": 65536,
 }
@@ -104,8 +104,8 @@ manifest("stackelberg.json", {
     "follower": {"kind": "kl_reference", "tau": 0.1,
                  "reference": save("stackelberg_follower_reference.npy", distribution(S, AF))},
     "logit_bound": 5,
-    "solver": {"penalty": "bellman", "oracle": "soft_value_iteration", "inner_steps": 3,
-               "step_x": 0.05, "step_y": 0.05, "penalty_final": 2.5, "penalty_ramp": 10},
+    "solver": {"penalty_kind": "bellman", "oracle": "soft_value_iteration", "inner_steps": 3,
+               "step_x": 0.05, "step_y": 0.05, "lambda_final": 2.5, "lambda_ramp": 10},
 })
 with open(os.path.join(HERE, "stackelberg.json")) as f:
     estimated = json.load(f)
@@ -129,7 +129,7 @@ manifest("shaping.json", {
     "lower": {"kind": "entropy", "tau": 0.1},
     "upper": {"kind": "entropy", "tau": 0},
     "shaping": {"lower": -1, "upper": 1},
-    "solver": {"penalty_final": 5, "inner_steps": 10},
+    "solver": {"lambda_final": 5, "inner_steps": 10},
 })
 with open(os.path.join(HERE, "shaping.json")) as f:
     estimated = json.load(f)
