@@ -10,7 +10,7 @@
 #include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/problems/random_instance.hpp"
 #include "pbrl/problems/stackelberg.hpp"
-#include "pbrl/rng.hpp"
+#include "pbrl/core/rng.hpp"
 
 #include <cstdint>
 

@@ -6,7 +6,7 @@
 
 #include "pbrl/solver/solve_outcome.hpp"
 #include "pbrl/solver/step_slices.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 namespace pbrl {
 namespace {

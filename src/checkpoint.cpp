@@ -1,5 +1,5 @@
-// Checkpoint framing (layout in include/pbrl/checkpoint.hpp): the CRC-32 and the header.
-#include "pbrl/checkpoint.hpp"
+// Checkpoint framing (layout in include/pbrl/solver/checkpoint.hpp): the CRC-32 and the header.
+#include "pbrl/solver/checkpoint.hpp"
 
 namespace pbrl {
 

@@ -1,4 +1,4 @@
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 namespace pbrl {
 

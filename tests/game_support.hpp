@@ -3,7 +3,7 @@
 // designer models, a game problem whose x enters rewards and transitions, and the joint value.
 #include "support.hpp"
 
-#include "pbrl/game.hpp"
+#include "pbrl/model/game.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 
 using pbrl::EvaluationMethod;

@@ -8,7 +8,7 @@
 #include "game_support.hpp"
 #include "support.hpp"
 
-#include "pbrl/bilevel_value.hpp"
+#include "pbrl/oracle/bilevel_value.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
 #include "pbrl/problems/rlhf.hpp"

@@ -3,7 +3,7 @@
 // solver untouched; A/B storage survives a power cut at every byte of a write.
 #include "game_support.hpp"
 
-#include "pbrl/checkpoint.hpp"
+#include "pbrl/solver/checkpoint.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 
 #include <cstring>

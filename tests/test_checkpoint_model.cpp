@@ -6,7 +6,7 @@
 // previous checkpoint.
 #include "estimate_support.hpp"
 
-#include "pbrl/checkpoint.hpp"
+#include "pbrl/solver/checkpoint.hpp"
 #include "pbrl/estimate/transition_estimate.hpp"
 #include "pbrl/problems/random_instance.hpp"
 #include "pbrl/problems/reward_shaping.hpp"

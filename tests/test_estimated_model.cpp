@@ -5,7 +5,7 @@
 // with the estimate restore and go on after a refresh.
 #include "estimate_support.hpp"
 
-#include "pbrl/checkpoint.hpp"
+#include "pbrl/solver/checkpoint.hpp"
 #include "pbrl/estimate/estimated_model.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/problems/random_instance.hpp"

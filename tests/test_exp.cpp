@@ -4,8 +4,8 @@
 // logarithm() are the kernels or std::exp, Eigen's exp and std::log as the build chooses, double
 // always std::exp and std::log to the bit.
 #include "support.hpp"
-#include "pbrl/exp.hpp"
-#include "pbrl/log.hpp"
+#include "pbrl/core/detail/exp.hpp"
+#include "pbrl/core/detail/log.hpp"
 
 #include <algorithm>
 #include <cfloat>

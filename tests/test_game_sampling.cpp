@@ -9,7 +9,7 @@
 
 #include "pbrl/baselines/meta_gradient.hpp"
 #include "pbrl/penalty/nikaido_isoda.hpp"
-#include "pbrl/sampling/game_estimators.hpp"
+#include "pbrl/sampling/detail/game_estimators.hpp"
 #include "pbrl/solver/pbrl_zero_sum.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 

@@ -268,7 +268,7 @@ TEST_CASE("upper objective gradients match finite differences") {
   }
 }
 
-// The penalties take pi_y and pi-hat in role bundles (penalty/policies.hpp), so a call that swaps
+// The penalties take pi_y and pi-hat in role bundles (penalty/detail/policies.hpp), so a call that swaps
 // them is not a call at all: checked here at compile time, for the exact and the sampled forms.
 namespace {
 template <class Y, class Hat, class = void>

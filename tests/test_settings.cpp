@@ -7,7 +7,7 @@
 #include "pbrl/baselines/drlhf.hpp"
 #include "pbrl/baselines/independent_pg.hpp"
 #include "pbrl/baselines/meta_gradient.hpp"
-#include "pbrl/checkpoint.hpp"
+#include "pbrl/solver/checkpoint.hpp"
 #include "pbrl/solver/pbrl.hpp"
 #include "pbrl/solver/pbrl_zero_sum.hpp"
 

@@ -1,4 +1,4 @@
-// Work caps fixed by the build (include/pbrl/config.hpp): this program is built with the firmware
+// Work caps fixed by the build (include/pbrl/core/config.hpp): this program is built with the firmware
 // example's B = 24 and H = 5 and T <= 3 (tests/CMakeLists.txt), so validation refuses more, the
 // trajectory buffer shrinks to the cap, and a solver at the caps runs. (libpbrl.a does not depend
 // on the caps: its sources include no header that uses them.)

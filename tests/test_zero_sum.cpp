@@ -5,7 +5,7 @@
 #include "game_support.hpp"
 
 #include "pbrl/baselines/meta_gradient.hpp"
-#include "pbrl/game.hpp"
+#include "pbrl/model/game.hpp"
 #include "pbrl/penalty/nikaido_isoda.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/solver/pbrl_zero_sum.hpp"

@@ -34,12 +34,12 @@
 // caller's arrays (the TRUE model's, flash on a device) are read in place and must outlive it.
 // Memory: about the problem's BilevelValueWorkspace plus 2 policies and one x.
 
-#include "pbrl/bilevel_value.hpp"
+#include "pbrl/oracle/bilevel_value.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/problems/stackelberg.hpp"
-#include "pbrl/rng.hpp"
+#include "pbrl/core/rng.hpp"
 #include "pbrl/sampling/rollouts.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstdint>
 

@@ -22,7 +22,7 @@
 #include "board.hpp"
 #include "incentive_model.hpp"
 
-#include <pbrl/checkpoint.hpp>
+#include <pbrl/solver/checkpoint.hpp>
 #include <pbrl/problems/incentive_design.hpp>
 #include <pbrl/solver/pbrl_zero_sum.hpp>
 

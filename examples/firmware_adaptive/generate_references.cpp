@@ -18,7 +18,7 @@
 //   pbrl_generate_adaptive_model --seed 1 --out adaptive_model.hpp
 #include "settings.hpp"
 
-#include <pbrl/bilevel_value.hpp>
+#include <pbrl/oracle/bilevel_value.hpp>
 #include <pbrl/problems/random_instance.hpp>
 
 #include <cmath>

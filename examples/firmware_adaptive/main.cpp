@@ -37,7 +37,7 @@
 #include "settings.hpp"
 #include "world.hpp"
 
-#include <pbrl/checkpoint.hpp>
+#include <pbrl/solver/checkpoint.hpp>
 #include <pbrl/estimate/estimated_model.hpp>
 
 #include <cstdint>

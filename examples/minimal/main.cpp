@@ -4,7 +4,7 @@
 #include "board.hpp"
 #include "minimal_pbrl.hpp"
 
-#include <pbrl/checkpoint.hpp>
+#include <pbrl/solver/checkpoint.hpp>
 
 #include <cstring>
 

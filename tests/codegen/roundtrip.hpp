@@ -3,7 +3,7 @@
 // for bit, and two settings structs field by field (the checkpoint's digest visits every field).
 #include "npy_test_io.hpp"
 
-#include <pbrl/checkpoint.hpp>
+#include <pbrl/solver/checkpoint.hpp>
 
 #include <cstring>
 #include <string>

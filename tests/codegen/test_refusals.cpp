@@ -8,7 +8,7 @@
 
 #include "doctest.h"
 
-#include <pbrl/mdp.hpp>
+#include <pbrl/model/mdp.hpp>
 
 #include <sys/wait.h>
 

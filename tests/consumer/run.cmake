@@ -46,7 +46,7 @@ run_step("install into ${prefix}"
   "${CMAKE_COMMAND}" --install "${PBRL_BINARY_DIR}" --prefix "${prefix}" ${config_args})
 file(GLOB_RECURSE config_files "${prefix}/*/pbrlConfig.cmake")
 file(GLOB_RECURSE archives "${prefix}/*/libpbrl.a" "${prefix}/*/pbrl.lib")
-foreach(f include/pbrl/pbrl.hpp include/pbrl/solver/pbrl.hpp include/pbrl/c/pbrl_c.h include/pbrl/c/c_api.hpp)
+foreach(f include/pbrl/pbrl.hpp include/pbrl/solver/pbrl.hpp include/pbrl/c/pbrl_c.h include/pbrl/c/detail/c_api.hpp)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "[consumer] ${f} was not installed")
   endif()

@@ -54,7 +54,7 @@
 
 #include "fuzz_solvers.hpp"
 
-#include "pbrl/checkpoint.hpp"
+#include "pbrl/solver/checkpoint.hpp"
 #include "pbrl/estimate/transition_estimate.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/problems/random_instance.hpp"

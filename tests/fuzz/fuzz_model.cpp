@@ -25,7 +25,7 @@
 
 #include "fuzz_solvers.hpp"
 
-#include "pbrl/checkpoint.hpp"
+#include "pbrl/solver/checkpoint.hpp"
 #include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
 #include "pbrl/problems/stackelberg.hpp"

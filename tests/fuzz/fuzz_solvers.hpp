@@ -4,7 +4,7 @@
 
 #include "fuzz_input.hpp"
 
-#include "pbrl/checkpoint.hpp"
+#include "pbrl/solver/checkpoint.hpp"
 #include "pbrl/solver/pbrl.hpp"
 #include "pbrl/solver/pbrl_zero_sum.hpp"
 

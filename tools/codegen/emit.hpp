@@ -20,7 +20,7 @@ std::string literal(double v);
 // these axes sits in its flat layout.
 std::string layout(const std::vector<std::string>& axes);
 
-// The C interface of the manifest's model (include/pbrl/c/c_api.hpp runs it): <name>.h, the C
+// The C interface of the manifest's model (include/pbrl/c/detail/c_api.hpp runs it): <name>.h, the C
 // declarations; <name>_c_api.cpp, their definitions; <name>_sizes.cpp, the probe from which the
 // build measures the target's workspace size and alignment into <name>_sizes.h, which <name>.h
 // includes (cmake/PbrlCApi.cmake). They depend on the manifest's name, kind, scalar and sizes only.

@@ -1,5 +1,5 @@
 // The C interface's files as text (emit.hpp): <name>.h, <name>_c_api.cpp and <name>_sizes.cpp.
-// What they do is include/pbrl/c/c_api.hpp's; these are its declarations and a thin extern "C" layer.
+// What they do is include/pbrl/c/detail/c_api.hpp's; these are its declarations and a thin extern "C" layer.
 #include "emit.hpp"
 
 #include <pbrl/solver/pbrl.hpp>
@@ -220,7 +220,7 @@ std::string c_header(const Manifest& m) {
   out += "/* Copies the lower level's current policies: " + N + "POLICY_ENTRIES entries. */\n";
   out += "pbrl_status " + p + "get_policies(const " + ws + "* ws, " + scalar + "* policies, size_t length);\n\n";
   out += "/* Checkpoints of the whole solver, images of " + N + "CHECKPOINT_BYTES bytes, the same on every\n";
-  out += " * target (include/pbrl/checkpoint.hpp): a restored workspace continues bit for bit like the saved\n";
+  out += " * target (include/pbrl/solver/checkpoint.hpp): a restored workspace continues bit for bit like the saved\n";
   out += " * one. Restore into a workspace initialized for this model; it refuses a torn, corrupt or foreign\n";
   out += " * image (PBRL_CHECKPOINT_CORRUPT, PBRL_CHECKPOINT_MISMATCH, ...) and then changes nothing. A/B\n";
   out += " * storage: save into the slot checkpoint_slot_to_write names (0: slot_a, 1: slot_b), and at boot\n";
@@ -252,9 +252,9 @@ std::string c_api_source(const Manifest& m) {
   const std::string scalar = p + "scalar", report = p + "report";
   std::string out = generated_by(m, "//");
   out += "// The C interface of " + m.name + ".h: each function forwards to pbrl::c_api::Api\n";
-  out += "// (include/pbrl/c/c_api.hpp), which also checks the header's constants against the types.\n";
+  out += "// (include/pbrl/c/detail/c_api.hpp), which also checks the header's constants against the types.\n";
   out += "// No heap, no exceptions.\n";
-  out += "#include \"" + m.name + ".h\"\n#include \"" + m.name + "_pbrl.hpp\"\n\n#include <pbrl/c/c_api.hpp>\n\n";
+  out += "#include \"" + m.name + ".h\"\n#include \"" + m.name + "_pbrl.hpp\"\n\n#include <pbrl/c/detail/c_api.hpp>\n\n";
   out += "namespace {\n\nstruct Model {\n";
   out += "  using Problem = " + m.name + "::Problem;\n  using Solver = " + m.name + "::Solver;\n";
   out += "  using Workspace = " + ws + ";\n  using Report = " + report + ";\n";
@@ -331,7 +331,7 @@ std::string sizes_source(const Manifest& m) {
   std::string out = generated_by(m, "//");
   out += "// Compiled for the target and never linked: the build reads the sizes of these arrays (nm -S)\n";
   out += "// into " + m.name + "_sizes.h, the constants " + m.name + ".h needs, which depend on the target's ABI.\n";
-  out += "#include \"" + m.name + "_pbrl.hpp\"\n\n#include <pbrl/c/c_api.hpp>\n\n";
+  out += "#include \"" + m.name + "_pbrl.hpp\"\n\n#include <pbrl/c/detail/c_api.hpp>\n\n";
   out += "namespace {\nusing Sizes = pbrl::c_api::Layout<" + m.name + "::Problem, " + m.name + "::Solver" +
          (m.estimated ? ", " + m.name + "::Estimated" : std::string()) + ">;\n}\n\n";
   out += "extern \"C\" {\n";

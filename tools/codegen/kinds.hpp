@@ -1,12 +1,12 @@
 #pragma once
 // The problem kinds a manifest can name. What a kind's Data holds (its sizes, arrays, regularizers,
 // box and scalars, with their manifest keys, which are the members' names) is read from the
-// problem's Data::visit() (include/pbrl/data_layout.hpp), so it is stated once, in the library.
+// problem's Data::visit() (include/pbrl/model/data_layout.hpp), so it is stated once, in the library.
 // What the library's headers do not say is the tool's, named in kinds.cpp: the C++ names the
 // generated headers use, the solver, the axes of x and of the lower level's policies, the RAM
 // estimate, and the manifest's rule for each scalar.
 
-#include <pbrl/data_layout.hpp>
+#include <pbrl/model/data_layout.hpp>
 
 #include <string>
 #include <vector>

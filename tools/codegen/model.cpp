@@ -2,7 +2,7 @@
 
 #include "array_files.hpp"
 
-#include <pbrl/mdp.hpp>
+#include <pbrl/model/mdp.hpp>
 #include <pbrl/solver/settings.hpp>
 
 #include <climits>

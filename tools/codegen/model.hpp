@@ -8,8 +8,8 @@
 #include "kinds.hpp"
 #include "manifest.hpp"
 
-#include <pbrl/problem.hpp>
-#include <pbrl/regularizer.hpp>
+#include <pbrl/model/problem.hpp>
+#include <pbrl/model/regularizer.hpp>
 
 #include <string>
 #include <vector>

@@ -7,7 +7,7 @@
 #include "manifest.hpp"
 #include "renamed_settings.hpp"
 
-#include <pbrl/enum_names.hpp>
+#include <pbrl/core/detail/enum_names.hpp>
 #include <pbrl/estimate/transition_estimate.hpp>  // EstimateSettings (manifest "estimate")
 #include <pbrl/solver/settings.hpp>
 

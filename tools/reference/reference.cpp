@@ -23,12 +23,12 @@
 #include <pbrl/baselines/independent_pg.hpp>
 #include <pbrl/baselines/meta_gradient.hpp>
 #include <pbrl/c/pbrl_status.h>
-#include <pbrl/checkpoint.hpp>
+#include <pbrl/solver/checkpoint.hpp>
 #include <pbrl/estimate/transition_estimate.hpp>
-#include <pbrl/model_digest.hpp>
+#include <pbrl/model/detail/model_digest.hpp>
 #include <pbrl/solver/pbrl.hpp>
 #include <pbrl/solver/pbrl_zero_sum.hpp>
-#include <pbrl/status.hpp>
+#include <pbrl/core/status.hpp>
 
 #include <cctype>
 #include <cmath>
@@ -251,8 +251,8 @@ std::string settings_page() {
       "excludes infinities and NaN. *checked when*: the mode in which the setting is used and checked; in other "
       "modes any value passes. *refused with*: the status `validate()` (and `init()`) returns for a value "
       "outside the domain. *policy set*: checked against the problem's action count by "
-      "`validate(PolicySet, actions)` (`include/pbrl/policy.hpp`) when the solver starts.\n\n";
-  page += "The work caps in the bounds are the library's defaults (`include/pbrl/config.hpp`): `kMaxHorizon` = " +
+      "`validate(PolicySet, actions)` (`include/pbrl/model/policy.hpp`) when the solver starts.\n\n";
+  page += "The work caps in the bounds are the library's defaults (`include/pbrl/core/config.hpp`): `kMaxHorizon` = " +
           std::to_string(pbrl::kMaxHorizon) + ", `kMaxBatch` = " + std::to_string(pbrl::kMaxBatch) +
           ", `kMaxInnerSteps` = " + std::to_string(pbrl::kMaxInnerSteps) +
           "; a build that lowers them (`PBRL_MAX_HORIZON`, `PBRL_MAX_BATCH`, `PBRL_MAX_INNER_STEPS`) lowers the "
@@ -302,7 +302,7 @@ std::string statuses_page() {
                    std::to_string(pbrl::kStatusCount) + " statuses");
   std::string page = generated_note() + "\n# Status codes\n\n";
   page +=
-      "Every call that can fail returns a `pbrl::Status` (`include/pbrl/status.hpp`); on any status but `ok` it "
+      "Every call that can fail returns a `pbrl::Status` (`include/pbrl/core/status.hpp`); on any status but `ok` it "
       "has changed none of the data it was given. `pbrl::to_string(status)` gives the name, for logs. The C "
       "interfaces that `pbrl-codegen` writes return the same values as `pbrl_status` "
       "(`include/pbrl/c/pbrl_status.h`; `src/c_status.cpp` checks each at compile time), and "
@@ -384,7 +384,7 @@ std::string hex(std::uint32_t v) {
 // payload P there, the commit word of kCheckpointCommitSize bytes after it, the magic and the
 // version where the constants put them.
 void check_layout(const std::vector<LayoutRow>& rows) {
-  const std::string where = "include/pbrl/checkpoint.hpp's layout: ";
+  const std::string where = "include/pbrl/solver/checkpoint.hpp's layout: ";
   std::size_t end = 0;
   bool payload = false, commit = false, version = false;
   for (const LayoutRow& r : rows) {
@@ -415,12 +415,12 @@ void check_layout(const std::vector<LayoutRow>& rows) {
     throw Mismatch(where + "rows for the payload, the commit word and the version (kCheckpointVersion) are needed");
 }
 
-// include/pbrl/checkpoint.hpp's header comment in markdown: paragraphs, "  - " list items, and the
+// include/pbrl/solver/checkpoint.hpp's header comment in markdown: paragraphs, "  - " list items, and the
 // layout table (the lines under "offset  bytes  field", cut at that line's columns; a line with
 // blank offset and size continues the field above).
 std::string checkpoint_comment_markdown() {
   std::vector<std::string> text;
-  for (const std::string& line : read_lines("include/pbrl/checkpoint.hpp")) {
+  for (const std::string& line : read_lines("include/pbrl/solver/checkpoint.hpp")) {
     if (line.rfind("#pragma", 0) == 0) continue;
     if (line.rfind("//", 0) != 0) break;
     text.push_back(line.size() > 2 && line[2] == ' ' ? line.substr(3) : line.substr(2));
@@ -488,7 +488,7 @@ std::string checkpoint_comment_markdown() {
   if (table) close_table();
   close_paragraph();
   close_list();
-  if (rows.empty()) throw Mismatch("include/pbrl/checkpoint.hpp: no layout table (\"offset  bytes  field\")");
+  if (rows.empty()) throw Mismatch("include/pbrl/solver/checkpoint.hpp: no layout table (\"offset  bytes  field\")");
   std::string out;
   for (const std::string& block : blocks) out += (out.empty() ? "" : "\n\n") + block;
   return out + "\n";
@@ -499,7 +499,7 @@ std::string checkpoint_page() {
   for (int i = 0; i < 4; ++i) magic += char((pbrl::kCheckpointMagic >> (8 * i)) & 0xFFu);
   std::string page = generated_note() + "\n# Checkpoint format\n\n";
   page +=
-      "The image `save_checkpoint` writes and `restore_checkpoint` reads (`include/pbrl/checkpoint.hpp`). The "
+      "The image `save_checkpoint` writes and `restore_checkpoint` reads (`include/pbrl/solver/checkpoint.hpp`). The "
       "constants, from the code:\n\n"
       "| constant | value | |\n|---|---|---|\n";
   page += "| `kCheckpointMagic` | `" + hex(pbrl::kCheckpointMagic) + "` | bytes 0-3: \"" + magic + "\" |\n";
@@ -511,11 +511,11 @@ std::string checkpoint_page() {
           " | bytes of the commit word after the payload |\n\n";
   page += "An image of payload size P takes " + std::to_string(pbrl::kCheckpointHeaderSize) + " + P + " +
           std::to_string(pbrl::kCheckpointCommitSize) + " bytes (`checkpoint_size()`). The problem kinds " +
-          "(`ProblemKind`, `include/pbrl/model_digest.hpp`):";
+          "(`ProblemKind`, `include/pbrl/model/detail/model_digest.hpp`):";
   constexpr auto kinds = pbrl::enum_names(pbrl::ProblemKind{});
   for (int i = 0; i < kinds.size; ++i)
     page += std::string(i ? "," : "") + " " + std::to_string(i) + " `" + kinds.names[i] + "`";
-  page += ".\n\nThe format, from the header comment of `include/pbrl/checkpoint.hpp` (its offsets and sizes "
+  page += ".\n\nThe format, from the header comment of `include/pbrl/solver/checkpoint.hpp` (its offsets and sizes "
           "checked against the constants):\n\n";
   page += checkpoint_comment_markdown();
   return page;
@@ -626,9 +626,9 @@ std::string kinds_page() {
       "The keys of a `pbrl-codegen` manifest that depend on its `kind` (the others: `tools/codegen/README.md`, "
       "\"The manifest\"), as the tool reads them (`tools/codegen/kinds.cpp`): one key per member of the problem's "
       "`Data`, in the order of `Data::visit()`, which states each array's axes and row check "
-      "(`include/pbrl/data_layout.hpp`). *meaning* is the member's brief in the header. Sizes are integers in "
+      "(`include/pbrl/model/data_layout.hpp`). *meaning* is the member's brief in the header. Sizes are integers in "
       "[2, 65535]. An array is a `.npy` or `.csv` file of that shape (numpy's axis order; flattened in C order it "
-      "is the library's layout); sums are to one within `distribution_tolerance` (`include/pbrl/config.hpp`). "
+      "is the library's layout); sums are to one within `distribution_tolerance` (`include/pbrl/core/config.hpp`). "
       "Every key is required unless it says optional.\n\n";
   for (const codegen::KindSpec& k : codegen::kinds()) page += kind_section(k);
   page.pop_back();  // one newline at the end

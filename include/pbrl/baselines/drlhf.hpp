@@ -10,13 +10,13 @@
 // required), policy_steps*B*H environment steps a step; (a) stays exact. A step that fails leaves
 // the Rng and the step count unchanged. More: docs/algorithm.md#the-baselines.
 
-#include "pbrl/baselines/baseline_core.hpp"
-#include "pbrl/evaluation.hpp"
-#include "pbrl/policy.hpp"
+#include "pbrl/baselines/detail/baseline_core.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/model/policy.hpp"
 #include "pbrl/problems/rlhf.hpp"
-#include "pbrl/sampling/estimators.hpp"
-#include "pbrl/solver/oracle_steps.hpp"
-#include "pbrl/solver/projected_step.hpp"
+#include "pbrl/sampling/detail/estimators.hpp"
+#include "pbrl/solver/detail/oracle_steps.hpp"
+#include "pbrl/solver/detail/projected_step.hpp"
 #include "pbrl/solver/settings.hpp"
 
 #include <cstdint>
@@ -72,7 +72,7 @@ Status validate(const DrlhfSettings<Scalar>& s) {
 // Sources = GradientSources::exact (solver/settings.hpp): the type holds no sampled-mode scratch
 // (second random stream, trajectory buffer) and has no sampled code; init() refuses
 // GradientMode::sampled. run() and the accessors of x (the fitted reward r_x = x), the counts, the
-// settings, the workspace and the Rng are the core's (baselines/baseline_core.hpp).
+// settings, the workspace and the Rng are the core's (baselines/detail/baseline_core.hpp).
 template <class Problem, EvaluationMethod Method = EvaluationMethod::direct,
           GradientSources Sources = GradientSources::exact_and_sampled>
 class Drlhf : public BaselineCore<Drlhf<Problem, Method, Sources>, Problem, DrlhfSettings<typename Problem::Scalar>,

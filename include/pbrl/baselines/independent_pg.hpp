@@ -10,10 +10,10 @@
 // only at the problem. With Sources = GradientSources::exact, init() refuses GradientMode::sampled.
 // The update, and why the comparison is like for like: docs/algorithm.md#the-baselines.
 
-#include "pbrl/baselines/baseline_core.hpp"
+#include "pbrl/baselines/detail/baseline_core.hpp"
 #include "pbrl/problems/stackelberg.hpp"
-#include "pbrl/sampling/estimators.hpp"
-#include "pbrl/solver/projected_step.hpp"
+#include "pbrl/sampling/detail/estimators.hpp"
+#include "pbrl/solver/detail/projected_step.hpp"
 #include "pbrl/solver/settings.hpp"
 
 #include <cstdint>
@@ -54,7 +54,7 @@ Status validate(const IndependentPgSettings<Scalar>& s) {
 }
 
 // run() and the accessors of x, the counts, the settings, the workspace and the Rng are the core's
-// (baselines/baseline_core.hpp).
+// (baselines/detail/baseline_core.hpp).
 template <class Problem, EvaluationMethod Method = EvaluationMethod::direct,
           GradientSources Sources = GradientSources::exact_and_sampled>
 class IndependentPolicyGradient

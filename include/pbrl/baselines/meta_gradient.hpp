@@ -7,16 +7,16 @@
 // setting, the exact gradient of x -> f(x, pi(y_k + eta*G(x, y_k)))). learn_incentive = false
 // holds x constant (the paper's "start line").
 // Sampled mode: the agents' gradients and the mixed derivative from rollouts
-// (sampling/game_estimators.hpp), (T + 1)*B*H environment steps a step (T*B*H with the incentive
+// (sampling/detail/game_estimators.hpp), (T + 1)*B*H environment steps a step (T*B*H with the incentive
 // held); the Rng advances only with a successful step.
 // The update and the mixed derivative, derived: docs/algorithm.md#the-baselines.
 
-#include "pbrl/baselines/baseline_core.hpp"
-#include "pbrl/evaluation.hpp"
-#include "pbrl/game.hpp"
-#include "pbrl/policy.hpp"
-#include "pbrl/sampling/game_estimators.hpp"
-#include "pbrl/solver/projected_step.hpp"
+#include "pbrl/baselines/detail/baseline_core.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/model/game.hpp"
+#include "pbrl/model/policy.hpp"
+#include "pbrl/sampling/detail/game_estimators.hpp"
+#include "pbrl/solver/detail/projected_step.hpp"
 #include "pbrl/solver/settings.hpp"
 
 namespace pbrl {
@@ -134,7 +134,7 @@ void projection_vjp(const PolicySet<Scalar>& set, const StateActionMatrix<Scalar
 // Sources = GradientSources::exact (solver/settings.hpp): the type holds no sampled-mode scratch
 // (second random stream, trajectory buffer, sampled product) and has no sampled code; init()
 // refuses GradientMode::sampled. run() and the accessors of x, the counts, the settings, the
-// workspace and the Rng are the core's (baselines/baseline_core.hpp).
+// workspace and the Rng are the core's (baselines/detail/baseline_core.hpp).
 template <class GameProblem, EvaluationMethod Method = EvaluationMethod::direct,
           GradientSources Sources = GradientSources::exact_and_sampled>
 class MetaGradient : public BaselineCore<MetaGradient<GameProblem, Method, Sources>, GameProblem,

@@ -1,6 +1,6 @@
 /** @file
  * Status codes of pbrl's C interfaces (the functions pbrl-codegen writes for a model, `<name>.h`).
- * Each value equals the pbrl::Status of the same name (include/pbrl/status.hpp); src/c_status.cpp
+ * Each value equals the pbrl::Status of the same name (include/pbrl/core/status.hpp); src/c_status.cpp
  * checks that at compile time, so the two cannot drift. The C interfaces need no codes of their
  * own: a null pointer, a short buffer and a workspace that was never initialized are
  * PBRL_NULL_POINTER, PBRL_BUFFER_TOO_SMALL and PBRL_NOT_INITIALIZED, as in C++.

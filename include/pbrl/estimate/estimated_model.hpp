@@ -14,7 +14,7 @@
 // error status changes nothing.
 
 #include "pbrl/estimate/transition_estimate.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstdint>
 #include <cstring>

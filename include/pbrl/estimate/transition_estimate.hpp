@@ -13,12 +13,12 @@
 // pseudo-counts, or uint16_t / uint32_t whole counts (no discount). Every call that takes data
 // validates it and on an error status changes nothing.
 
-#include "pbrl/checkpoint.hpp"
-#include "pbrl/config.hpp"
-#include "pbrl/mdp.hpp"
-#include "pbrl/model_digest.hpp"
+#include "pbrl/solver/checkpoint.hpp"
+#include "pbrl/core/config.hpp"
+#include "pbrl/model/mdp.hpp"
+#include "pbrl/model/detail/model_digest.hpp"
 #include "pbrl/solver/settings.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cmath>
 #include <cstdint>

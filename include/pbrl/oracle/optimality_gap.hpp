@@ -10,8 +10,8 @@
 // and logarithm are assumed within 2 units in the last place (tests/test_exp.cpp asserts it).
 // Derivations and the rounding constants: docs/algorithm.md#certified-gaps.
 
-#include "pbrl/evaluation.hpp"
-#include "pbrl/regularizer.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/model/regularizer.hpp"
 
 #include <cmath>
 #include <limits>

@@ -5,7 +5,7 @@
 //                                  / (1 + eta*tau) )
 // With h = entropy the reference is uniform and its term cancels in the normalization.
 
-#include "pbrl/evaluation.hpp"
+#include "pbrl/model/evaluation.hpp"
 
 namespace pbrl {
 
@@ -28,7 +28,7 @@ Eigen::Matrix<Scalar, 1, A> pmd_logits(const Mdp<Scalar, S, A>& m, Scalar eta,
 
 namespace detail {
 // pmd_step() below; CheckPolicy = false leaves out the O(S*A) checks of (log_pi, pi), for a warm
-// start the caller knows valid (a solver's pi-hat: detail::oracle_step, solver/oracle_steps.hpp).
+// start the caller knows valid (a solver's pi-hat: detail::oracle_step, solver/detail/oracle_steps.hpp).
 template <bool CheckPolicy, typename Scalar, int S, int A, EvaluationMethod M>
 Status pmd_step(const Mdp<Scalar, S, A>& m, Scalar eta, EvaluationWorkspace<Scalar, S, M>& ws,
                 Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& log_pi,

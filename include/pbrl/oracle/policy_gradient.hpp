@@ -4,7 +4,7 @@
 //   softmax:             theta <- theta + eta * dV(rho)/dtheta,   pi = softmax(theta)
 // The softmax logits are kept as normalized log-probabilities (log_pi), the same state PMD keeps.
 
-#include "pbrl/evaluation.hpp"
+#include "pbrl/model/evaluation.hpp"
 
 namespace pbrl {
 
@@ -41,7 +41,7 @@ Status policy_ascent_update(const PolicySet<Scalar>& set, Scalar eta, StateActio
 namespace detail {
 // policy_gradient_step() below; CheckPolicy = false leaves out the O(S*A) checks of (log_pi, pi),
 // for a warm start the caller knows valid (a solver's pi-hat: detail::oracle_step,
-// solver/oracle_steps.hpp).
+// solver/detail/oracle_steps.hpp).
 template <bool CheckPolicy, typename Scalar, int S, int A, EvaluationMethod M>
 Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>& set, Scalar eta,
                             EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& eval,

@@ -5,8 +5,8 @@
 //   pi*(a|s) = ref(a|s) exp((Q(s,a) - V(s)) / tau)
 // A gamma-contraction: after a sweep with sup-norm change c, |V - V*| <= gamma*c/(1-gamma).
 
-#include "pbrl/evaluation.hpp"
-#include "pbrl/regularizer.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/model/regularizer.hpp"
 
 namespace pbrl {
 

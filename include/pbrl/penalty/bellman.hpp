@@ -9,9 +9,9 @@
 // where mu' starts with a_0 ~ pi_y(s_0) and follows pi-hat (ERRATA item 3). At pi-hat = pi*
 // this is the paper's penalty and gradient exactly.
 
-#include "pbrl/evaluation.hpp"
-#include "pbrl/penalty/policies.hpp"
-#include "pbrl/regularizer.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/penalty/detail/policies.hpp"
+#include "pbrl/model/regularizer.hpp"
 
 namespace pbrl {
 

@@ -10,8 +10,8 @@
 // pi-hat2 on player 2's MDP given pi1 (game.hpp): there V1 = V^{pihat1,pi2}, V2 = -V^{pi1,pihat2}.
 // psi is 0 exactly at the regularized Nash equilibrium of M_tau(x); it is the NE gap.
 
-#include "pbrl/game.hpp"
-#include "pbrl/penalty/policies.hpp"
+#include "pbrl/model/game.hpp"
+#include "pbrl/penalty/detail/policies.hpp"
 #include "pbrl/oracle/soft_value_iteration.hpp"
 
 namespace pbrl {

@@ -7,9 +7,9 @@
 // (one vjp_pair() where the problem has it, else two vjp() calls; problem.hpp)
 // Exact when pi-hat is the optimum; then p >= 0 and p = 0 iff pi_y is optimal.
 
-#include "pbrl/evaluation.hpp"
-#include "pbrl/penalty/policies.hpp"
-#include "pbrl/problem.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/penalty/detail/policies.hpp"
+#include "pbrl/model/problem.hpp"
 
 namespace pbrl {
 

@@ -8,12 +8,12 @@
 // NE(x). f is unregularized and does not depend on x. build() keeps c_x * sigmoid'(x) in the Model
 // for vjp() and sample_vjp(). Policy gradients of f: docs/algorithm.md#incentive-design.
 
-#include "pbrl/bilevel_value.hpp"
-#include "pbrl/data_layout.hpp"
-#include "pbrl/evaluation.hpp"
-#include "pbrl/game.hpp"
-#include "pbrl/model_digest.hpp"
-#include "pbrl/problem.hpp"
+#include "pbrl/oracle/bilevel_value.hpp"
+#include "pbrl/model/data_layout.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/model/game.hpp"
+#include "pbrl/model/detail/model_digest.hpp"
+#include "pbrl/model/problem.hpp"
 
 namespace pbrl {
 

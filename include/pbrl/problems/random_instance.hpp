@@ -4,8 +4,8 @@
 // 0 (0.7 in the Stackelberg game), transition entries uniform in [0, 1] then normalized per row.
 // Everything is written into caller arrays.
 
-#include "pbrl/config.hpp"
-#include "pbrl/rng.hpp"
+#include "pbrl/core/config.hpp"
+#include "pbrl/core/rng.hpp"
 
 namespace pbrl {
 

@@ -8,11 +8,11 @@
 // J^T(w, v) = w (flattened): the shaping enters the reward linearly and P does not depend on x;
 // per sample (sampled mode), grad_x r_x(s,a) = e_{(s,a)}.
 
-#include "pbrl/bilevel_value.hpp"
-#include "pbrl/data_layout.hpp"
-#include "pbrl/evaluation.hpp"
-#include "pbrl/model_digest.hpp"
-#include "pbrl/problem.hpp"
+#include "pbrl/oracle/bilevel_value.hpp"
+#include "pbrl/model/data_layout.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/model/detail/model_digest.hpp"
+#include "pbrl/model/problem.hpp"
 
 namespace pbrl {
 

@@ -4,7 +4,7 @@
 //   s.t.             y in argmax_y V^{pi_y}_{M_tau(x)}(rho),   r_x(s,a) = x(s,a) in a box X.
 // This header includes the pieces, one header each in problems/rlhf/: Segment, PreferenceBuffer
 // and Label, SegmentSampler, the labelers (ReturnLabeler, BradleyTerryLabeler), preference_loss,
-// RlhfProblem (a problem of pbrl/problem.hpp) and RlhfOracle (the true reward's optimal policy,
+// RlhfProblem (a problem of pbrl/model/problem.hpp) and RlhfOracle (the true reward's optimal policy,
 // the upper bound).
 // The buffer is data: f is its empirical mean and grad_pi f = 0; the caller redraws segments from
 // the current pi_y into the buffer between solver steps (SegmentSampler::collect_pair), and the

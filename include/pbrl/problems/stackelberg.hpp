@@ -1,6 +1,6 @@
 #pragma once
 // Stackelberg Markov game (paper, Section 2.2 "Stackelberg Markov game", appendix lemma
-// "Stackelberg game cast as BM"), a problem of pbrl/problem.hpp. A leader with softmax logits x
+// "Stackelberg game cast as BM"), a problem of pbrl/model/problem.hpp. A leader with softmax logits x
 // (the upper level; kParams = S*AL, flat index s*AL + a_l, box [-B, B]) and a follower pi_y (the
 // lower level) act simultaneously; each player's value counts its own reward and regularizer:
 //   min_{x in X, y} -V_l^{pi_x,pi_y}(rho)   s.t.  y in argmax_y V_f^{pi_x,pi_y}(rho).
@@ -10,13 +10,13 @@
 // (flash), read in place; Model holds S*A_f*S + 3*S*A_f + 3*S*A_l scalars.
 // The vector-Jacobian product and f's gradients, derived: docs/algorithm.md#the-stackelberg-game.
 
-#include "pbrl/bilevel_value.hpp"
-#include "pbrl/data_layout.hpp"
-#include "pbrl/evaluation.hpp"
+#include "pbrl/oracle/bilevel_value.hpp"
+#include "pbrl/model/data_layout.hpp"
+#include "pbrl/model/evaluation.hpp"
 #include "pbrl/oracle/soft_value_iteration.hpp"
-#include "pbrl/policy.hpp"
-#include "pbrl/model_digest.hpp"
-#include "pbrl/problem.hpp"
+#include "pbrl/model/policy.hpp"
+#include "pbrl/model/detail/model_digest.hpp"
+#include "pbrl/model/problem.hpp"
 
 #include <utility>
 

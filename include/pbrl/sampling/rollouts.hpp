@@ -1,6 +1,6 @@
 #pragma once
 // Trajectories from the generative model of a tabular regularized MDP (rho, P and a policy) and
-// their truncated discounted returns, the raw material of sampling/estimators.hpp (the RLHF
+// their truncated discounted returns, the raw material of sampling/detail/estimators.hpp (the RLHF
 // segment sampler walks the same loop, detail::walk, with the same draws):
 //   s_0 ~ rho, a_0 ~ sigma(s_0), a_t ~ pi(s_t) for t >= 1, s_{t+1} ~ P(.|s_t, a_t), t < H;
 //   V_hat_t = r - tau*h_{s_t}(pi(s_t)) + gamma*V_hat_{t+1},  Q_hat_t = r + gamma*V_hat_{t+1},
@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "pbrl/evaluation.hpp"
-#include "pbrl/rng.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/core/rng.hpp"
 #include "pbrl/sampling/sampling_settings.hpp"
 
 namespace pbrl {

@@ -1,9 +1,9 @@
 #pragma once
 // Sampled mode's settings (horizon H, batch B, common random numbers) and their work caps: what
-// the solvers' settings hold without the estimators (sampling/estimators.hpp).
+// the solvers' settings hold without the estimators (sampling/detail/estimators.hpp).
 
-#include "pbrl/config.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/config.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstdint>
 

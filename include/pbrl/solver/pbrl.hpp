@@ -1,6 +1,6 @@
 #pragma once
 // PBRL, the penalty-based bilevel RL gradient method (paper, Algorithm 1), for a problem of
-// pbrl/problem.hpp: per step, T oracle steps on M(x_k) give pi-hat_k, then a projected gradient
+// pbrl/model/problem.hpp: per step, T oracle steps on M(x_k) give pi-hat_k, then a projected gradient
 // step on f + lambda_k * p (value or Bellman penalty) with separate step sizes for x and y.
 // The object is the whole state (sizeof is its RAM; it points at nothing it does not own but the
 // problem). step() does one bounded iteration: T oracle steps, T + 3 policy evaluations (one more
@@ -13,15 +13,15 @@
 // step that fails leaves the Rng and the step count unchanged.
 // How a step and sampled mode work: docs/algorithm.md#pbrl.
 
-#include "pbrl/checkpoint.hpp"
-#include "pbrl/evaluation.hpp"
+#include "pbrl/solver/checkpoint.hpp"
+#include "pbrl/model/evaluation.hpp"
 #include "pbrl/penalty/bellman.hpp"
 #include "pbrl/penalty/value.hpp"
-#include "pbrl/policy.hpp"
-#include "pbrl/sampling/estimators.hpp"
-#include "pbrl/solver/oracle_steps.hpp"
+#include "pbrl/model/policy.hpp"
+#include "pbrl/sampling/detail/estimators.hpp"
+#include "pbrl/solver/detail/oracle_steps.hpp"
 #include "pbrl/solver/penalty_schedule.hpp"
-#include "pbrl/solver/projected_step.hpp"
+#include "pbrl/solver/detail/projected_step.hpp"
 #include "pbrl/solver/settings.hpp"
 #include "pbrl/solver/solver_core.hpp"
 #include "pbrl/solver/step_slices.hpp"

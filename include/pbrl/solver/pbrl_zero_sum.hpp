@@ -11,15 +11,15 @@
 // the problem's sample_vjp over joint actions, else init() returns bad_setting. A step that fails
 // leaves the Rng unchanged. More: docs/algorithm.md#pbrl-with-a-zero-sum-lower-level.
 
-#include "pbrl/checkpoint.hpp"
-#include "pbrl/evaluation.hpp"
-#include "pbrl/game.hpp"
+#include "pbrl/solver/checkpoint.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/model/game.hpp"
 #include "pbrl/penalty/nikaido_isoda.hpp"
-#include "pbrl/policy.hpp"
-#include "pbrl/sampling/game_estimators.hpp"
-#include "pbrl/solver/oracle_steps.hpp"
+#include "pbrl/model/policy.hpp"
+#include "pbrl/sampling/detail/game_estimators.hpp"
+#include "pbrl/solver/detail/oracle_steps.hpp"
 #include "pbrl/solver/penalty_schedule.hpp"
-#include "pbrl/solver/projected_step.hpp"
+#include "pbrl/solver/detail/projected_step.hpp"
 #include "pbrl/solver/settings.hpp"
 #include "pbrl/solver/solver_core.hpp"
 #include "pbrl/solver/step_slices.hpp"

@@ -11,8 +11,8 @@
 // measured: docs/tolerance.md. Worst case of one step(): inner_steps_max oracle steps (per player
 // in PbrlZeroSum).
 
-#include "pbrl/checkpoint.hpp"
-#include "pbrl/solver/oracle_steps.hpp"  // OracleResult
+#include "pbrl/solver/checkpoint.hpp"
+#include "pbrl/solver/detail/oracle_steps.hpp"  // OracleResult
 #include "pbrl/solver/settings.hpp"
 
 #include <cstdint>

@@ -10,10 +10,10 @@
 // lambda_start, sampled mode needs the policy-gradient oracle) and what depends on the action
 // count (PolicySet) is checked beside it.
 
-#include "pbrl/enum_names.hpp"
-#include "pbrl/policy.hpp"
+#include "pbrl/core/detail/enum_names.hpp"
+#include "pbrl/model/policy.hpp"
 #include "pbrl/sampling/sampling_settings.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -37,7 +37,7 @@ constexpr EnumNames<OracleKind, 3> enum_names(OracleKind) {
 }
 static_assert(enum_names(OracleKind{}).size == int(OracleKind::soft_value_iteration) + 1, "a name per enumerator");
 /// Where the lower level's gradients come from. exact: every gradient from the model (policy
-/// evaluations). sampled: from trajectories of the generative model (sampling/estimators.hpp).
+/// evaluations). sampled: from trajectories of the generative model (sampling/detail/estimators.hpp).
 enum class GradientMode : unsigned char { exact, sampled };
 /// GradientMode's enumerator names, as settings files spell them.
 constexpr EnumNames<GradientMode, 2> enum_names(GradientMode) { return {{"exact", "sampled"}}; }

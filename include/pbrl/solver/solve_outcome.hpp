@@ -2,7 +2,7 @@
 // What solve() of a penalty solver (solver/solver_core.hpp) says when it returns ok: an outcome,
 // not an error, and the steps it took.
 
-#include "pbrl/enum_names.hpp"
+#include "pbrl/core/detail/enum_names.hpp"
 
 #include <cstdint>
 

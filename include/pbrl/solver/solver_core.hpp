@@ -10,12 +10,12 @@
 // max_steps times one step's); it returns ok with the outcome in its result. step() keeps
 // working after convergence, and a later solve() on a converged solver takes no step.
 
-#include "pbrl/evaluation.hpp"
-#include "pbrl/model_digest.hpp"
-#include "pbrl/rng.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/model/detail/model_digest.hpp"
+#include "pbrl/core/rng.hpp"
 #include "pbrl/solver/penalty_schedule.hpp"
-#include "pbrl/solver/projected_step.hpp"
-#include "pbrl/solver/step_counts.hpp"
+#include "pbrl/solver/detail/projected_step.hpp"
+#include "pbrl/solver/detail/step_counts.hpp"
 #include "pbrl/solver/settings.hpp"
 #include "pbrl/solver/solve_outcome.hpp"
 #include "pbrl/solver/step_slices.hpp"

@@ -11,8 +11,8 @@
 // restore (or init) abandons the step in progress. A slice that fails abandons the step in
 // progress and leaves the last completed step intact (the next slice begins the step again).
 
-#include "pbrl/enum_names.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/detail/enum_names.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstdint>
 

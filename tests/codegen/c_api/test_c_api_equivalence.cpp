@@ -7,7 +7,7 @@
 #include "stackelberg.h"
 #include "stackelberg_pbrl.hpp"
 
-#include <pbrl/checkpoint.hpp>
+#include <pbrl/solver/checkpoint.hpp>
 
 #include <doctest/doctest.h>
 

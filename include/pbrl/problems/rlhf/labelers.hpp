@@ -6,7 +6,7 @@
 #include "pbrl/problems/rlhf/preference_buffer.hpp"
 #include "pbrl/problems/rlhf/preference_loss.hpp"
 #include "pbrl/problems/rlhf/segment.hpp"
-#include "pbrl/rng.hpp"
+#include "pbrl/core/rng.hpp"
 
 #include <cmath>
 #include <limits>

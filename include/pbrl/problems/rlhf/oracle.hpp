@@ -2,9 +2,9 @@
 // RLHF (problems/rlhf.hpp): the optimal regularized policy of the hidden true reward, the
 // experiment's upper bound.
 
-#include "pbrl/mdp.hpp"
+#include "pbrl/model/mdp.hpp"
 #include "pbrl/oracle/soft_value_iteration.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 namespace pbrl {
 

@@ -2,9 +2,9 @@
 // RLHF (problems/rlhf.hpp): labels l0 = P(d0 preferred to d1) and the ring buffer of the newest
 // Capacity labeled pairs (d0, d1, l0) that the reward model is fitted to.
 
-#include "pbrl/config.hpp"
+#include "pbrl/core/config.hpp"
 #include "pbrl/problems/rlhf/segment.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstdint>
 #include <limits>

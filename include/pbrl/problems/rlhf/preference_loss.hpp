@@ -3,11 +3,11 @@
 // mean negative log-likelihood of a preference buffer under a reward, with its exact gradient, in
 // log space (softplus).
 
-#include "pbrl/config.hpp"
-#include "pbrl/exp.hpp"
+#include "pbrl/core/config.hpp"
+#include "pbrl/core/detail/exp.hpp"
 #include "pbrl/problems/rlhf/preference_buffer.hpp"
 #include "pbrl/problems/rlhf/segment.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cmath>
 #include <limits>

@@ -2,16 +2,16 @@
 // RLHF (problems/rlhf.hpp): the bilevel problem, reward model r_x = x in a box, the upper level the
 // Bradley-Terry loss of a caller-owned preference buffer, the lower level M_tau(x) with the true P.
 
-#include "pbrl/bilevel_value.hpp"
-#include "pbrl/data_layout.hpp"
-#include "pbrl/config.hpp"
-#include "pbrl/evaluation.hpp"
-#include "pbrl/mdp.hpp"
-#include "pbrl/model_digest.hpp"
-#include "pbrl/problem.hpp"
+#include "pbrl/oracle/bilevel_value.hpp"
+#include "pbrl/model/data_layout.hpp"
+#include "pbrl/core/config.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/model/mdp.hpp"
+#include "pbrl/model/detail/model_digest.hpp"
+#include "pbrl/model/problem.hpp"
 #include "pbrl/problems/rlhf/preference_buffer.hpp"
 #include "pbrl/problems/rlhf/preference_loss.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <limits>
 

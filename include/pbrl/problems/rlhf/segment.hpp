@@ -2,7 +2,7 @@
 // RLHF (problems/rlhf.hpp): a segment d = (s_t, a_t, ..., s_{t+T}, a_{t+T}) of a rollout, its
 // validation, and its undiscounted return R(d), the Bradley-Terry model's score.
 
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstdint>
 #include <type_traits>

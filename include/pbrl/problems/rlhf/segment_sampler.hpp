@@ -3,15 +3,15 @@
 // (the library's rollout walk and categorical draw, sampling/rollouts.hpp), labeled and pushed
 // into a preference buffer; counts environment steps.
 
-#include "pbrl/config.hpp"
-#include "pbrl/mdp.hpp"
-#include "pbrl/policy.hpp"
+#include "pbrl/core/config.hpp"
+#include "pbrl/model/mdp.hpp"
+#include "pbrl/model/policy.hpp"
 #include "pbrl/problems/rlhf/labelers.hpp"
 #include "pbrl/problems/rlhf/preference_buffer.hpp"
 #include "pbrl/problems/rlhf/segment.hpp"
-#include "pbrl/rng.hpp"
+#include "pbrl/core/rng.hpp"
 #include "pbrl/sampling/rollouts.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstdint>
 #include <limits>

@@ -69,11 +69,11 @@
 // (after init() with other settings, or to run again from iteration 0): the sequence numbers
 // compare iteration counts, so an image of an earlier, longer run would count as newer.
 
-#include "pbrl/config.hpp"
-#include "pbrl/evaluation.hpp"
-#include "pbrl/model_digest.hpp"
-#include "pbrl/rng.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/config.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/model/detail/model_digest.hpp"
+#include "pbrl/core/rng.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstddef>
 #include <cstdint>

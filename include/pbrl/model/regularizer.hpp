@@ -8,11 +8,11 @@
 // Also here: the regularizer's conjugate, the soft maximum max_p [<p, q> - tau h_s(p)], and its
 // maximizer, which soft value iteration, the Bellman penalty and the optimality certificates share.
 
-#include "pbrl/config.hpp"
-#include "pbrl/enum_names.hpp"
-#include "pbrl/exp.hpp"
-#include "pbrl/log.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/config.hpp"
+#include "pbrl/core/detail/enum_names.hpp"
+#include "pbrl/core/detail/exp.hpp"
+#include "pbrl/core/detail/log.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -15,7 +15,7 @@
 // only where P_x(s_next|s,a) > 0 and sound only if P_x's support does not depend on x. A solver's
 // sampled mode refuses a problem without sample_vjp (Status::bad_setting).
 
-#include "pbrl/config.hpp"
+#include "pbrl/core/config.hpp"
 
 #include <type_traits>
 #include <utility>

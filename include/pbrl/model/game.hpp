@@ -14,12 +14,12 @@
 // and kRewardOnly (true when P_x does not depend on x; the meta-gradient baseline requires it).
 // Only build() takes x. Signatures and the induced MDPs: docs/algorithm.md#zero-sum-games.
 
-#include "pbrl/config.hpp"
-#include "pbrl/evaluation.hpp"
-#include "pbrl/mdp.hpp"
-#include "pbrl/policy.hpp"
-#include "pbrl/regularizer.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/config.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/model/mdp.hpp"
+#include "pbrl/model/policy.hpp"
+#include "pbrl/model/regularizer.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <type_traits>
 #include <utility>

@@ -4,9 +4,9 @@
 // caller (const data in flash, or a problem's model storage) and is read through fixed-size
 // maps, never copied.
 
-#include "pbrl/config.hpp"
-#include "pbrl/regularizer.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/config.hpp"
+#include "pbrl/model/regularizer.hpp"
+#include "pbrl/core/status.hpp"
 
 namespace pbrl {
 

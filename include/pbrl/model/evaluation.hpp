@@ -9,10 +9,10 @@
 //           and says so in the workspace (max_sweeps_hit).
 // Formulas and error bounds: docs/algorithm.md#exact-evaluation.
 
-#include "pbrl/config.hpp"
-#include "pbrl/mdp.hpp"
-#include "pbrl/policy.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/config.hpp"
+#include "pbrl/model/mdp.hpp"
+#include "pbrl/model/policy.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstdint>
 #include <limits>

@@ -9,14 +9,14 @@
 // place. Every function checks its arguments first, in the C++ API's order (null pointers, a
 // workspace no init succeeded on, short arrays), and on a refusal changes nothing; after that the
 // library's own guarantee holds (a failed step, restore or init leaves the solver as it was).
-#include "pbrl/bilevel_value.hpp"
+#include "pbrl/oracle/bilevel_value.hpp"
 #include "pbrl/c/pbrl_c.h"
-#include "pbrl/checkpoint.hpp"
+#include "pbrl/solver/checkpoint.hpp"
 #include "pbrl/estimate/estimated_model.hpp"
-#include "pbrl/policy.hpp"
+#include "pbrl/model/policy.hpp"
 #include "pbrl/solver/solve_outcome.hpp"
 #include "pbrl/solver/step_slices.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstddef>
 #include <cstdint>

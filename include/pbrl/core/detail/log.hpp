@@ -12,7 +12,7 @@
 // inf at inf (subnormals out of line, scaled by 2^23 with the 23 joining the exponent).
 // tests/test_exp.cpp asserts 2 units on 2^17 points in every tree.
 
-#include "pbrl/exp.hpp"
+#include "pbrl/core/detail/exp.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -11,10 +11,10 @@
 // instructions a byte, so a model's digest costs less than its validation. It tells models
 // apart; it is no defence against a forger.
 
-#include "pbrl/data_layout.hpp"
-#include "pbrl/mdp.hpp"
-#include "pbrl/problem.hpp"
-#include "pbrl/regularizer.hpp"
+#include "pbrl/model/data_layout.hpp"
+#include "pbrl/model/mdp.hpp"
+#include "pbrl/model/problem.hpp"
+#include "pbrl/model/regularizer.hpp"
 
 #include <cstddef>
 #include <cstdint>

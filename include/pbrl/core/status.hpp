@@ -2,7 +2,7 @@
 // Status codes returned by every pbrl call that can fail. On any status other than
 // Status::ok the call has changed none of the data it was given.
 
-#include "pbrl/enum_names.hpp"
+#include "pbrl/core/detail/enum_names.hpp"
 
 /// pbrl: penalty-based bilevel reinforcement learning on fixed-size Eigen types, for
 /// microcontrollers. The solvers are Pbrl and PbrlZeroSum (solver/pbrl.hpp,

@@ -2,7 +2,7 @@
 // A solver's counts (iterations, environment steps, models swapped in) and the loop of run():
 // the solvers and the baselines share them.
 
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstdint>
 #include <limits>

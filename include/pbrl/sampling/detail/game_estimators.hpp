@@ -1,5 +1,5 @@
 #pragma once
-// Sampled mode for zero-sum games (game.hpp), the counterparts of sampling/estimators.hpp for
+// Sampled mode for zero-sum games (game.hpp), the counterparts of sampling/detail/estimators.hpp for
 // PbrlZeroSum and the meta-gradient baseline: joint rollouts (H environment steps and exactly
 // 3H + 1 uniforms each), both players' policy gradients from one batch, the vector-Jacobian
 // product through the game problem's sample_vjp over joint actions j = a1*A2 + a2, the
@@ -15,8 +15,8 @@
 
 #include <cstdint>
 
-#include "pbrl/game.hpp"
-#include "pbrl/sampling/estimators.hpp"
+#include "pbrl/model/game.hpp"
+#include "pbrl/sampling/detail/estimators.hpp"
 
 namespace pbrl {
 

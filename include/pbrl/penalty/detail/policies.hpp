@@ -11,8 +11,8 @@
 // PolicyY{pi_y, &log_pi_y}, so a penalty forms h and dh/dpi without taking logarithms.
 // A bundle holds references to the caller's objects (nothing is copied): build it in the call.
 
-#include "pbrl/config.hpp"
-#include "pbrl/evaluation.hpp"
+#include "pbrl/core/config.hpp"
+#include "pbrl/model/evaluation.hpp"
 
 namespace pbrl {
 

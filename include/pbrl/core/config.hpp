@@ -4,7 +4,7 @@
 /// The alignment setting that changes layouts (EIGEN_MAX_STATIC_ALIGN_BYTES) comes from the
 /// CMake target pbrl::pbrl so that the library and its users always agree on it.
 
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <Eigen/Core>
 

@@ -19,9 +19,9 @@
 #include <cstdint>
 
 #include "pbrl/oracle/policy_gradient.hpp"
-#include "pbrl/penalty/policies.hpp"
-#include "pbrl/policy.hpp"
-#include "pbrl/problem.hpp"
+#include "pbrl/penalty/detail/policies.hpp"
+#include "pbrl/model/policy.hpp"
+#include "pbrl/model/problem.hpp"
 #include "pbrl/sampling/rollouts.hpp"
 #include "pbrl/sampling/sampling_settings.hpp"
 

@@ -2,7 +2,7 @@
 // A small deterministic random number generator (xoshiro128+ seeded by splitmix32): the same
 // stream on every platform and compiler, 16 bytes of state owned by the caller, no globals.
 
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstdint>
 

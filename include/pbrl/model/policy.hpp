@@ -6,11 +6,11 @@
 // Gradients are computed in direct coordinates (d/d pi) and chained to y here, so penalties,
 // problems and oracles never depend on the parameterization.
 
-#include "pbrl/config.hpp"
-#include "pbrl/enum_names.hpp"
-#include "pbrl/exp.hpp"
-#include "pbrl/log.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/config.hpp"
+#include "pbrl/core/detail/enum_names.hpp"
+#include "pbrl/core/detail/exp.hpp"
+#include "pbrl/core/detail/log.hpp"
+#include "pbrl/core/status.hpp"
 
 namespace pbrl {
 

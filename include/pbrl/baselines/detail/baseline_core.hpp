@@ -12,10 +12,10 @@
 // A step's contract, kept here: sampled mode draws from sampled_.rng_next, a copy of rng_ made by
 // begin_step(), and only commit_step() assigns it back; on error nothing has changed.
 
-#include "pbrl/evaluation.hpp"
-#include "pbrl/rng.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/core/rng.hpp"
 #include "pbrl/solver/settings.hpp"
-#include "pbrl/solver/step_counts.hpp"
+#include "pbrl/solver/detail/step_counts.hpp"
 
 #include <cstdint>
 

@@ -4,9 +4,9 @@
 // (iteration, environment steps) with their overflow check, and run(). A step forms every new
 // iterate in scratch, checks it, and only then commits: an error leaves the solver as it was.
 
-#include "pbrl/policy.hpp"
-#include "pbrl/problem.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/model/policy.hpp"
+#include "pbrl/model/problem.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstdint>
 #include <limits>

@@ -10,13 +10,13 @@
 // than ok means the inputs were refused (outputs unchanged) or a computation was not finite.
 // More: docs/algorithm.md#the-bilevel-value.
 
-#include "pbrl/evaluation.hpp"
-#include "pbrl/game.hpp"
-#include "pbrl/mdp.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/model/game.hpp"
+#include "pbrl/model/mdp.hpp"
 #include "pbrl/oracle/optimality_gap.hpp"
 #include "pbrl/oracle/soft_value_iteration.hpp"
 #include "pbrl/penalty/nikaido_isoda.hpp"
-#include "pbrl/status.hpp"
+#include "pbrl/core/status.hpp"
 
 #include <cstdint>
 #include <limits>
