@@ -7,7 +7,7 @@
 //   report.md     the step reports' fields a firmware reads, from the reports' visit() (the list
 //                 pbrl-codegen writes the C report struct from);
 //   checkpoint.md the image format: the constants of checkpoint.hpp, and the layout and rules of its
-//                 header comment, whose offsets and sizes are checked against the constants;
+//                 format comment, whose offsets and sizes are checked against the constants;
 //   kinds.md      each problem kind's manifest keys as pbrl-codegen reads them (codegen/kinds.cpp,
 //                 from the problem's Data::visit()), with each Data member's comment.
 //
@@ -415,16 +415,20 @@ void check_layout(const std::vector<LayoutRow>& rows) {
     throw Mismatch(where + "rows for the payload, the commit word and the version (kCheckpointVersion) are needed");
 }
 
-// include/pbrl/solver/checkpoint.hpp's header comment in markdown: paragraphs, "  - " list items, and the
-// layout table (the lines under "offset  bytes  field", cut at that line's columns; a line with
-// blank offset and size continues the field above).
+// include/pbrl/solver/checkpoint.hpp's format comment (from the line "// Image: " after its
+// includes) in markdown: paragraphs, "  - " list items, and the layout table (the lines under
+// "offset  bytes  field", cut at that line's columns; a line with blank offset and size continues
+// the field above).
 std::string checkpoint_comment_markdown() {
   std::vector<std::string> text;
+  bool inside = false;
   for (const std::string& line : read_lines("include/pbrl/solver/checkpoint.hpp")) {
-    if (line.rfind("#pragma", 0) == 0) continue;
+    inside = inside || line.rfind("// Image: ", 0) == 0;
+    if (!inside) continue;
     if (line.rfind("//", 0) != 0) break;
     text.push_back(line.size() > 2 && line[2] == ' ' ? line.substr(3) : line.substr(2));
   }
+  if (text.empty()) throw Mismatch("include/pbrl/solver/checkpoint.hpp: no comment starting \"// Image: \"");
   std::vector<std::string> blocks;  // paragraphs, lists and the table, in order
   std::string paragraph;
   std::vector<std::string> items;
@@ -515,7 +519,7 @@ std::string checkpoint_page() {
   constexpr auto kinds = pbrl::enum_names(pbrl::ProblemKind{});
   for (int i = 0; i < kinds.size; ++i)
     page += std::string(i ? "," : "") + " " + std::to_string(i) + " `" + kinds.names[i] + "`";
-  page += ".\n\nThe format, from the header comment of `include/pbrl/solver/checkpoint.hpp` (its offsets and sizes "
+  page += ".\n\nThe format, from the format comment of `include/pbrl/solver/checkpoint.hpp` (its offsets and sizes "
           "checked against the constants):\n\n";
   page += checkpoint_comment_markdown();
   return page;

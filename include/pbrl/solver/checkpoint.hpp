@@ -1,8 +1,23 @@
 #pragma once
 // Checkpoint and restore of a whole solver (Pbrl, PbrlZeroSum) to a caller byte buffer, e.g. a
 // flash page, so that a device resumes after a reset where it was: a restored solver continues
-// bit for bit like the one that was saved.
-//
+// bit for bit like the one that was saved. The image format, why a write cut short by a power loss
+// is always refused, what restore checks, estimated models and A/B storage: the comment after the
+// includes (docs/reference/checkpoint.md renders it).
+
+#include "pbrl/core/config.hpp"
+#include "pbrl/model/evaluation.hpp"
+#include "pbrl/model/detail/model_digest.hpp"
+#include "pbrl/core/rng.hpp"
+#include "pbrl/core/status.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
 // Image: a fixed header, the payload, a commit word. Every number is little-endian and written
 // byte by byte, so the image is the same on every target and never depends on struct padding.
 //   offset  bytes  field
@@ -68,19 +83,6 @@
 // costs at most the steps since the previous checkpoint. Erase both slots when starting over
 // (after init() with other settings, or to run again from iteration 0): the sequence numbers
 // compare iteration counts, so an image of an earlier, longer run would count as newer.
-
-#include "pbrl/core/config.hpp"
-#include "pbrl/model/evaluation.hpp"
-#include "pbrl/model/detail/model_digest.hpp"
-#include "pbrl/core/rng.hpp"
-#include "pbrl/core/status.hpp"
-
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
-#include <limits>
-#include <type_traits>
-#include <utility>
 
 namespace pbrl {
 
