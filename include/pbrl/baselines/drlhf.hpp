@@ -24,16 +24,19 @@
 
 namespace pbrl {
 
-// GradientSettings (solver/settings.hpp): sampled mode's (b) from rollouts (see the top of this file).
+/// Drlhf's settings: GradientSettings (solver/settings.hpp; sampled mode's (b) from rollouts, see
+/// the comment atop baselines/drlhf.hpp), then those of (a), the reward fitting, and (b), the RL.
 template <typename Scalar>
 struct DrlhfSettings : GradientSettings {
-  int reward_steps = 1;                 // (a) gradient steps on the Bradley-Terry loss per step()
-  Scalar reward_step = Scalar(0.1);     // alpha of (a)
-  OracleKind policy_oracle = OracleKind::policy_mirror_descent;  // (b)
-  PolicySet<Scalar> oracle_policy{};    // policy-gradient oracle: projected (direct) or softmax
-  int policy_steps = 1;                 // (b) oracle steps per step() (sweeps for soft VI)
-  Scalar policy_step = Scalar(1);       // eta of PMD or of the policy gradient
+  int reward_steps = 1;                 ///< (a) Bradley-Terry loss gradient steps per step(), in [0, kMaxInnerSteps]
+  Scalar reward_step = Scalar(0.1);     ///< alpha of (a) (finite, > 0)
+  /// (b)'s oracle (sampled mode: policy_gradient).
+  OracleKind policy_oracle = OracleKind::policy_mirror_descent;
+  PolicySet<Scalar> oracle_policy{};    ///< policy-gradient oracle: projected (direct) or softmax
+  int policy_steps = 1;                 ///< (b) oracle steps per step() (sweeps for soft VI), in [0, kMaxInnerSteps]
+  Scalar policy_step = Scalar(1);       ///< eta of PMD or of the policy gradient (finite, > 0)
 
+  /// Each field once, with its domain and its name (visitor: v(field, Domain, name)).
   template <class Visitor>
   void visit(Visitor& v) const {
     using namespace domain;
@@ -49,18 +52,22 @@ struct DrlhfSettings : GradientSettings {
   }
 };
 
-// Evaluations stopped at max_sweeps are EvaluationOutcome's (evaluation.hpp).
+/// What one Drlhf step reports. Evaluations stopped at max_sweeps are EvaluationOutcome's
+/// (evaluation.hpp).
 template <typename Scalar>
 struct DrlhfReport : EvaluationOutcome {
-  std::int64_t iteration = 0;               // k of the iterate (x_k, pi_k) the first numbers describe
-  Scalar loss = Scalar(0);                  // f(x_k) on the buffer as it is at this step
-  Scalar reward_gradient_norm = Scalar(0);  // |grad_x f(x_k)|
-  Scalar fitted_loss = Scalar(0);           // f(x_{k+1}) after the reward steps
-  bool has_true_return = false;             // a true MDP was given to init()
-  Scalar true_return = std::numeric_limits<Scalar>::quiet_NaN();  // V^{pi_k}_true(rho)
-  std::int64_t environment_steps = 0;       // sampled mode: steps taken since init(), this step's included
+  std::int64_t iteration = 0;               ///< k of the iterate (x_k, pi_k) the first numbers describe
+  Scalar loss = Scalar(0);                  ///< f(x_k) on the buffer as it is at this step
+  Scalar reward_gradient_norm = Scalar(0);  ///< |grad_x f(x_k)|
+  Scalar fitted_loss = Scalar(0);           ///< f(x_{k+1}) after the reward steps
+  bool has_true_return = false;             ///< a true MDP was given to init()
+  Scalar true_return = std::numeric_limits<Scalar>::quiet_NaN();  ///< V^{pi_k}_true(rho) (NaN without a true MDP)
+  std::int64_t environment_steps = 0;       ///< sampled mode: steps taken since init(), this step's included
 };
 
+/// Checks Drlhf's settings: every field's domain, and policy_oracle = policy_gradient in sampled
+/// mode (the policy set is checked by init(), against the action count).
+/// @return ok, bad_step_size or bad_setting.
 template <typename Scalar>
 Status validate(const DrlhfSettings<Scalar>& s) {
   if (Status st = check_domains(s); st != Status::ok) return st;
@@ -68,11 +75,20 @@ Status validate(const DrlhfSettings<Scalar>& s) {
   return Status::ok;
 }
 
-// Problem: an RlhfProblem (uses its loss(), build(), validate_parameters(), project_parameters()).
-// Sources = GradientSources::exact (solver/settings.hpp): the type holds no sampled-mode scratch
-// (second random stream, trajectory buffer) and has no sampled code; init() refuses
-// GradientMode::sampled. run() and the accessors of x (the fitted reward r_x = x), the counts, the
-// settings, the workspace and the Rng are the core's (baselines/detail/baseline_core.hpp).
+/// The DRLHF-style baseline for RlhfProblem, tabular: reward fitting and RL alternate, with no
+/// coupling term. Per step, (a) projected gradient steps of x on the Bradley-Terry loss over the
+/// preference buffer, then (b) policy_steps oracle steps on M_tau(x), warm-started from the last
+/// policy (after Christiano et al. 2017). The object is the whole state (sizeof is its RAM); the
+/// problem and its buffer are the caller's. run() and the accessors of x (the fitted reward
+/// r_x = x), the counts, the settings, the workspace and the Rng are the core's
+/// (baselines/detail/baseline_core.hpp). More: the comment atop baselines/drlhf.hpp,
+/// `docs/algorithm.md#the-baselines`.
+/// @tparam Problem an RlhfProblem (uses its loss(), build(), validate_parameters(),
+///         project_parameters())
+/// @tparam Method how policies are evaluated (direct LU or sweeps)
+/// @tparam Sources exact_and_sampled, or exact (solver/settings.hpp): the type holds no
+///         sampled-mode scratch (second random stream, trajectory buffer) and has no sampled code;
+///         init() refuses GradientMode::sampled
 template <class Problem, EvaluationMethod Method = EvaluationMethod::direct,
           GradientSources Sources = GradientSources::exact_and_sampled>
 class Drlhf : public BaselineCore<Drlhf<Problem, Method, Sources>, Problem, DrlhfSettings<typename Problem::Scalar>,
@@ -82,20 +98,35 @@ class Drlhf : public BaselineCore<Drlhf<Problem, Method, Sources>, Problem, Drlh
   friend Core;
 
  public:
+  /// Whether the type carries sampled mode.
   using Core::kSampled;
+  /// The problem's floating-point type.
   using typename Core::Scalar;
+  /// The number of states.
   static constexpr int S = Problem::kStates;
+  /// The number of actions.
   static constexpr int A = Problem::kActions;
+  /// The upper-level parameters x, the fitted reward r_x = x.
   using typename Core::Params;
+  /// An S x A matrix: a policy.
   using Matrix = StateActionMatrix<Scalar, S, A>;
+  /// An MDP of the problem's sizes: M_tau(x), or the true MDP.
   using MdpType = Mdp<Scalar, S, A>;
+  /// DrlhfSettings of the problem's Scalar.
   using Settings = DrlhfSettings<Scalar>;
+  /// DrlhfReport of the problem's Scalar.
   using Report = DrlhfReport<Scalar>;
+  /// The policy evaluations' workspace.
   using typename Core::Workspace;
 
-  // x0 in X, pi0 a policy (rows distributions; floored to keep its log finite), truth optional
-  // (validated in full when given; it is a view: its arrays must outlive the solver).
-  // On error the solver keeps its previous state.
+  /// Starts at (x0, pi0): validates everything, then sets x, the policy and the oracle's warm
+  /// start, the counts and the random stream (from settings.seed). x0 in X, pi0 a policy (rows
+  /// distributions; floored to keep its log finite), truth optional (validated in full when
+  /// given; it is a view: its arrays must outlive the solver).
+  /// @return ok; bad_setting or bad_step_size (settings, the policy set; sampled mode in an
+  ///         exact-only type); not_initialized, not_finite or out_of_bounds (x0, the problem);
+  ///         not_finite or bad_policy (pi0); validate(truth)'s statuses. On error the solver keeps
+  ///         its previous state.
   Status init(const Problem& problem, const Settings& settings, const Params& x0, const Matrix& pi0,
               const MdpType* truth = nullptr) {
     if (Status st = validate(settings); st != Status::ok) return st;
@@ -116,8 +147,11 @@ class Drlhf : public BaselineCore<Drlhf<Problem, Method, Sources>, Problem, Drlh
     return Status::ok;
   }
 
-  // One alternation: (a) then (b). On error x, the policy, the warm start, the counts and (sampled
-  // mode) the Rng are unchanged; count_overflow when a count has no room for another step.
+  /// One alternation: (a) reward fitting, then (b) RL on the fitted reward.
+  /// @return ok; not_initialized; count_overflow (a count has no room for another step);
+  ///         bad_setting (the workspace's sweep settings); the statuses of the problem's loss() and
+  ///         build(), of evaluate() and of the oracle; numerical_failure. On error x, the policy,
+  ///         the warm start, the counts and (sampled mode) the Rng are unchanged.
   Status step(Report* report = nullptr) {
     BaselineStep b;
     if (Status st = this->begin_step(b); st != Status::ok) return st;
@@ -166,7 +200,9 @@ class Drlhf : public BaselineCore<Drlhf<Problem, Method, Sources>, Problem, Drlh
     return Status::ok;
   }
 
-  // V^pi_true(rho) of the current policy (not_initialized without a true MDP); value unchanged on error.
+  /// V^pi_true(rho) of the current policy into value.
+  /// @return ok; not_initialized (before init() or without a true MDP); evaluate()'s statuses.
+  ///         On error value is unchanged.
   Status true_return(Scalar& value) {
     if (problem_ == nullptr || !has_truth_) return Status::not_initialized;
     if (Status st = evaluate(truth_, pi_, ws_, eval_truth_); st != Status::ok) return st;
@@ -174,7 +210,9 @@ class Drlhf : public BaselineCore<Drlhf<Problem, Method, Sources>, Problem, Drlh
     return Status::ok;
   }
 
+  /// pi_k, the current policy.
   const Matrix& policy() const { return pi_; }
+  /// log pi_k, entrywise, as the oracle keeps it beside pi_k.
   const Matrix& log_policy() const { return log_pi_; }
 
  private:

@@ -20,13 +20,15 @@
 
 namespace pbrl {
 
-// GradientSettings (solver/settings.hpp): sampled mode's Monte-Carlo follower gradient.
+/// IndependentPolicyGradient's settings: GradientSettings (solver/settings.hpp; sampled mode's
+/// Monte-Carlo follower gradient) and the two players' steps.
 template <typename Scalar>
 struct IndependentPgSettings : GradientSettings {
-  Scalar step_leader = Scalar(0.1);            // alpha_l
-  Scalar step_follower = Scalar(0.1);          // alpha_f
-  Scalar follower_logit_bound = Scalar(50);    // Y = [-bound, bound]^(S*A_f)
+  Scalar step_leader = Scalar(0.1);            ///< alpha_l, the leader's step size (finite, > 0)
+  Scalar step_follower = Scalar(0.1);          ///< alpha_f, the follower's step size (finite, > 0)
+  Scalar follower_logit_bound = Scalar(50);    ///< Y = [-bound, bound]^(S*A_f) (finite, > 0)
 
+  /// Each field once, with its domain and its name (visitor: v(field, Domain, name)).
   template <class Visitor>
   void visit(Visitor& v) const {
     GradientSettings::visit(v);
@@ -36,25 +38,37 @@ struct IndependentPgSettings : GradientSettings {
   }
 };
 
-// Evaluations stopped at max_sweeps are EvaluationOutcome's (evaluation.hpp).
+/// What one IndependentPolicyGradient step reports: exact values and gap, in sampled mode too.
+/// Evaluations stopped at max_sweeps are EvaluationOutcome's (evaluation.hpp).
 template <typename Scalar>
 struct IndependentPgReport : EvaluationOutcome {
-  std::int64_t iteration = 0;         // k of the iterate (x_k, y_k) the numbers describe
-  Scalar leader_value = Scalar(0);    // V_l^{pi_x_k, pi_y_k}(rho)
-  Scalar follower_value = Scalar(0);  // V_f^{pi_x_k, pi_y_k}(rho)
-  Scalar follower_gap = Scalar(0);    // V_f^{pi_x_k, pi*(x_k)}(rho) - V_f^{pi_x_k, pi_y_k}(rho)
-  bool follower_gap_converged = false;  // pi*(x_k)'s soft value iteration met its tolerance (false:
-                                        // stopped at follower_optimum().max_iterations)
-  std::int64_t environment_steps = 0; // sampled mode: steps taken since init(), this step's included
+  std::int64_t iteration = 0;         ///< k of the iterate (x_k, y_k) the numbers describe
+  Scalar leader_value = Scalar(0);    ///< V_l^{pi_x_k, pi_y_k}(rho)
+  Scalar follower_value = Scalar(0);  ///< V_f^{pi_x_k, pi_y_k}(rho)
+  Scalar follower_gap = Scalar(0);    ///< V_f^{pi_x_k, pi*(x_k)}(rho) - V_f^{pi_x_k, pi_y_k}(rho)
+  bool follower_gap_converged = false;  ///< pi*(x_k)'s soft value iteration met its tolerance (false:
+                                        ///< stopped at follower_optimum().max_iterations)
+  std::int64_t environment_steps = 0; ///< sampled mode: steps taken since init(), this step's included
 };
 
+/// Checks IndependentPolicyGradient's settings: every field's domain.
+/// @return ok, bad_step_size or bad_setting.
 template <typename Scalar>
 Status validate(const IndependentPgSettings<Scalar>& s) {
   return check_domains(s);
 }
 
-// run() and the accessors of x, the counts, the settings, the workspace and the Rng are the core's
-// (baselines/detail/baseline_core.hpp).
+/// Independent policy gradient on the Stackelberg game, the paper's baseline: both players ascend
+/// their own regularized values at once, each holding the other's current policy fixed. Softmax
+/// policies, Y the box |y| <= follower_logit_bound; after Daskalakis et al. 2020 and Ding et al.
+/// 2022. The object is the whole state (sizeof is its RAM); it points only at the problem.
+/// run() and the accessors of x, the counts, the settings, the workspace and the
+/// Rng are the core's (baselines/detail/baseline_core.hpp). More: the comment atop
+/// baselines/independent_pg.hpp, `docs/algorithm.md#the-baselines`.
+/// @tparam Problem a Stackelberg problem (problems/stackelberg.hpp)
+/// @tparam Method how policies are evaluated (direct LU or sweeps)
+/// @tparam Sources exact_and_sampled, or exact for a type without sampled mode (init() refuses
+///         GradientMode::sampled)
 template <class Problem, EvaluationMethod Method = EvaluationMethod::direct,
           GradientSources Sources = GradientSources::exact_and_sampled>
 class IndependentPolicyGradient
@@ -66,20 +80,35 @@ class IndependentPolicyGradient
   friend Core;
 
  public:
+  /// Whether the type carries sampled mode.
   using Core::kSampled;
+  /// The problem's floating-point type.
   using typename Core::Scalar;
+  /// The number of states.
   static constexpr int S = Problem::kStates;
+  /// The follower's actions, A_f.
   static constexpr int AF = Problem::kActions;
+  /// The leader's actions, A_l.
   static constexpr int AL = Problem::kLeaderActions;
+  /// The upper-level parameters x: the leader's logits.
   using typename Core::Params;
+  /// An S x A_f matrix: y, the follower's logits, or its policy.
   using Matrix = StateActionMatrix<Scalar, S, AF>;
+  /// IndependentPgSettings of the problem's Scalar.
   using Settings = IndependentPgSettings<Scalar>;
+  /// IndependentPgReport of the problem's Scalar.
   using Report = IndependentPgReport<Scalar>;
+  /// The policy evaluations' workspace.
   using typename Core::Workspace;
+  /// The problem's FollowerOptimum: the follower's best response, for the report's gap.
   using Optimum = typename Problem::FollowerOptimum;
 
-  // x0: leader logits in the problem's box; y0: follower logits within the settings' bound.
-  // Validates everything; on error the object keeps its previous state.
+  /// Starts at (x0, y0): validates everything, then sets x, y, the counts and the random stream
+  /// (from settings.seed), and zeroes the follower optimum's warm start. x0: leader logits in the
+  /// problem's box; y0: follower logits within the settings' bound.
+  /// @return ok; bad_setting or bad_step_size (settings; sampled mode in an exact-only type);
+  ///         not_initialized, not_finite or out_of_bounds (x0, the problem); not_finite or
+  ///         bad_policy (y0). On error the object keeps its previous state.
   Status init(const Problem& problem, const Settings& settings, const Params& x0, const Matrix& y0) {
     if (Status st = validate(settings); st != Status::ok) return st;
     if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
@@ -94,9 +123,12 @@ class IndependentPolicyGradient
     return Status::ok;
   }
 
-  // One simultaneous update. With a report, also the follower's exact optimality gap (soft value
-  // iteration on M(x_k), warm-started; its settings are in follower_optimum()). On error x, y,
-  // the counts and the Rng are unchanged; count_overflow when a count has no room left.
+  /// One simultaneous update. With a report, also the follower's exact optimality gap (soft value
+  /// iteration on M(x_k), warm-started; its settings are in follower_optimum()).
+  /// @return ok; not_initialized; count_overflow (a count has no room left); bad_setting (the
+  ///         workspace's sweep settings); the statuses of the problem's build() and upper(), of
+  ///         evaluate(), of the sampled gradient and (with a report) of optimal_value();
+  ///         numerical_failure. On error x, y, the counts and the Rng are unchanged.
   Status step(Report* report = nullptr) {
     BaselineStep b;
     if (Status st = this->begin_step(b); st != Status::ok) return st;
@@ -155,10 +187,11 @@ class IndependentPolicyGradient
     return Status::ok;
   }
 
+  /// The follower's logits y_k.
   const Matrix& y() const { return y_; }
-  // pi_y of the current y.
+  /// Writes pi_y of the current y into pi.
   void policy(Matrix& pi) const { policy_from_parameters<Scalar, S, AF>(Parameterization::softmax, y_, pi); }
-  // Soft value iteration settings and warm start of the reported gap.
+  /// Soft value iteration settings and warm start of the reported gap.
   Optimum& follower_optimum() { return optimum_; }
 
  private:

@@ -21,11 +21,15 @@
 
 namespace pbrl {
 
-// mu_dot = d/d eps mu_{(pi1 + eps u1) x (pi2 + eps u2)}, the joint occupancy's directional
-// derivative. mdp1 = player1_mdp(game, pi2) (its chain under pi1 is the joint chain) and d the
-// state occupancy of (pi1, pi2). `warm` is the sweeps' warm start of d' (kept by the caller).
-// Pass factors_current = true only right after evaluate(mdp1, pi1, ws, ...): the direct method
-// then reuses that factorization. On error mu_dot and warm are unchanged.
+/// mu_dot = d/d eps mu_{(pi1 + eps u1) x (pi2 + eps u2)}, the joint occupancy's directional
+/// derivative. mdp1 = player1_mdp(game, pi2) (its chain under pi1 is the joint chain) and d the
+/// state occupancy of (pi1, pi2). `warm` is the sweeps' warm start of d' (kept by the caller).
+/// Pass factors_current = true only right after evaluate(mdp1, pi1, ws, ...): the direct method
+/// then reuses that factorization.
+/// @return ok; null_pointer, bad_discount or bad_regularization (the settings of game and mdp1);
+///         bad_setting (the sweeps settings); not_finite or bad_policy (pi1, pi2); not_finite (d,
+///         u1, u2, warm); numerical_failure. On error mu_dot and warm are unchanged (ws is
+///         scratch).
 template <typename Scalar, int S, int A1, int A2, EvaluationMethod M>
 Status occupancy_directional_derivative(const MarkovGame<Scalar, S, A1, A2>& game, const Mdp<Scalar, S, A1>& mdp1,
                                         const StateActionMatrix<Scalar, S, A1>& pi1,
@@ -64,15 +68,17 @@ Status occupancy_directional_derivative(const MarkovGame<Scalar, S, A1, A2>& gam
   return Status::ok;
 }
 
-// GradientSettings (solver/settings.hpp): sampled mode's Monte-Carlo agents' and mixed gradients.
+/// MetaGradient's settings: GradientSettings (solver/settings.hpp; sampled mode's Monte-Carlo
+/// agents' and mixed gradients), the agents' policies and steps, and the designer's.
 template <typename Scalar>
 struct MetaGradientSettings : GradientSettings {
-  PolicySet<Scalar> policy{};          // agents' parameterization and set (softmax: the paper's)
-  int agent_steps = 1;                 // T >= 1 agents' policy-gradient steps per iteration
-  Scalar agent_step = Scalar(0.1);     // eta
-  Scalar designer_step = Scalar(0.1);  // beta
-  bool learn_incentive = true;         // false: x held constant (the start line)
+  PolicySet<Scalar> policy{};          ///< agents' parameterization and set (softmax: the paper's)
+  int agent_steps = 1;                 ///< T, agents' policy-gradient steps per iteration, in [1, kMaxInnerSteps]
+  Scalar agent_step = Scalar(0.1);     ///< eta, the agents' step size (finite, > 0)
+  Scalar designer_step = Scalar(0.1);  ///< beta, the designer's step size (finite, > 0)
+  bool learn_incentive = true;         ///< false: x held constant (the start line)
 
+  /// Each field once, with its domain and its name (visitor: v(field, Domain, name)).
   template <class Visitor>
   void visit(Visitor& v) const {
     using namespace domain;
@@ -87,16 +93,20 @@ struct MetaGradientSettings : GradientSettings {
   }
 };
 
-// Evaluations stopped at max_sweeps are EvaluationOutcome's (evaluation.hpp).
+/// What one MetaGradient step reports. Evaluations stopped at max_sweeps are EvaluationOutcome's
+/// (evaluation.hpp).
 template <typename Scalar>
 struct MetaGradientReport : EvaluationOutcome {
-  std::int64_t iteration = 0;             // k of x_k
-  Scalar upper_objective = Scalar(0);     // f(x_k, pi_{k+1}), the agents' policy after their step(s)
-  Scalar agents_value = Scalar(0);        // V^{pi_k}(rho) on M(x_k), before the agents' steps
-  Scalar meta_gradient_norm = Scalar(0);  // |d f / dx| (0 with the incentive held)
-  std::int64_t environment_steps = 0;     // environment steps taken since init(), this step's included
+  std::int64_t iteration = 0;             ///< k of x_k
+  Scalar upper_objective = Scalar(0);     ///< f(x_k, pi_{k+1}), the agents' policy after their step(s)
+  Scalar agents_value = Scalar(0);        ///< V^{pi_k}(rho) on M(x_k), before the agents' steps (sampled mode: V_hat)
+  Scalar meta_gradient_norm = Scalar(0);  ///< |d f / dx| (0 with the incentive held)
+  std::int64_t environment_steps = 0;     ///< environment steps taken since init(), this step's included
 };
 
+/// Checks MetaGradient's settings: every field's domain (the policy set is checked by init(),
+/// against the action counts).
+/// @return ok, bad_step_size or bad_setting.
 template <typename Scalar>
 Status validate(const MetaGradientSettings<Scalar>& s) {
   return check_domains(s);
@@ -131,10 +141,19 @@ void projection_vjp(const PolicySet<Scalar>& set, const StateActionMatrix<Scalar
 
 }  // namespace detail
 
-// Sources = GradientSources::exact (solver/settings.hpp): the type holds no sampled-mode scratch
-// (second random stream, trajectory buffer, sampled product) and has no sampled code; init()
-// refuses GradientMode::sampled. run() and the accessors of x, the counts, the settings, the
-// workspace and the Rng are the core's (baselines/detail/baseline_core.hpp).
+/// The meta-gradient baseline of the incentive-design experiment, for a game problem (game.hpp)
+/// whose transitions do not depend on x. Per step the agents take T policy-gradient steps under
+/// r_{x_k} (player 1 ascends V, player 2 descends it), then the designer steps x along the exact
+/// gradient of its objective through the agents' last step (after Yang et al. 2021);
+/// learn_incentive = false holds x constant. run() and the accessors of x, the counts, the
+/// settings, the workspace and the Rng are the core's (baselines/detail/baseline_core.hpp). More:
+/// the comment atop baselines/meta_gradient.hpp, `docs/algorithm.md#the-baselines`.
+/// @tparam GameProblem a class of the game problem interface (game.hpp) with kRewardOnly (checked
+///         at compile time); sampled mode needs its sample_vjp
+/// @tparam Method how policies are evaluated (direct LU or sweeps)
+/// @tparam Sources exact_and_sampled, or exact (solver/settings.hpp): the type holds no
+///         sampled-mode scratch (second random stream, trajectory buffer, sampled product) and has
+///         no sampled code; init() refuses GradientMode::sampled
 template <class GameProblem, EvaluationMethod Method = EvaluationMethod::direct,
           GradientSources Sources = GradientSources::exact_and_sampled>
 class MetaGradient : public BaselineCore<MetaGradient<GameProblem, Method, Sources>, GameProblem,
@@ -147,20 +166,37 @@ class MetaGradient : public BaselineCore<MetaGradient<GameProblem, Method, Sourc
   friend Core;
 
  public:
+  /// Whether the type carries sampled mode.
   using Core::kSampled;
+  /// The problem's floating-point type.
   using typename Core::Scalar;
+  /// The number of states.
   static constexpr int S = GameProblem::kStates;
+  /// Player 1's (the maximizer's) number of actions.
   static constexpr int A1 = GameProblem::kActions1;
+  /// Player 2's (the minimizer's) number of actions.
   static constexpr int A2 = GameProblem::kActions2;
+  /// The upper-level parameters x, the designer's.
   using typename Core::Params;
+  /// An S x A1 matrix: y1, player 1's parameters, or its policy.
   using Matrix1 = StateActionMatrix<Scalar, S, A1>;
+  /// An S x A2 matrix: y2, player 2's parameters, or its policy.
   using Matrix2 = StateActionMatrix<Scalar, S, A2>;
+  /// The agents' zero-sum Markov game M(x).
   using GameType = MarkovGame<Scalar, S, A1, A2>;
+  /// MetaGradientSettings of the problem's Scalar.
   using Settings = MetaGradientSettings<Scalar>;
+  /// MetaGradientReport of the problem's Scalar.
   using Report = MetaGradientReport<Scalar>;
+  /// The policy evaluations' workspace.
   using typename Core::Workspace;
 
-  // Validates everything; on error the baseline keeps its previous state.
+  /// Starts at (x0, y1, y2): validates everything, then sets the iterates, the counts and the
+  /// random stream (from settings.seed).
+  /// @return ok; bad_setting or bad_step_size (settings, the policy set; sampled mode in an
+  ///         exact-only type or without the problem's sample_vjp); not_initialized, not_finite or
+  ///         out_of_bounds (x0, the problem); not_finite or bad_policy (y1, y2). On error the
+  ///         baseline keeps its previous state.
   Status init(const GameProblem& problem, const Settings& settings, const Params& x0, const Matrix1& y1,
               const Matrix2& y2) {
     if (Status st = validate(settings); st != Status::ok) return st;
@@ -180,8 +216,12 @@ class MetaGradient : public BaselineCore<MetaGradient<GameProblem, Method, Sourc
     return Status::ok;
   }
 
-  // One iteration. On error x, y1, y2, the counts (and in sampled mode the Rng) are unchanged;
-  // count_overflow when a count has no room for another step.
+  /// One iteration: the agents' steps, then (learn_incentive) the designer's.
+  /// @return ok; not_initialized; count_overflow (a count has no room for another step);
+  ///         bad_setting (the workspace's sweep settings); the statuses of the problem's build()
+  ///         and upper(), of player1_mdp(), evaluate() and occupancy_directional_derivative(), and
+  ///         of the sampled estimators; numerical_failure. On error x, y1, y2, the meta-gradient,
+  ///         the counts (and in sampled mode the Rng) are unchanged.
   Status step(Report* report = nullptr) {
     BaselineStep b;
     if (Status st = this->begin_step(b); st != Status::ok) return st;
@@ -286,11 +326,15 @@ class MetaGradient : public BaselineCore<MetaGradient<GameProblem, Method, Sourc
     return Status::ok;
   }
 
+  /// Player 1's parameters y1_k.
   const Matrix1& y1() const { return y1_; }
+  /// Player 2's parameters y2_k.
   const Matrix2& y2() const { return y2_; }
-  // d f / dx of the last successful step (0 with the incentive held).
+  /// d f / dx of the last successful step (0 with the incentive held).
   const Params& meta_gradient() const { return meta_; }
+  /// Writes player 1's policy of the current y1 into pi.
   void policy1(Matrix1& pi) const { policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi); }
+  /// Writes player 2's policy of the current y2 into pi.
   void policy2(Matrix2& pi) const { policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi); }
 
  private:

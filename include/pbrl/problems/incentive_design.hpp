@@ -39,7 +39,7 @@ class IncentiveDesign {
   /// The dimension of x: one incentive per (s, a1, a2).
   static constexpr int kParams = S * A1 * A2;
   /// Rows of Data::transition, the agents' P: one per (s, a1, a2).
-  static constexpr int kTransitionRows = S * A1 * A2;  // rows of Data::transition, the agents' P
+  static constexpr int kTransitionRows = S * A1 * A2;
   /// x enters the reward only: P_x = P (game.hpp's is_reward_only).
   static constexpr bool kRewardOnly = true;
   /// The upper-level parameters x.
@@ -70,13 +70,13 @@ class IncentiveDesign {
   /// Caller storage for what build() takes from x, and upper()'s scratch.
   struct Model {
     /// r_x, read by the game view.
-    Scalar reward[S * A1 * A2];           // r_x, read by the game view
+    Scalar reward[S * A1 * A2];
     /// c_x sigmoid'(x), read by vjp() and sample_vjp().
-    Scalar slope[S * A1 * A2];            // c_x sigmoid'(x), read by vjp() and sample_vjp()
+    Scalar slope[S * A1 * A2];
     /// r_id - c (upper()'s scratch).
-    Scalar designer_reward[S * A1 * A2];  // r_id - c (upper's scratch)
+    Scalar designer_reward[S * A1 * A2];
     /// pi1 x pi2 (upper()'s scratch).
-    Joint joint_policy;                   // pi1 x pi2 (upper's scratch)
+    Joint joint_policy;
   };
 
   /// What init() takes: the arrays (the caller's, read in place, unchanged while used) and numbers.
@@ -129,7 +129,7 @@ class IncentiveDesign {
     /// The caps and the certificate's tolerance.
     BestResponseSettings<Scalar> settings{};
     /// Scratch: r_x, then upper()'s scratch.
-    Model model;                                 // r_x, then upper()'s scratch
+    Model model;
     /// After a success: the regularized NE of M(x) in nash.pi1, nash.pi2 (and nash.value, the
     /// game's value), warm start of the next call.
     NashWorkspace<Scalar, S, A1, A2> nash{};
@@ -138,10 +138,10 @@ class IncentiveDesign {
     /// Scratch of the designer's evaluation.
     EvaluationWorkspace<Scalar, S, EvaluationMethod::direct> evaluation_workspace;
     /// The designer's evaluation of the NE.
-    Evaluation<Scalar, S, A1 * A2> evaluation{};  // the designer's evaluation of the NE
+    Evaluation<Scalar, S, A1 * A2> evaluation{};
     /// @{
     /// upper()'s gradients (scratch, not used).
-    Params grad_x;                                // upper()'s gradients (not used)
+    Params grad_x;
     Matrix1 grad_pi1;
     Matrix2 grad_pi2;
     /// @}

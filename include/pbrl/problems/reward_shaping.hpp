@@ -36,7 +36,7 @@ class RewardShaping {
   /// The dimension of x: one shaping term per (s, a), at [s*A + a].
   static constexpr int kParams = S * A;
   /// Rows of Data::transition, the lower level's P: one per (s, a).
-  static constexpr int kTransitionRows = S * A;  // rows of Data::transition, the lower level's P
+  static constexpr int kTransitionRows = S * A;
   /// The upper-level parameters x.
   using Params = Vector<Scalar, kParams>;
   /// Policies and gradients, S x A.
@@ -55,7 +55,7 @@ class RewardShaping {
   /// Caller storage for what build() takes from x.
   struct Model {
     /// r + x.
-    Scalar reward[S * A];  // r + x
+    Scalar reward[S * A];
   };
 
   /// What init() takes: the task's arrays (the caller's, read in place, unchanged while used) and
@@ -96,11 +96,11 @@ class RewardShaping {
     /// The caps and the certificate's tolerance.
     BestResponseSettings<Scalar> settings{};
     /// Scratch: r + x.
-    Model model;                                // r + x
+    Model model;
     /// After a success: pi*(x) in optimum.pi; the warm start.
-    RegularizedOptimum<Scalar, S, A> optimum{};  // after a success: pi*(x) in optimum.pi; warm start
+    RegularizedOptimum<Scalar, S, A> optimum{};
     /// After a success: pi*(x) on the task.
-    Evaluation<Scalar, S, A> task_evaluation{};  // after a success: pi*(x) on the task
+    Evaluation<Scalar, S, A> task_evaluation{};
   };
 
   /// Validates all data and keeps it (the arrays by pointer).

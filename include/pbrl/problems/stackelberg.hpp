@@ -39,19 +39,19 @@ class Stackelberg {
   /// The number of states.
   static constexpr int kStates = S;
   /// The lower level's actions: the follower's, A_f.
-  static constexpr int kActions = AF;           // the lower level is the follower
+  static constexpr int kActions = AF;
   /// The leader's actions, A_l.
   static constexpr int kLeaderActions = AL;
   /// The dimension of x: leader logits x(s, a_l) at [s*AL + a_l].
-  static constexpr int kParams = S * AL;        // leader logits x(s, a_l) at [s*AL + a_l]
+  static constexpr int kParams = S * AL;
   /// Rows of Data::transition, the lower level's P: one per (s, a_l, a_f).
-  static constexpr int kTransitionRows = S * AL * AF;  // rows of Data::transition, the lower level's P
+  static constexpr int kTransitionRows = S * AL * AF;
   /// The upper-level parameters x.
   using Params = Vector<Scalar, kParams>;
   /// Follower policies and gradients, S x A_f.
-  using Matrix = StateActionMatrix<Scalar, S, AF>;         // follower policies and gradients
+  using Matrix = StateActionMatrix<Scalar, S, AF>;
   /// Leader policies, S x A_l.
-  using LeaderMatrix = StateActionMatrix<Scalar, S, AL>;   // leader policies
+  using LeaderMatrix = StateActionMatrix<Scalar, S, AL>;
   /// The follower's MDP M(x).
   using MdpType = Mdp<Scalar, S, AF>;
   /// S, the number of states: an axis of Data's arrays (data_layout.hpp).
@@ -72,15 +72,13 @@ class Stackelberg {
   /// Eigen's fixed-size object limit.
   struct Model {
     /// r_x(s,a_f): the follower's reward averaged over pi_x.
-    Scalar reward[S * AF];           // r_x(s,a_f)
+    Scalar reward[S * AF];
     /// P_x(s'|s,a_f) at [(s*AF + a_f)*S + s']: the transitions averaged over pi_x.
-    Scalar transition[S * AF * S];   // P_x(s'|s,a_f) at [(s*AF + a_f)*S + s']
+    Scalar transition[S * AF * S];
     /// pi_x(a_l|s) at [s*AL + a_l].
-    Scalar leader_policy[S * AL];    // pi_x(a_l|s) at [s*AL + a_l]
+    Scalar leader_policy[S * AL];
     /// log pi_x(a_l|s), when the leader is regularized.
-    Scalar leader_log_policy[S * AL];  // log pi_x(a_l|s), when the leader is regularized
-    // Scratch of upper(): r'_x (the leader's reward seen by the follower) and the gradients,
-    // which reach the caller's outputs only once they are known to be finite.
+    Scalar leader_log_policy[S * AL];
     /// Scratch of upper(): r'_x, the leader's reward seen by the follower.
     Scalar leader_reward[S * AF];
     /// Scratch of upper(): the gradient in x, until known finite.
@@ -130,13 +128,13 @@ class Stackelberg {
   /// q, log_pi, pi hold the best response after a successful call.
   struct FollowerOptimum {
     /// Sweeps per call (>= 1).
-    int max_iterations = 5000;                                        // sweeps per call
+    int max_iterations = 5000;
     /// Stop once a sweep's sup-norm change is at most this (>= 0).
-    Scalar tolerance = std::numeric_limits<Scalar>::epsilon() * Scalar(64);  // sup-norm change
+    Scalar tolerance = std::numeric_limits<Scalar>::epsilon() * Scalar(64);
     /// V* (the warm start; changed only on success).
-    StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();    // V* (warm start)
+    StateVector<Scalar, S> value = StateVector<Scalar, S>::Zero();
     /// Scratch.
-    StateVector<Scalar, S> next = StateVector<Scalar, S>::Zero();     // scratch
+    StateVector<Scalar, S> next = StateVector<Scalar, S>::Zero();
     /// @{
     /// The best response after a success: Q, log pi and pi (scratch otherwise).
     Matrix q = Matrix::Zero(), log_pi = Matrix::Zero(), pi = Matrix::Zero();
@@ -151,11 +149,11 @@ class Stackelberg {
     /// The caps and the certificate's tolerance.
     BestResponseSettings<Scalar> settings{};
     /// Scratch: M(x), then r'_x (the leader's reward).
-    Model model;                                  // M(x), then r'_x (the leader's reward)
+    Model model;
     /// Scratch of the evaluations.
     EvaluationWorkspace<Scalar, S, EvaluationMethod::direct> evaluation_workspace;
     /// After a success: V_l of (pi_x, pi*(x)), the joint occupancy.
-    Evaluation<Scalar, S, AF> evaluation{};       // after a success: V_l of (pi_x, pi*(x)), joint occupancy
+    Evaluation<Scalar, S, AF> evaluation{};
     /// Soft value iteration on M(x); after a success optimum.pi = pi*(x) and optimum.value = V*
     /// (the next call's warm start). Its max_iterations and tolerance are set from settings.
     FollowerOptimum optimum{};

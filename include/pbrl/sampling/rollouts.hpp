@@ -19,22 +19,27 @@
 
 namespace pbrl {
 
-// One rollout of horizon H <= MaxHorizon and its returns.
+/// One rollout of horizon H <= MaxHorizon and its returns: caller storage that rollout() fills
+/// and compute_returns() completes.
+/// @tparam Scalar float or double
+/// @tparam MaxHorizon the longest horizon it holds (>= 1)
 template <typename Scalar, int MaxHorizon = kMaxHorizon>
 struct Trajectory {
   static_assert(MaxHorizon >= 1, "a trajectory holds at least one step");
+  /// The longest horizon it holds, MaxHorizon.
   static constexpr int kCapacity = MaxHorizon;
-  int horizon = 0;                     // H
-  int state[MaxHorizon + 1] = {};      // s_0 .. s_H
-  int action[MaxHorizon] = {};         // a_0 .. a_{H-1}
-  Scalar value[MaxHorizon + 1] = {};   // V_hat_0 .. V_hat_H (compute_returns), V_hat_H = 0
-  bool valid = true;                   // every draw had a positive entry (else the values are NaN)
+  int horizon = 0;                     ///< H
+  int state[MaxHorizon + 1] = {};      ///< s_0 .. s_H
+  int action[MaxHorizon] = {};         ///< a_0 .. a_{H-1}
+  Scalar value[MaxHorizon + 1] = {};   ///< V_hat_0 .. V_hat_H (compute_returns), V_hat_H = 0
+  bool valid = true;                   ///< every draw had a positive entry (else the values are NaN)
 };
 
-// Index drawn from the distribution p (a fixed-size vector or row) by the inverse CDF of one
-// uniform. Rounding past the last cumulative sum falls to the last positive entry, so an index of
-// probability 0 is never returned; -1 only if no entry is positive (callers validate first; the
-// rollouts below draw through detail::draw, which never returns it).
+/// Index drawn from the distribution p (a fixed-size vector or row) by the inverse CDF of one
+/// uniform of rng. Requires p's entries >= 0 (callers validate first).
+/// @return the index; rounding past the last cumulative sum falls to the last positive entry, so
+///         an index of probability 0 is never returned; -1 only if no entry is positive (the
+///         rollouts below draw through detail::draw, which never returns it).
 // The scan needs no test for zeros (entries are >= 0, validated): a zero entry leaves the sum as
 // it was, so u < sum, false at the entry before it (or 0 <= u at the start), stays false there.
 template <typename Derived>
@@ -135,10 +140,13 @@ Status check_rollout(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar,
 
 }  // namespace detail
 
-// One rollout of horizon H (1 <= H <= MaxHorizon): s_0 ~ rho, a_0 ~ sigma(s_0), then pi.
-// Adds H to `steps`. m must have passed validate(m) once (rho and P are read, not re-checked);
-// sigma and pi are checked (rows distributions). On error nothing changes (out, rng, steps).
-// The returns are not computed: call compute_returns() with the policy they should follow.
+/// One rollout of horizon H (1 <= H <= MaxHorizon) into out: s_0 ~ rho, a_0 ~ sigma(s_0), then pi;
+/// 2H + 1 uniforms of rng. Adds H to `steps`. m must have passed validate(m) once (rho and P are
+/// read, not re-checked); sigma and pi are checked (rows distributions).
+/// The returns are not computed: call compute_returns() with the policy they should follow.
+/// @return ok; null_pointer, bad_discount or bad_regularization (the model's settings);
+///         bad_setting (horizon); not_finite or bad_policy (sigma, pi). On error nothing changes
+///         (out, rng, steps).
 template <typename Scalar, int S, int A, int MaxHorizon>
 Status rollout(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
                const StateActionMatrix<Scalar, S, A>& pi, int horizon, Rng& rng,
@@ -149,10 +157,13 @@ Status rollout(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>
   return Status::ok;
 }
 
-// traj.value = V_hat_0..V_hat_H under pi (the policy the rollout follows from t = 1; at t = 0 the
-// value subtracts tau*h(pi(s_0)) whatever sigma was). Checks pi and that the trajectory's horizon,
-// states and actions are in range, and returns numerical_failure if a return overflows; on error
-// traj is unchanged (the recursion runs once without storing to find out).
+/// traj.value = V_hat_0..V_hat_H under pi (the policy the rollout follows from t = 1; at t = 0 the
+/// value subtracts tau*h(pi(s_0)) whatever sigma was). Checks pi and that the trajectory's horizon,
+/// states and actions are in range.
+/// @return ok; null_pointer, bad_discount or bad_regularization (the model's settings);
+///         not_finite or bad_policy (pi); bad_setting (traj's horizon, states or actions out of
+///         range); numerical_failure (a return overflows). On error traj is unchanged (the
+///         recursion runs once without storing to find out).
 template <typename Scalar, int S, int A, int MaxHorizon>
 Status compute_returns(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
                        Trajectory<Scalar, MaxHorizon>& traj) {
@@ -175,8 +186,8 @@ Status compute_returns(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scala
   return Status::ok;
 }
 
-// Q_hat_t = r(s_t, a_t) + gamma * V_hat_{t+1} of a trajectory whose returns are computed
-// (0 <= t < H, unchecked).
+/// Q_hat_t = r(s_t, a_t) + gamma * V_hat_{t+1} of a trajectory whose returns are computed
+/// (0 <= t < H, unchecked).
 template <typename Scalar, int S, int A, int MaxHorizon>
 Scalar sampled_q(const Mdp<Scalar, S, A>& m, const Trajectory<Scalar, MaxHorizon>& traj, int t) {
   return m.r()(traj.state[t], traj.action[t]) + m.discount * traj.value[t + 1];

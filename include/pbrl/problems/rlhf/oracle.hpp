@@ -46,15 +46,15 @@ class RlhfOracle {
   }
 
   /// V* of the last successful solve().
-  const StateVector<Scalar, S>& value() const { return value_; }  // V*
+  const StateVector<Scalar, S>& value() const { return value_; }
   /// Q* of the last successful solve().
-  const Matrix& q() const { return q_; }                          // Q*
+  const Matrix& q() const { return q_; }
   /// log pi* of the last successful solve().
   const Matrix& log_pi() const { return log_pi_; }
   /// pi* of the last successful solve().
-  const Matrix& policy() const { return pi_; }                    // pi*
+  const Matrix& policy() const { return pi_; }
   /// V*(rho): the upper bound.
-  Scalar value_rho() const { return value_rho_; }                 // V*(rho): the upper bound
+  Scalar value_rho() const { return value_rho_; }
   /// The last successful solve()'s sweeps and convergence.
   const SoftValueIterationResult<Scalar>& result() const { return result_; }
 

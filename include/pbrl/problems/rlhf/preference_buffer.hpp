@@ -45,11 +45,11 @@ class PreferenceBuffer {
   /// One labeled pair.
   struct Pair {
     /// d0.
-    SegmentType first;   // d0
+    SegmentType first;
     /// d1.
-    SegmentType second;  // d1
+    SegmentType second;
     /// l0 = P(d0 preferred).
-    Label label = Label(0.5);  // l0 = P(d0 preferred)
+    Label label = Label(0.5);
   };
 
   /// Validates both segments and the label, then adds the pair, overwriting the oldest pair once
@@ -81,7 +81,7 @@ class PreferenceBuffer {
   /// Capacity.
   static constexpr int capacity() { return Capacity; }
   /// Pairs pushed since construction or clear().
-  std::int64_t pushed() const { return pushed_; }  // pairs pushed since construction or clear()
+  std::int64_t pushed() const { return pushed_; }
 
   /// The i-th oldest pair held; requires 0 <= i < size().
   const Pair& operator[](int i) const {
@@ -90,7 +90,7 @@ class PreferenceBuffer {
     return pairs_[k];
   }
   /// The newest pair; requires !empty().
-  const Pair& newest() const { return (*this)[size_ - 1]; }  // requires !empty()
+  const Pair& newest() const { return (*this)[size_ - 1]; }
 
   /// Empties the buffer and restarts pushed().
   void clear() {

@@ -38,7 +38,7 @@ class RlhfProblem {
   /// The dimension of x: the reward model r_x(s,a) = x at [s*A + a].
   static constexpr int kParams = S * A;
   /// Rows of Data::transition, the lower level's P: one per (s, a).
-  static constexpr int kTransitionRows = S * A;  // rows of Data::transition, the lower level's P
+  static constexpr int kTransitionRows = S * A;
   /// The upper-level parameters x.
   using Params = Vector<Scalar, kParams>;
   /// Policies and gradients, S x A.
@@ -47,7 +47,6 @@ class RlhfProblem {
   using MdpType = Mdp<Scalar, S, A>;
   /// The preference buffer f is the loss of.
   using Buffer = PreferenceBuffer<S, A, MaxLen, Capacity>;
-  // The sizes Data has, as its axes (data_layout.hpp).
   /// S, the number of states: an axis of Data's arrays (data_layout.hpp).
   struct States : layout::Axis<0, S> {
     static constexpr const char* name = "states";  ///< its key in a pbrl-codegen manifest
@@ -60,7 +59,7 @@ class RlhfProblem {
   /// Caller storage for what build() takes from x.
   struct Model {
     /// r_x = x.
-    Scalar reward[S * A];  // r_x = x
+    Scalar reward[S * A];
   };
 
   /// What init() takes: the arrays (the caller's, read in place, unchanged while used), numbers
@@ -102,11 +101,11 @@ class RlhfProblem {
     /// The caps and the certificate's tolerance.
     BestResponseSettings<Scalar> settings{};
     /// Scratch: r_x = x.
-    Model model;                                // r_x = x
+    Model model;
     /// After a success: pi*(x) in optimum.pi; the warm start.
-    RegularizedOptimum<Scalar, S, A> optimum{};  // after a success: pi*(x) in optimum.pi; warm start
+    RegularizedOptimum<Scalar, S, A> optimum{};
     /// After a success: pi*(x) on the task.
-    Evaluation<Scalar, S, A> task_evaluation{};  // after a success: pi*(x) on the task
+    Evaluation<Scalar, S, A> task_evaluation{};
   };
 
   /// Validates all data and keeps it (the arrays and the buffer by pointer).

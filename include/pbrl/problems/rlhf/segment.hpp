@@ -30,10 +30,10 @@ struct Segment {
   /// a_t of pair t, t in [0, length).
   Index action[MaxLen] = {};
   /// The pairs held: T + 1.
-  int length = 0;  // T + 1
+  int length = 0;
 
   /// The paper's T: length - 1.
-  int horizon() const { return length - 1; }  // the paper's T
+  int horizon() const { return length - 1; }
   /// Empties the segment.
   void clear() { length = 0; }
 

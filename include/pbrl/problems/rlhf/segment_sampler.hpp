@@ -105,7 +105,7 @@ class SegmentSampler {
   }
 
   /// Environment steps walked since init().
-  std::int64_t steps() const { return steps_; }  // environment steps walked since init()
+  std::int64_t steps() const { return steps_; }
   /// The burn-in steps before each segment.
   int burn_in() const { return burn_in_; }
   /// The sampler's own random stream.
