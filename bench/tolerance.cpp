@@ -80,6 +80,7 @@ bool set_field(Settings& s, const std::string& name, double v, double Settings::
   else if (name == "continuation_start") s.continuation_start = v;
   else if (name == "continuation_divisor") s.continuation_divisor = v;
   else if (name == "continuation_patience") s.continuation_patience = int(v);
+  else if (name == "lower_geometry") s.lower_geometry = pbrl::LowerGeometry(int(v));
   else return false;
   return true;
 }
@@ -378,7 +379,8 @@ const char* kUsage =
     "                       step_pi), lambda_start, lambda_max, lambda_growth, lambda_patience,\n"
     "                       lambda_stall, penalty_smoothness, lambda_backoff, lambda_step_limit,\n"
     "                       oracle_gap_fraction, stationarity_tolerance, continuation_start,\n"
-    "                       continuation_divisor, continuation_patience\n"
+    "                       continuation_divisor, continuation_patience, lower_geometry (automatic,\n"
+    "                       euclidean or natural)\n"
     "  --configs LIST       comma-separated, default all: defaults, user-tuning (T 1, eta 0.7, step_x 0.3,\n"
     "                       step_y/step_pi 0.2, lambda_start 5), larger-steps (T 1, step_x and\n"
     "                       step_y/step_pi 0.5), small-lambda-start (0.1), large-lambda-start (50)\n"
@@ -419,8 +421,13 @@ int main(int argc, char** argv) {
     const auto eq = pair.find('=');
     pbrl::PbrlSettings<double> probe;
     char* end = nullptr;
-    const double v = eq == std::string::npos ? 0 : std::strtod(pair.c_str() + eq + 1, &end);
+    double v = eq == std::string::npos ? 0 : std::strtod(pair.c_str() + eq + 1, &end);
     const std::string name = pair.substr(0, eq);
+    pbrl::LowerGeometry geometry{};  // an enum setting by its enumerator's name
+    if (eq != std::string::npos && name == "lower_geometry" && pbrl::enum_from_name(pair.c_str() + eq + 1, geometry)) {
+      v = double(int(geometry));
+      end = const_cast<char*>(pair.c_str()) + pair.size();
+    }
     const char* renamed = codegen::renamed_setting(name);
     if (renamed != nullptr && set_field(probe, renamed, 1, &pbrl::PbrlSettings<double>::step_y)) {
       std::fprintf(stderr, "error: --set: %s\n", codegen::renamed_message(name, renamed).c_str());

@@ -72,6 +72,9 @@ struct Config {
   double step = 0;             // the lower level's learning rate (0: the kind's kStep)
   double step_x = 0;           // x's learning rate (0: the kind's kStepX)
   double smoothness = 0.01;
+  // The lower level's step: the euclidean one, with which kStep, the checks' tolerances and
+  // docs/adaptation.md's measurements were made (the natural step's runs: docs/adaptation.md).
+  std::string lower_geometry = "euclidean";
   double incentive_scale = 0.2;  // c_x of the incentive design
   double incentive_bound = 10;   // its box [-B, B]
   double peak = 4;             // transition rows: entries u^peak, normalized (1: the paper's draw)
@@ -101,6 +104,7 @@ void solving_settings(const Config& c, double step_x, double stationarity, pbrl:
   s.step_x = Scalar(step_x);
   s.gap_tolerance = Scalar(c.gap_tolerance);
   s.penalty_smoothness = Scalar(c.smoothness);
+  pbrl::enum_from_name(c.lower_geometry.c_str(), s.lower_geometry);  // o.choice() checked the name
   s.stationarity_tolerance = Scalar(c.stationarity_tolerance > 0 ? c.stationarity_tolerance : stationarity);
 }
 
@@ -650,6 +654,7 @@ int main(int argc, char** argv) {
       "  --stationarity-tolerance G   the verdict's |G| bound (Stackelberg 0.01, incentive 0.001)\n"
       "  --step A, --step-x A  learning rates (Stackelberg 0.02 and 0.02, incentive 0.1 and 10)\n"
       "  --smoothness L        the schedule's L_p (0.01)\n"
+      "  --lower-geometry G    the lower level's step: euclidean (the default here), natural or automatic\n"
       "  --incentive-scale C, --incentive-bound B   r_x = r + C sigmoid(x), x in [-B, B] (0.2, 10)\n"
       "  --reference-steps N   step cap of the reference solves and the device's first solve (50000)\n"
       "  --points N            linear checkpoints per run (41; --quick 21)\n"
@@ -685,6 +690,7 @@ int main(int argc, char** argv) {
   c.step = o.real("step", c.step);
   c.step_x = o.real("step-x", c.step_x);
   c.smoothness = o.real("smoothness", c.smoothness);
+  c.lower_geometry = o.choice("lower-geometry", c.lower_geometry, {"euclidean", "natural", "automatic"});
   c.peak = o.real("peak", c.peak);
   c.incentive_scale = o.real("incentive-scale", c.incentive_scale);
   c.incentive_bound = o.real("incentive-bound", c.incentive_bound);

@@ -35,6 +35,9 @@ typename SolverT::Settings solver_settings() {
   s.gap_tolerance = Scalar(0.01);   // tolerance mode
   s.penalty_smoothness = Scalar(0.01);
   s.stationarity_tolerance = Scalar(0.001);
+  // The euclidean lower-level step, with which the steps above and the references were measured
+  // (examples/adaptation keeps it too: docs/adaptation.md).
+  s.lower_geometry = pbrl::LowerGeometry::euclidean;
   return s;
 }
 

@@ -385,6 +385,10 @@ TEST_CASE("a bad solver setting: the field, its value and its domain") {
   refused(incentive().set("solver", R"({"gradient": "sampled"})"),
           "model.json: solver: refused by pbrl::validate (bad_setting); valid with any one of these at its default: "
           "gradient");
+  // The natural lower-level step needs the model's occupancy: refused with sampled gradients.
+  refused(incentive().set("solver", R"({"lower_geometry": "natural", "gradient": "sampled", "oracle": "policy_gradient"})"),
+          "model.json: solver: refused by pbrl::validate (bad_setting); valid with any one of these at its default: "
+          "gradient, lower_geometry");
 }
 
 // The refusal of an old settings name in `object` (renamed_settings.hpp), and of a name that is

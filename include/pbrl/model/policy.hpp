@@ -177,6 +177,22 @@ void chain_policy_gradient(Parameterization param, const StateActionMatrix<Scala
   }
 }
 
+/// The natural policy gradient of softmax logits: per state, (g_a - <pi, g>) / d(s), the solution
+/// of F_s u = (d pi / d y)^T g with the Fisher block F_s = d(s) (diag(pi) - pi pi^T) that sums to
+/// zero under pi. g = dF/dpi, d the state occupancy of pi; d(s) is read as at least 1e-6 of d's
+/// total, so that an unvisited state's row stays finite. -u is a descent direction of any
+/// objective: its change along it is minus sum_s Var_pi(g(s, .)) / d(s).
+template <typename Scalar, int S, int A>
+void natural_policy_gradient(const StateActionMatrix<Scalar, S, A>& pi, const StateActionMatrix<Scalar, S, A>& grad_pi,
+                             const StateVector<Scalar, S>& occupancy, StateActionMatrix<Scalar, S, A>& grad_y) {
+  const Scalar floor = occupancy.sum() * Scalar(1e-6);
+  for (int s = 0; s < S; ++s) {
+    const Scalar d = occupancy(s) > floor ? occupancy(s) : floor;
+    const Scalar mean = pi.row(s).dot(grad_pi.row(s));
+    grad_y.row(s) = ((grad_pi.row(s).array() - mean) / d).matrix();
+  }
+}
+
 /// Euclidean projection of y onto the policy set Y, in place (direct: each row onto the floored
 /// simplex; softmax: the logits clamped to the box).
 template <typename Scalar, int S, int A>

@@ -36,6 +36,17 @@ constexpr EnumNames<OracleKind, 3> enum_names(OracleKind) {
   return {{"policy_mirror_descent", "policy_gradient", "soft_value_iteration"}};
 }
 static_assert(enum_names(OracleKind{}).size == int(OracleKind::soft_value_iteration) + 1, "a name per enumerator");
+/// The geometry of the penalty solvers' step on the lower-level variables (softmax policies).
+/// euclidean: the paper's projected gradient on the logits. natural: the natural policy gradient
+/// (the Fisher metric of pi_y weighted by its state occupancy d): each state's row of dF/dpi,
+/// centred under pi_y and divided by d(s), so that rarely visited states and nearly deterministic
+/// policies are not slowed down (model/policy.hpp, natural_policy_gradient). automatic: natural in
+/// tolerance mode with exact gradients and softmax policies, else euclidean (fixed mode: the
+/// paper's step). How it was chosen: docs/tolerance.md.
+enum class LowerGeometry : unsigned char { automatic, euclidean, natural };
+/// LowerGeometry's enumerator names, as settings files spell them.
+constexpr EnumNames<LowerGeometry, 3> enum_names(LowerGeometry) { return {{"automatic", "euclidean", "natural"}}; }
+static_assert(enum_names(LowerGeometry{}).size == int(LowerGeometry::natural) + 1, "a name per enumerator");
 /// Where the lower level's gradients come from. exact: every gradient from the model (policy
 /// evaluations). sampled: from trajectories of the generative model (sampling/detail/estimators.hpp).
 enum class GradientMode : unsigned char { exact, sampled };
@@ -265,9 +276,17 @@ struct PenaltySolverSettings : GradientSettings {
   // |G| <= stationarity_tolerance in each of the last convergence_window steps.
   Scalar stationarity_tolerance = Scalar(1e-2);  ///< on the projected-gradient mapping's norm |G| (>= 0)
   int convergence_window = 10;                   ///< consecutive steps (>= 1)
+  /// The lower-level step's geometry (natural: exact gradients and softmax policies only).
+  LowerGeometry lower_geometry = LowerGeometry::automatic;
 
   /// Whether the schedule is in tolerance mode: gap_tolerance > 0.
   bool tolerance_mode() const { return gap_tolerance > Scalar(0); }
+  /// Whether the lower-level step is the natural one (lower_geometry, automatic resolved).
+  bool natural_lower_step() const {
+    if (lower_geometry == LowerGeometry::natural) return true;
+    return lower_geometry == LowerGeometry::automatic && tolerance_mode() && gradient == GradientMode::exact &&
+           policy.parameterization == Parameterization::softmax;
+  }
 
   /// Each field once, with its domain (and the mode it is checked in) and its name
   /// (visitor: v(field, Domain, name)).
@@ -305,6 +324,7 @@ struct PenaltySolverSettings : GradientSettings {
     v(oracle_gap_fraction, when(tolerance, unit_above_zero()), "oracle_gap_fraction");
     v(stationarity_tolerance, non_negative(), "stationarity_tolerance");
     v(convergence_window, range(1, std::numeric_limits<int>::max()), "convergence_window");
+    v(lower_geometry, enumerator(LowerGeometry::natural), "lower_geometry");
   }
 };
 
@@ -312,7 +332,8 @@ struct PenaltySolverSettings : GradientSettings {
 /// check (they depend on its action counts).
 /// @return ok; bad_step_size or bad_setting (a domain); bad_setting (tolerance mode with
 ///         lambda_start not > 0, lambda_max < lambda_start or inner_steps_max < inner_steps;
-///         sampled mode with an oracle other than policy_gradient).
+///         sampled mode with an oracle other than policy_gradient; lower_geometry natural with
+///         sampled gradients or direct policies).
 template <typename Scalar>
 Status validate(const PenaltySolverSettings<Scalar>& s) {
   if (Status st = check_domains(s); st != Status::ok) return st;
@@ -320,6 +341,9 @@ Status validate(const PenaltySolverSettings<Scalar>& s) {
       (!(s.lambda_start > Scalar(0)) || s.lambda_max < s.lambda_start || s.inner_steps_max < s.inner_steps))
     return Status::bad_setting;
   if (s.gradient == GradientMode::sampled && s.oracle != OracleKind::policy_gradient) return Status::bad_setting;
+  if (s.lower_geometry == LowerGeometry::natural &&
+      (s.gradient == GradientMode::sampled || s.policy.parameterization != Parameterization::softmax))
+    return Status::bad_setting;
   return Status::ok;
 }
 

@@ -78,4 +78,28 @@ Scalar policy_step(const PolicySet<Scalar>& set, const StateActionMatrix<Scalar,
                         [&](StateActionMatrix<Scalar, S, A>& p) { project_policy_set<Scalar, S, A>(set, p); });
 }
 
+// The y block's part of |G|^2 after a natural step (settings.lower_geometry) on softmax logits:
+// that of the euclidean step, whose gradient pi .* (g - <pi, g>) is formed here row by row, so that
+// the verdict's stationarity measure is the paper's whichever step is taken (the natural direction
+// does not vanish where the logits run to the box's edge). `taken` is the natural step's own sum:
+// returned if it is not finite, so that the solver's check of the sum still sees a non-finite next.
+template <typename Scalar, int S, int A>
+Scalar euclidean_step_measure(const PolicySet<Scalar>& set, const StateActionMatrix<Scalar, S, A>& y, Scalar alpha,
+                              const StateActionMatrix<Scalar, S, A>& pi,
+                              const StateActionMatrix<Scalar, S, A>& grad_pi, Scalar taken) {
+  if (!(taken < std::numeric_limits<Scalar>::infinity())) return taken;  // NaN or +inf
+  Scalar sum(0);
+  for (int s = 0; s < S; ++s) {
+    const Scalar mean = pi.row(s).dot(grad_pi.row(s));
+    for (int a = 0; a < A; ++a) {
+      Scalar v = y(s, a) - alpha * pi(s, a) * (grad_pi(s, a) - mean);
+      v = v < -set.logit_bound ? -set.logit_bound : v;
+      v = set.logit_bound < v ? set.logit_bound : v;
+      const Scalar g = (y(s, a) - v) / alpha;
+      sum += g * g;
+    }
+  }
+  return sum;
+}
+
 }  // namespace pbrl
