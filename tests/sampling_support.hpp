@@ -132,6 +132,33 @@ void flatten(const Eigen::DenseBase<Derived>& m, Real* out) {
   for (int i = 0; i < N; ++i) out[i] = m.derived().data()[i];
 }
 
+// Replicates of an estimate of a parameter vector (a product J^T(w, v) in x's coordinates):
+// exact_g flattened into `exact`, and the estimate(b, out) replicate() takes, from
+// sample(b, rng, steps, gs) (the estimator's status, ok expected; gs its estimate from b rollouts)
+// on a stream of its own (from seed) with its own step count.
+template <class Params, class Sample>
+struct ParamsReplicates {
+  static constexpr int N = Params::SizeAtCompileTime;
+  Real exact[N];
+  pbrl::Rng rng;
+  std::int64_t steps = 0;
+  Sample sample;
+
+  ParamsReplicates(const Params& exact_g, std::uint32_t seed, Sample s) : rng(seed), sample(s) {
+    flatten<N>(exact_g, exact);
+  }
+  void operator()(int b, Real* out) {
+    Params gs;
+    REQUIRE(sample(b, rng, steps, gs) == pbrl::Status::ok);
+    flatten<N>(gs, out);
+  }
+  Stats<N> run(int n, int batch) { return replicate<N>(*this, n, batch, exact); }
+};
+template <class Params, class Sample>
+ParamsReplicates<Params, Sample> params_replicates(const Params& exact_g, std::uint32_t seed, Sample sample) {
+  return ParamsReplicates<Params, Sample>(exact_g, seed, sample);
+}
+
 bool same_rng(const pbrl::Rng& a, const pbrl::Rng& b) {
   for (int i = 0; i < 4; ++i)
     if (a.state()[i] != b.state()[i]) return false;

@@ -5,6 +5,7 @@
 // (max_sweeps_hit), not an error. (Instructions per step on the
 // Cortex-M4 are measured by bench/step_instructions and the firmware example.)
 #include "game_support.hpp"
+#include "solver_support.hpp"
 #include "support.hpp"
 #include "pbrl/baselines/meta_gradient.hpp"
 #include "pbrl/problems/incentive_design.hpp"
@@ -76,6 +77,14 @@ struct CountingShaping {
     REQUIRE(problem.init(data) == Status::ok);
   }
 };
+// The counted solves' settings: T oracle steps (step 0.1), gradients in `mode`, the policy
+// gradient oracle when sampled (batches of B rollouts of H steps), policy mirror descent when exact.
+template <class Settings>
+void counted_settings(Settings& s, GradientMode mode, int T, int B, int H) {
+  solver_support::set_sampled_policy_gradient(s, T, H, B);
+  s.gradient = mode;
+  if (mode != GradientMode::sampled) s.oracle = pbrl::OracleKind::policy_mirror_descent;
+}
 }  // namespace
 
 TEST_CASE("PBRL: calls into the problem per step are the documented constants") {
@@ -93,13 +102,7 @@ TEST_CASE("PBRL: calls into the problem per step are the documented constants") 
           auto solver = std::make_unique<pbrl::Pbrl<Problem>>();
           pbrl::PbrlSettings<Real> s;
           s.penalty_kind = kind;
-          s.inner_steps = T;
-          s.gradient = mode;
-          s.oracle = mode == GradientMode::sampled ? pbrl::OracleKind::policy_gradient
-                                                   : pbrl::OracleKind::policy_mirror_descent;
-          s.oracle_step = Real(0.1);
-          s.sampling.batch = B;
-          s.sampling.horizon = H;
+          counted_settings(s, mode, T, B, H);
           // Tolerance mode with an unreachable epsilon: lambda grows every step and T runs to its
           // cap, the worst case of one step.
           if (tolerance) {
@@ -168,13 +171,7 @@ TEST_CASE("PBRL zero-sum: calls into the game problem per step are the documente
       auto solver = std::make_unique<pbrl::PbrlZeroSum<Problem>>();
       auto other = std::make_unique<pbrl::PbrlZeroSum<Declared>>();
       pbrl::PbrlZeroSumSettings<Real> s;
-      s.inner_steps = T;
-      s.gradient = mode;
-      s.oracle = mode == GradientMode::sampled ? pbrl::OracleKind::policy_gradient
-                                               : pbrl::OracleKind::policy_mirror_descent;
-      s.oracle_step = Real(0.1);
-      s.sampling.batch = B;
-      s.sampling.horizon = H;
+      counted_settings(s, mode, T, B, H);
       REQUIRE(solver->init(*problem, s, Problem::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) ==
               Status::ok);
       REQUIRE(other->init(*declared, s, Problem::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) ==
@@ -233,6 +230,23 @@ TEST_CASE("sweep evaluation stops at max_sweeps when the tolerance is out of rea
   }
 }
 
+namespace {
+// Two steps in sweeps mode: the first with 2 sweeps and no tolerance, where `stopped` evaluations
+// stop at max_sweeps and the report counts them; the second with room to reach `reachable`, none.
+template <class Solver, class Report>
+void check_max_sweeps_counted(Solver& solver, Report& r, int stopped, Real reachable) {
+  auto& ws = solver.evaluation_workspace();
+  ws.max_sweeps = 2;
+  ws.tolerance = Real(0);
+  REQUIRE(solver.step(&r) == Status::ok);
+  CHECK(r.max_sweeps_hit == stopped);
+  ws.max_sweeps = 5000;
+  ws.tolerance = reachable;
+  REQUIRE(solver.step(&r) == Status::ok);
+  CHECK(r.max_sweeps_hit == 0);
+}
+}  // namespace
+
 TEST_CASE("PbrlZeroSum and the meta-gradient count evaluations stopped at max_sweeps in their reports") {
   constexpr int S = 4, A1 = 2, A2 = 3, T = 3;
   using Problem = pbrl::IncentiveDesign<Real, S, A1, A2>;
@@ -245,31 +259,15 @@ TEST_CASE("PbrlZeroSum and the meta-gradient count evaluations stopped at max_sw
   pbrl::PbrlZeroSumSettings<Real> s;
   s.inner_steps = T;
   REQUIRE(solver->init(*problem, s, Problem::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) == Status::ok);
-  auto& ws = solver->evaluation_workspace();
-  ws.max_sweeps = 2;
-  ws.tolerance = Real(0);
   pbrl::PbrlZeroSumReport<Real> r;
-  REQUIRE(solver->step(&r) == Status::ok);
-  CHECK(r.max_sweeps_hit == 2 * T + 3);  // T oracle steps per player, both pi-hats, f
-  ws.max_sweeps = 5000;
-  ws.tolerance = reachable;
-  REQUIRE(solver->step(&r) == Status::ok);
-  CHECK(r.max_sweeps_hit == 0);
+  check_max_sweeps_counted(*solver, r, 2 * T + 3, reachable);  // T oracle steps per player, both pi-hats, f
 
   auto meta = std::make_unique<pbrl::MetaGradient<Problem, EvaluationMethod::sweeps>>();
   pbrl::MetaGradientSettings<Real> ms;
   ms.agent_steps = T;
   REQUIRE(meta->init(*problem, ms, Problem::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) == Status::ok);
-  auto& mws = meta->evaluation_workspace();
-  mws.max_sweeps = 2;
-  mws.tolerance = Real(0);
   pbrl::MetaGradientReport<Real> m;
-  REQUIRE(meta->step(&m) == Status::ok);
-  CHECK(m.max_sweeps_hit == T + 2);  // T agents' steps, f, the occupancy's directional derivative
-  mws.max_sweeps = 5000;
-  mws.tolerance = reachable;
-  REQUIRE(meta->step(&m) == Status::ok);
-  CHECK(m.max_sweeps_hit == 0);
+  check_max_sweeps_counted(*meta, m, T + 2, reachable);  // T agents' steps, f, the occupancy's directional derivative
 }
 
 }  // namespace test_bounded_work

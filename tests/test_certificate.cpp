@@ -449,6 +449,23 @@ void tolerance_settings(pbrl::PenaltySolverSettings<T>& s, double gamma, bool wa
   s.inner_steps_max = 20;  // cheap on the Cortex-M
 }
 
+// A solver step's certificate (its report r at step k) against the truth: non-negative, above the
+// true gap, within epsilon (tolerance) where the step says it met it; tallied with the naive one.
+template <typename T, class Report>
+void check_step_certificate(int k, double gamma, bool warm, const Report& r, LD truth, LD naive, T tolerance,
+                            Tally& tally) {
+  CAPTURE(k);
+  CAPTURE(gamma);
+  CAPTURE(warm);
+  CAPTURE(sizeof(T));
+  CAPTURE(r.gap_bound);
+  CAPTURE(double(truth));
+  CHECK(r.gap_bound >= T(0));
+  CHECK(LD(r.gap_bound) >= truth);
+  if (r.tolerance_met) CHECK(truth <= LD(tolerance));
+  tally.add(LD(r.gap_bound), truth, naive, r.tolerance_met);
+}
+
 // Pbrl on a leader-follower game (test_schedule.cpp's, smaller), follower tau 0.1.
 template <typename T>
 void check_pbrl(double gamma, bool warm) {
@@ -505,16 +522,7 @@ void check_pbrl(double gamma, bool warm) {
     const auto hat = naive_eval(mdp, st->solver.oracle_policy());
     const auto y = naive_eval(mdp, pi_y);
     const LD naive = LD(hat.value_rho) - LD(y.value_rho) + LD(hat.certificate);
-    CAPTURE(k);
-    CAPTURE(gamma);
-    CAPTURE(warm);
-    CAPTURE(sizeof(T));
-    CAPTURE(r.gap_bound);
-    CAPTURE(double(truth));
-    CHECK(r.gap_bound >= T(0));
-    CHECK(LD(r.gap_bound) >= truth);
-    if (r.tolerance_met) CHECK(truth <= LD(s.gap_tolerance));
-    tally.add(LD(r.gap_bound), truth, naive, r.tolerance_met);
+    check_step_certificate<T>(k, gamma, warm, r, truth, naive, s.gap_tolerance, tally);
   }
   report_tally<T>("Pbrl", gamma, warm, tally);
 }
@@ -599,16 +607,7 @@ void check_zero_sum(double gamma, bool warm) {
     const auto hat1 = naive_eval(mdp1, st->solver.oracle_policy1());
     const auto hat2 = naive_eval(mdp2, st->solver.oracle_policy2());
     const LD naive = LD(hat1.value_rho) + LD(hat2.value_rho) + LD(hat1.certificate) + LD(hat2.certificate);
-    CAPTURE(k);
-    CAPTURE(gamma);
-    CAPTURE(warm);
-    CAPTURE(sizeof(T));
-    CAPTURE(r.gap_bound);
-    CAPTURE(double(truth));
-    CHECK(r.gap_bound >= T(0));
-    CHECK(LD(r.gap_bound) >= truth);
-    if (r.tolerance_met) CHECK(truth <= LD(s.gap_tolerance));
-    tally.add(LD(r.gap_bound), truth, naive, r.tolerance_met);
+    check_step_certificate<T>(k, gamma, warm, r, truth, naive, s.gap_tolerance, tally);
   }
   report_tally<T>("PbrlZeroSum", gamma, warm, tally);
 }

@@ -1,6 +1,7 @@
 // Policy evaluation: Bellman equations, occupancies, the two solve methods, the policy gradient
 // and the vector-Jacobian product, against identities and finite differences.
 #include "support.hpp"
+#include "fd_support.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -305,27 +306,9 @@ TEST_CASE("policy gradient of V(rho) matches finite differences") {
       pbrl::chain_policy_gradient<Real, S, A>(pbrl::Parameterization::softmax, pi, grad_pi, grad_y);
       const Real scale = grad_y.cwiseAbs().maxCoeff();
       // softmax logits: every coordinate
-      for (int s = 0; s < S; ++s)
-        for (int a = 0; a < A; ++a) {
-          const Real fd = central_difference([&](Real h) {
-            Mat<S, A> yh = y, ph;
-            yh(s, a) += h;
-            pbrl::policy_from_parameters<Real, S, A>(pbrl::Parameterization::softmax, yh, ph);
-            return evaluated<EvaluationMethod::direct>(m, ph).value_rho;
-          });
-          CHECK_CLOSE(grad_y(s, a), fd, kFdTol, scale);
-        }
+      check_logit_gradient(y, grad_y, scale, [&](const Mat<S, A>& ph) { return evaluated<EvaluationMethod::direct>(m, ph).value_rho; });
       // direct coordinates: along tangent directions e_a - e_b of the simplex
-      for (int s = 0; s < S; ++s)
-        for (int a = 1; a < A; ++a) {
-          const Real fd = central_difference([&](Real h) {
-            Mat<S, A> ph = pi;
-            ph(s, a) += h;
-            ph(s, 0) -= h;
-            return evaluated<EvaluationMethod::direct>(m, ph).value_rho;
-          });
-          CHECK_CLOSE(grad_pi(s, a) - grad_pi(s, 0), fd, kFdTol, grad_pi.cwiseAbs().maxCoeff());
-        }
+      check_simplex_gradient(pi, grad_pi, grad_pi.cwiseAbs().maxCoeff(), [&](const Mat<S, A>& ph) { return evaluated<EvaluationMethod::direct>(m, ph).value_rho; });
     }
 }
 
@@ -335,8 +318,7 @@ TEST_CASE("vector-Jacobian product gives grad_x V^pi(rho) and grad_x E_{rho,sigm
   auto problem = std::make_unique<Problem>(21);
   pbrl::Rng rng(7);
   const Mat<S, A> pi = random_policy<S, A>(rng), sigma = random_policy<S, A>(rng);
-  Problem::Params x;
-  for (int k = 0; k < K; ++k) x(k) = Real(2) * rng.uniform<Real>() - Real(1);
+  const Problem::Params x = uniform_vector<Problem::Params>(rng);
   auto model = std::make_unique<Problem::Model>();
   auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>>();
 
@@ -361,16 +343,7 @@ TEST_CASE("vector-Jacobian product gives grad_x V^pi(rho) and grad_x E_{rho,sigm
   Problem::Params gv = Problem::Params::Zero(), gq = Problem::Params::Zero();
   problem->vjp(*model, mu, e.value, Real(1), gv);
   problem->vjp(*model, mu_start, e.value, Real(1), gq);
-  for (int k = 0; k < K; ++k) {
-    Real vp, qp, vm, qm;
-    Problem::Params xp = x, xm = x;
-    xp(k) += kFdStep;
-    xm(k) -= kFdStep;
-    values(xp, vp, qp);
-    values(xm, vm, qm);
-    CHECK_CLOSE(gv(k), (vp - vm) / (2 * kFdStep), kFdTol, gv.cwiseAbs().maxCoeff());
-    CHECK_CLOSE(gq(k), (qp - qm) / (2 * kFdStep), kFdTol, gq.cwiseAbs().maxCoeff());
-  }
+  check_value_pair_gradient(x, gv, gq, values);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 // the estimators validate their inputs; sampled PbrlZeroSum and MetaGradient count their
 // environment steps, are deterministic per seed, change nothing on error, and learn.
 #include "game_support.hpp"
+#include "fd_support.hpp"
 #include "sampling_support.hpp"
 
 #include "pbrl/baselines/meta_gradient.hpp"
@@ -54,11 +55,7 @@ Real game_bias(const JointEvaluation& e, Real pi_min, Real scale) {
   return bias_bound(kGameGamma, kLong, e.eval.value.cwiseAbs().maxCoeff(), pi_min, scale);
 }
 
-Mixture::Params mixture_x(pbrl::Rng& rng) {
-  Mixture::Params x;
-  for (int k = 0; k < K; ++k) x(k) = Real(2) * rng.uniform<Real>() - Real(1);
-  return x;
-}
+Mixture::Params mixture_x(pbrl::Rng& rng) { return uniform_vector<Mixture::Params>(rng); }
 
 Incentive::Params incentive_x(pbrl::Rng& rng) {
   Incentive::Params x;
@@ -321,20 +318,13 @@ TEST_CASE("sampled game vector-Jacobian products agree with J^T(mu, V) over join
     pbrl::joint_occupancy(e.eval.occupancy, pi1, pi2, mu);
     Mixture::Params exact_g = Mixture::Params::Zero();
     problem.vjp(*model, mu, e.eval.value, Real(1), exact_g);
-    Real exact[K];
-    flatten<K>(exact_g, exact);
     auto traj = std::make_unique<Traj>();
-    pbrl::Rng rng(223);
-    std::int64_t steps = 0;
-    auto estimate = [&](int b, Real* out) {
-      Mixture::Params gs;
-      REQUIRE(pbrl::sampled_game_vjp(problem, *model, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs) ==
-              Status::ok);
-      flatten<K>(gs, out);
-    };
-    const Stats<K> st = replicate<K>(estimate, n, batch, exact);
-    CHECK(steps == std::int64_t(n) * batch * kLong);
-    check_within_error("game J^T(mu, V), mixture", st, exact, game_bias(e, Real(1), exact_g.cwiseAbs().maxCoeff()));
+    auto estimate = params_replicates(exact_g, 223, [&](int b, pbrl::Rng& rng, std::int64_t& steps, Mixture::Params& gs) {
+      return pbrl::sampled_game_vjp(problem, *model, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs);
+    });
+    const Stats<K> st = estimate.run(n, batch);
+    CHECK(estimate.steps == std::int64_t(n) * batch * kLong);
+    check_within_error("game J^T(mu, V), mixture", st, estimate.exact, game_bias(e, Real(1), exact_g.cwiseAbs().maxCoeff()));
   }
 
   SUBCASE("incentive design: the reward term only") {
@@ -350,19 +340,12 @@ TEST_CASE("sampled game vector-Jacobian products agree with J^T(mu, V) over join
     pbrl::joint_occupancy(e.eval.occupancy, pi1, pi2, mu);
     Incentive::Params exact_g = Incentive::Params::Zero();
     problem.vjp(model, mu, e.eval.value, Real(1), exact_g);
-    Real exact[Incentive::kParams];
-    flatten<Incentive::kParams>(exact_g, exact);
     auto traj = std::make_unique<Traj>();
-    pbrl::Rng rng(225);
-    std::int64_t steps = 0;
-    auto estimate = [&](int b, Real* out) {
-      Incentive::Params gs;
-      REQUIRE(pbrl::sampled_game_vjp(problem, model, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs) ==
-              Status::ok);
-      flatten<Incentive::kParams>(gs, out);
-    };
-    const Stats<Incentive::kParams> st = replicate<Incentive::kParams>(estimate, n, batch, exact);
-    check_within_error("game J^T(mu, V), incentive design", st, exact,
+    auto estimate = params_replicates(exact_g, 225, [&](int b, pbrl::Rng& rng, std::int64_t& steps, Incentive::Params& gs) {
+      return pbrl::sampled_game_vjp(problem, model, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs);
+    });
+    const Stats<Incentive::kParams> st = estimate.run(n, batch);
+    check_within_error("game J^T(mu, V), incentive design", st, estimate.exact,
                        game_bias(e, Real(1), exact_g.cwiseAbs().maxCoeff()));
   }
 }
@@ -471,20 +454,13 @@ TEST_CASE("sampled mixed derivative of the meta-gradient agrees with J^T(mu'_u, 
                                                  true) == Status::ok);
   Incentive::Params exact_g = Incentive::Params::Zero();
   problem.vjp(model, mu_dot, e.eval.value, Real(1), exact_g);
-  Real exact[Incentive::kParams];
-  flatten<Incentive::kParams>(exact_g, exact);
   auto traj = std::make_unique<Traj>();
-  pbrl::Rng rng(243);
-  std::int64_t steps = 0;
-  auto estimate = [&](int b, Real* out) {
-    Incentive::Params gs;
-    REQUIRE(pbrl::sampled_directional_vjp(problem, model, g, pi1, pi2, u1, u2, sampling(kLong, b), rng, *traj, steps,
-                                          gs) == Status::ok);
-    flatten<Incentive::kParams>(gs, out);
-  };
-  const Stats<Incentive::kParams> st = replicate<Incentive::kParams>(estimate, n, batch, exact);
-  CHECK(steps == std::int64_t(n) * batch * kLong);
-  check_within_error("meta-gradient mixed derivative", st, exact,
+  auto estimate = params_replicates(exact_g, 243, [&](int b, pbrl::Rng& rng, std::int64_t& steps, Incentive::Params& gs) {
+    return pbrl::sampled_directional_vjp(problem, model, g, pi1, pi2, u1, u2, sampling(kLong, b), rng, *traj, steps, gs);
+  });
+  const Stats<Incentive::kParams> st = estimate.run(n, batch);
+  CHECK(estimate.steps == std::int64_t(n) * batch * kLong);
+  check_within_error("meta-gradient mixed derivative", st, estimate.exact,
                      game_bias(e, std::min(pi1.minCoeff(), pi2.minCoeff()), exact_g.cwiseAbs().maxCoeff()));
 }
 

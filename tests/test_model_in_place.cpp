@@ -84,6 +84,38 @@ struct Counts {
   int cases = 0, refused = 0;
 };
 
+template <class Problem>
+std::unique_ptr<Problem> initialized(const typename Problem::Data& d) {
+  auto problem = std::make_unique<Problem>();
+  REQUIRE(problem->init(d) == Status::ok);
+  return problem;
+}
+
+// Two steps on the model as given, then the model broken in place (b) and steps on it: a case,
+// refused or not.
+template <class Solver>
+void break_and_step(Solver& solver, Break b, std::vector<Real>& transition, std::vector<Real>& initial,
+                    Counts& counts) {
+  REQUIRE(solver.run(2) == Status::ok);
+  break_model(b, transition, initial);
+  counts.refused += step_on_broken(solver) > 0;
+  ++counts.cases;
+}
+
+// Pbrl on the problem of d (A lower-level actions; the policy gradient oracle in sampled mode),
+// then break_and_step.
+template <class Problem, int A>
+void pbrl_on_broken(const typename Problem::Data& d, Break b, GradientMode mode, std::vector<Real>& transition,
+                    std::vector<Real>& initial, Counts& counts) {
+  const auto problem = initialized<Problem>(d);
+  pbrl::PbrlSettings<Real> s;
+  s.gradient = mode;
+  if (mode == GradientMode::sampled) s.oracle = pbrl::OracleKind::policy_gradient;
+  auto solver = std::make_unique<pbrl::Pbrl<Problem>>();
+  REQUIRE(solver->init(*problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
+  break_and_step(*solver, b, transition, initial, counts);
+}
+
 void reward_shaping(Break b, GradientMode mode, Counts& counts) {
   constexpr int A = 2;
   using Problem = pbrl::RewardShaping<Real, S, A>;
@@ -97,17 +129,7 @@ void reward_shaping(Break b, GradientMode mode, Counts& counts) {
   d.transition = transition.data();
   d.initial = initial.data();
   d.lower.tau = Real(0.1);
-  auto problem = std::make_unique<Problem>();
-  REQUIRE(problem->init(d) == Status::ok);
-  pbrl::PbrlSettings<Real> s;
-  s.gradient = mode;
-  if (mode == GradientMode::sampled) s.oracle = pbrl::OracleKind::policy_gradient;
-  auto solver = std::make_unique<pbrl::Pbrl<Problem>>();
-  REQUIRE(solver->init(*problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
-  REQUIRE(solver->run(2) == Status::ok);
-  break_model(b, transition, initial);
-  counts.refused += step_on_broken(*solver) > 0;
-  ++counts.cases;
+  pbrl_on_broken<Problem, A>(d, b, mode, transition, initial, counts);
 }
 
 void stackelberg(Break b, GradientMode mode, Counts& counts) {
@@ -125,17 +147,7 @@ void stackelberg(Break b, GradientMode mode, Counts& counts) {
   d.transition = transition.data();
   d.initial = initial.data();
   d.follower.tau = Real(0.1);
-  auto problem = std::make_unique<Problem>();
-  REQUIRE(problem->init(d) == Status::ok);
-  pbrl::PbrlSettings<Real> s;
-  s.gradient = mode;
-  if (mode == GradientMode::sampled) s.oracle = pbrl::OracleKind::policy_gradient;
-  auto solver = std::make_unique<pbrl::Pbrl<Problem>>();
-  REQUIRE(solver->init(*problem, s, Problem::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
-  REQUIRE(solver->run(2) == Status::ok);
-  break_model(b, transition, initial);
-  counts.refused += step_on_broken(*solver) > 0;
-  ++counts.cases;
+  pbrl_on_broken<Problem, AF>(d, b, mode, transition, initial, counts);
 }
 
 void incentive_design(Break b, GradientMode mode, Counts& counts) {
@@ -155,8 +167,7 @@ void incentive_design(Break b, GradientMode mode, Counts& counts) {
   d.regularizer1.tau = d.regularizer2.tau = Real(0.1);
   d.designer_reward = designer_reward.data();
   d.designer_transition = designer_transition.data();
-  auto problem = std::make_unique<Problem>();
-  REQUIRE(problem->init(d) == Status::ok);
+  const auto problem = initialized<Problem>(d);
   pbrl::PbrlZeroSumSettings<Real> s;
   s.gradient = mode;
   if (mode == GradientMode::sampled) {
@@ -166,10 +177,7 @@ void incentive_design(Break b, GradientMode mode, Counts& counts) {
   }
   auto solver = std::make_unique<pbrl::PbrlZeroSum<Problem>>();
   REQUIRE(solver->init(*problem, s, Problem::Params::Zero(), Mat<S, A1>::Zero(), Mat<S, A2>::Zero()) == Status::ok);
-  REQUIRE(solver->run(2) == Status::ok);
-  break_model(b, transition, initial);
-  counts.refused += step_on_broken(*solver) > 0;
-  ++counts.cases;
+  break_and_step(*solver, b, transition, initial, counts);
 }
 
 }  // namespace

@@ -598,6 +598,25 @@ pbrl::SamplingSettings small_batch() {
   s.batch = 4;
   return s;
 }
+
+// Pbrl's settings here: softmax policies, the policy-gradient oracle, gradients in `mode`, small batches.
+pbrl::PbrlSettings<Real> softmax_pg_settings(pbrl::GradientMode mode) {
+  pbrl::PbrlSettings<Real> s;
+  s.policy.parameterization = Parameterization::softmax;
+  s.oracle = OracleKind::policy_gradient;
+  s.oracle_policy.parameterization = Parameterization::softmax;
+  s.gradient = mode;
+  s.sampling = small_batch();
+  return s;
+}
+
+// A Pbrl (evaluation method M) on problem from zero parameters: object_does_not_allocate.
+template <int S, int A, EvaluationMethod M = EvaluationMethod::direct, class Problem>
+void pbrl_does_not_allocate(const Problem& problem, const pbrl::PbrlSettings<Real>& s) {
+  auto solver = std::make_unique<pbrl::Pbrl<Problem, M>>();
+  object_does_not_allocate(*solver,
+                           [&](auto& o) { return o.init(problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()); });
+}
 }  // namespace
 
 TEST_CASE("no allocation: sampled Pbrl, Stackelberg, zero-sum, incentive-design and RLHF solvers and baselines") {
@@ -607,21 +626,10 @@ TEST_CASE("no allocation: sampled Pbrl, Stackelberg, zero-sum, incentive-design 
     const auto problem = shaping(*task);
     const auto mixture = std::make_unique<MixtureProblem<S, A, 4>>(12);
     for (PenaltyKind kind : {PenaltyKind::value, PenaltyKind::bellman}) {
-      pbrl::PbrlSettings<Real> s;
+      pbrl::PbrlSettings<Real> s = softmax_pg_settings(pbrl::GradientMode::sampled);
       s.penalty_kind = kind;
-      s.policy.parameterization = Parameterization::softmax;
-      s.oracle = OracleKind::policy_gradient;
-      s.oracle_policy.parameterization = Parameterization::softmax;
-      s.gradient = pbrl::GradientMode::sampled;
-      s.sampling = small_batch();
-      auto a = std::make_unique<pbrl::Pbrl<pbrl::RewardShaping<Real, S, A>>>();
-      object_does_not_allocate(*a, [&](auto& o) {
-        return o.init(*problem, s, pbrl::RewardShaping<Real, S, A>::Params::Zero(), Mat<S, A>::Zero());
-      });
-      auto b = std::make_unique<pbrl::Pbrl<MixtureProblem<S, A, 4>, EvaluationMethod::sweeps>>();
-      object_does_not_allocate(*b, [&](auto& o) {
-        return o.init(*mixture, s, MixtureProblem<S, A, 4>::Params::Zero(), Mat<S, A>::Zero());
-      });
+      pbrl_does_not_allocate<S, A>(*problem, s);
+      pbrl_does_not_allocate<S, A, EvaluationMethod::sweeps>(*mixture, s);
     }
   }
   SUBCASE("Stackelberg game: Pbrl and independent policy gradient, exact and sampled") {
@@ -646,14 +654,7 @@ TEST_CASE("no allocation: sampled Pbrl, Stackelberg, zero-sum, incentive-design 
     REQUIRE(game->init(data) == Status::ok);
     for (auto mode : {pbrl::GradientMode::exact, pbrl::GradientMode::sampled}) {
       CAPTURE(static_cast<int>(mode));
-      pbrl::PbrlSettings<Real> s;
-      s.policy.parameterization = Parameterization::softmax;
-      s.oracle = OracleKind::policy_gradient;
-      s.oracle_policy.parameterization = Parameterization::softmax;
-      s.gradient = mode;
-      s.sampling = small_batch();
-      auto solver = std::make_unique<pbrl::Pbrl<Game>>();
-      object_does_not_allocate(*solver, [&](auto& o) { return o.init(*game, s, Game::Params::Zero(), Mat<S, A>::Zero()); });
+      pbrl_does_not_allocate<S, A>(*game, softmax_pg_settings(mode));
       pbrl::IndependentPgSettings<Real> is;
       is.gradient = mode;
       is.sampling = small_batch();
@@ -722,14 +723,7 @@ TEST_CASE("no allocation: sampled Pbrl, Stackelberg, zero-sum, incentive-design 
     const auto truth = env->mdp(Real(0.9), Real(0.1));
     for (auto mode : {pbrl::GradientMode::exact, pbrl::GradientMode::sampled}) {
       CAPTURE(static_cast<int>(mode));
-      pbrl::PbrlSettings<Real> s;
-      s.policy.parameterization = Parameterization::softmax;
-      s.oracle = OracleKind::policy_gradient;
-      s.oracle_policy.parameterization = Parameterization::softmax;
-      s.gradient = mode;
-      s.sampling = small_batch();
-      auto solver = std::make_unique<pbrl::Pbrl<Problem>>();
-      object_does_not_allocate(*solver, [&](auto& o) { return o.init(*problem, s, Problem::Params::Zero(), Mat<S, A>::Zero()); });
+      pbrl_does_not_allocate<S, A>(*problem, softmax_pg_settings(mode));
       pbrl::DrlhfSettings<Real> ds;
       ds.policy_oracle = OracleKind::policy_gradient;
       ds.oracle_policy.parameterization = Parameterization::softmax;

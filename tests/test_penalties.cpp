@@ -3,6 +3,7 @@
 // finite differences with the exact lower-level optimum pi*(x); and, at compile time, that a call
 // swapping pi_y and pi-hat does not compile.
 #include "support.hpp"
+#include "fd_support.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
 
 #include <cstdint>
@@ -53,11 +54,7 @@ struct PenaltyProbe {
   }
 };
 
-Problem::Params random_x(pbrl::Rng& rng) {
-  Problem::Params x;
-  for (int k = 0; k < K; ++k) x(k) = Real(2) * rng.uniform<Real>() - Real(1);
-  return x;
-}
+Problem::Params random_x(pbrl::Rng& rng) { return uniform_vector<Problem::Params>(rng); }
 }  // namespace
 
 TEST_CASE("penalties are non-negative and vanish at the lower-level optimum") {
@@ -98,37 +95,12 @@ TEST_CASE("value and Bellman penalty gradients match finite differences") {
     Problem::Params gx;
     probe(kind, x, pi, &gx, &gpi);
     // x: the envelope terms through J^T, including the transition part
-    for (int k = 0; k < K; ++k) {
-      const Real fd = central_difference([&](Real h) {
-        Problem::Params xh = x;
-        xh(k) += h;
-        return probe(kind, xh, pi);
-      });
-      CHECK_CLOSE(gx(k), fd, kFdTol, gx.cwiseAbs().maxCoeff());
-    }
+    check_parameter_gradient(x, gx, [&](const Problem::Params& xh) { return probe(kind, xh, pi); });
     // y, softmax logits
     pbrl::chain_policy_gradient<Real, S, A>(pbrl::Parameterization::softmax, pi, gpi, gy);
-    for (int s = 0; s < S; ++s)
-      for (int a = 0; a < A; ++a) {
-        const Real fd = central_difference([&](Real h) {
-          Mat<S, A> yh = y, ph;
-          yh(s, a) += h;
-          pbrl::policy_from_parameters<Real, S, A>(pbrl::Parameterization::softmax, yh, ph);
-          return probe(kind, x, ph);
-        });
-        CHECK_CLOSE(gy(s, a), fd, kFdTol, gy.cwiseAbs().maxCoeff());
-      }
+    check_logit_gradient(y, gy, gy.cwiseAbs().maxCoeff(), [&](const Mat<S, A>& ph) { return probe(kind, x, ph); });
     // y, direct coordinates along the simplex
-    for (int s = 0; s < S; ++s)
-      for (int a = 1; a < A; ++a) {
-        const Real fd = central_difference([&](Real h) {
-          Mat<S, A> ph = pi;
-          ph(s, a) += h;
-          ph(s, 0) -= h;
-          return probe(kind, x, ph);
-        });
-        CHECK_CLOSE(gpi(s, a) - gpi(s, 0), fd, kFdTol, gpi.cwiseAbs().maxCoeff());
-      }
+    check_simplex_gradient(pi, gpi, gpi.cwiseAbs().maxCoeff(), [&](const Mat<S, A>& ph) { return probe(kind, x, ph); });
   }
 }
 
@@ -196,24 +168,8 @@ TEST_CASE("upper objective gradients match finite differences") {
   Problem::Params gx;
   Mat<S, A> gpi;
   f_at(x, pi, &gx, &gpi);
-  for (int k = 0; k < K; ++k) {
-    const Real fd = central_difference([&](Real h) {
-      Problem::Params xh = x;
-      xh(k) += h;
-      return f_at(xh, pi, nullptr, nullptr);
-    });
-    CHECK_CLOSE(gx(k), fd, kFdTol, gx.cwiseAbs().maxCoeff());
-  }
-  for (int s = 0; s < S; ++s)
-    for (int a = 1; a < A; ++a) {
-      const Real fd = central_difference([&](Real h) {
-        Mat<S, A> ph = pi;
-        ph(s, a) += h;
-        ph(s, 0) -= h;
-        return f_at(x, ph, nullptr, nullptr);
-      });
-      CHECK_CLOSE(gpi(s, a) - gpi(s, 0), fd, kFdTol, gpi.cwiseAbs().maxCoeff());
-    }
+  check_parameter_gradient(x, gx, [&](const Problem::Params& xh) { return f_at(xh, pi, nullptr, nullptr); });
+  check_simplex_gradient(pi, gpi, gpi.cwiseAbs().maxCoeff(), [&](const Mat<S, A>& ph) { return f_at(x, ph, nullptr, nullptr); });
 
   // Reward shaping: f = -V_task(rho), J^T(w, v) = w.
   using Shaping = pbrl::RewardShaping<Real, S, A>;

@@ -11,6 +11,7 @@
 // the double run 4x that (PBRL_SAMPLING_SCALE, default 4; -DPBRL_SAMPLING_VERBOSE logs every
 // coordinate's error in units of its SE).
 #include "sampling_support.hpp"
+#include "fd_support.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
 
 #include <cstring>
@@ -39,10 +40,15 @@ pbrl::Evaluation<Real, S, A> evaluated(const pbrl::Mdp<Real, S, A>& m, const Mat
   return e;
 }
 
-Mixture::Params random_x(pbrl::Rng& rng) {
-  Mixture::Params x;
-  for (int k = 0; k < K; ++k) x(k) = Real(2) * rng.uniform<Real>() - Real(1);
-  return x;
+Mixture::Params random_x(pbrl::Rng& rng) { return uniform_vector<Mixture::Params>(rng); }
+
+// Reward shaping's data on a task's reward, transition and initial arrays, the rest at defaults.
+Shaping::Data task_data(const RandomModel<S, A>& task) {
+  Shaping::Data d;
+  d.reward = task.reward;
+  d.transition = task.transition;
+  d.initial = task.initial;
+  return d;
 }
 
 // x steers the dynamics only: P_x(.|s,a) = (1 - m) Down(.|s,a) + m Up(.|s,a), m = sig(<C(s,a), x>),
@@ -399,10 +405,7 @@ TEST_CASE("the mixture problem's per-sample hook matches finite differences of r
   // Reward shaping: e_{(s,a)}, no transition term.
   RandomModel<S, A> task(93);
   Shaping shaping;
-  Shaping::Data data;
-  data.reward = task.reward;
-  data.transition = task.transition;
-  data.initial = task.initial;
+  Shaping::Data data = task_data(task);
   REQUIRE(shaping.init(data) == Status::ok);
   Shaping::Model smodel;
   pbrl::Mdp<Real, S, A> sm;
@@ -424,16 +427,12 @@ TEST_CASE("sampled vector-Jacobian products agree with J^T(mu', V) within their 
   SUBCASE("reward shaping: J^T(mu', V) = mu'") {
     RandomModel<S, A> task(102);
     Shaping problem;
-    Shaping::Data data;
-    data.reward = task.reward;
-    data.transition = task.transition;
-    data.initial = task.initial;
+    Shaping::Data data = task_data(task);
     data.discount = kGamma;
     data.lower.tau = Real(0.3);
     REQUIRE(problem.init(data) == Status::ok);
     Shaping::Model model;
-    Shaping::Params x;
-    for (int i = 0; i < S * A; ++i) x(i) = Real(2) * prng.uniform<Real>() - Real(1);
+    const Shaping::Params x = uniform_vector<Shaping::Params>(prng);
     pbrl::Mdp<Real, S, A> m;
     REQUIRE(problem.build(x, model, m) == Status::ok);
     const Mat<S, A> pi = random_policy<S, A>(prng), sigma = random_policy<S, A>(prng);
@@ -446,19 +445,12 @@ TEST_CASE("sampled vector-Jacobian products agree with J^T(mu', V) within their 
       REQUIRE(pbrl::occupancy_from_start(m, start, pi, *ws, warm, mu) == Status::ok);
       Shaping::Params g = Shaping::Params::Zero();
       problem.vjp(model, mu, e.value, Real(1), g);
-      Real exact[S * A];
-      flatten<S * A>(g, exact);
-      pbrl::Rng rng(103);
-      std::int64_t steps = 0;
-      auto estimate = [&](int b, Real* out) {
-        Shaping::Params gs;
-        REQUIRE(pbrl::sampled_vjp(problem, model, m, start, pi, sizes(kLongHorizon, b), rng, *traj, steps, gs) ==
-                Status::ok);
-        flatten<S * A>(gs, out);
-      };
-      const Stats<S * A> st = replicate<S * A>(estimate, n, batch, exact);
-      CHECK(steps == std::int64_t(n) * batch * kLongHorizon);
-      check_within_error(from_sigma ? "J^T(mu', V), reward shaping" : "J^T(mu, V), reward shaping", st, exact,
+      auto estimate = params_replicates(g, 103, [&](int b, pbrl::Rng& rng, std::int64_t& steps, Shaping::Params& gs) {
+        return pbrl::sampled_vjp(problem, model, m, start, pi, sizes(kLongHorizon, b), rng, *traj, steps, gs);
+      });
+      const Stats<S * A> st = estimate.run(n, batch);
+      CHECK(estimate.steps == std::int64_t(n) * batch * kLongHorizon);
+      check_within_error(from_sigma ? "J^T(mu', V), reward shaping" : "J^T(mu, V), reward shaping", st, estimate.exact,
                          bias_bound(kGamma, kLongHorizon, max_abs_value(e), Real(1), g.cwiseAbs().maxCoeff()));
     }
   }
@@ -480,25 +472,18 @@ TEST_CASE("sampled vector-Jacobian products agree with J^T(mu', V) within their 
       const Real t = problem.shaping(sa, x);
       for (int k = 0; k < K; ++k) reward_only(k) += mu(sa / A, sa % A) * (Real(1) - t * t) * problem.b(sa, k);
     }
-    Real exact[K];
-    flatten<K>(g, exact);
-    pbrl::Rng rng(105);
-    std::int64_t steps = 0;
-    auto estimate = [&](int b, Real* out) {
-      Mixture::Params gs;
-      REQUIRE(pbrl::sampled_vjp(problem, *model, m, sigma, pi, sizes(kLongHorizon, b), rng, *traj, steps, gs) ==
-              Status::ok);
-      flatten<K>(gs, out);
-    };
-    const Stats<K> st = replicate<K>(estimate, n, batch, exact);
-    check_within_error("J^T(mu', V), x-dependent P", st, exact,
+    auto estimate = params_replicates(g, 105, [&](int b, pbrl::Rng& rng, std::int64_t& steps, Mixture::Params& gs) {
+      return pbrl::sampled_vjp(problem, *model, m, sigma, pi, sizes(kLongHorizon, b), rng, *traj, steps, gs);
+    });
+    const Stats<K> st = estimate.run(n, batch);
+    check_within_error("J^T(mu', V), x-dependent P", st, estimate.exact,
                        bias_bound(kGamma, kLongHorizon, max_abs_value(e), Real(1), g.cwiseAbs().maxCoeff()));
     // Random mixtures have nearly uniform P0, P1, so their transition term is small (about one SE
     // here); the steering problem below resolves it.
     Real resolved(0);
     for (int k = 0; k < K; ++k) resolved = std::max(resolved, std::abs(g(k) - reward_only(k)) / st.se(k));
     MESSAGE("mixture: transition term / SE, largest over coordinates: ", resolved);
-    check_error_halves<K>("J^T(mu', V), x-dependent P", estimate, n, batch, exact);
+    check_error_halves<K>("J^T(mu', V), x-dependent P", estimate, n, batch, estimate.exact);
   }
 }
 
@@ -532,20 +517,13 @@ TEST_CASE("sampled vector-Jacobian product through the dynamics alone: the likel
     CHECK_CLOSE(g(k), fd, kFdTol, g.cwiseAbs().maxCoeff());
   }
   REQUIRE(problem.build(x, *model, m) == Status::ok);
-  Real exact[K];
-  flatten<K>(g, exact);
   auto traj = std::make_unique<Traj>();
-  pbrl::Rng rng(108);
-  std::int64_t steps = 0;
-  auto estimate = [&](int b, Real* out) {
-    Steering::Params gs;
-    REQUIRE(pbrl::sampled_vjp(problem, *model, m, sigma, pi, sizes(kLongHorizon, b), rng, *traj, steps, gs) ==
-            Status::ok);
-    flatten<K>(gs, out);
-  };
+  auto estimate = params_replicates(g, 108, [&](int b, pbrl::Rng& rng, std::int64_t& steps, Steering::Params& gs) {
+    return pbrl::sampled_vjp(problem, *model, m, sigma, pi, sizes(kLongHorizon, b), rng, *traj, steps, gs);
+  });
   const int n = 250 * kScale, batch = 4;
-  const Stats<K> st = replicate<K>(estimate, n, batch, exact);
-  check_within_error("J^T(mu', V), dynamics only", st, exact,
+  const Stats<K> st = estimate.run(n, batch);
+  check_within_error("J^T(mu', V), dynamics only", st, estimate.exact,
                      bias_bound(kGamma, kLongHorizon, max_abs_value(e), Real(1), g.cwiseAbs().maxCoeff()));
   // Every coordinate is resolved: an estimator without the transition term (0 here) would fail.
   for (int k = 0; k < K; ++k) {
@@ -554,7 +532,7 @@ TEST_CASE("sampled vector-Jacobian product through the dynamics alone: the likel
   }
   MESSAGE("dynamics only: |J^T| / SE per coordinate: ", std::abs(g(0)) / st.se(0), ", ", std::abs(g(1)) / st.se(1),
           ", ", std::abs(g(2)) / st.se(2));
-  check_error_halves<K>("J^T(mu', V), dynamics only", estimate, n, batch, exact);
+  check_error_halves<K>("J^T(mu', V), dynamics only", estimate, n, batch, estimate.exact);
 }
 
 // ---- penalties ----------------------------------------------------------------------------------
@@ -914,10 +892,7 @@ TEST_CASE("sampled estimators validate their inputs; on error the stream and the
   // A hook that produces NaN: numerical_failure, stream and count unchanged.
   RandomModel<S, A> task(144);
   PoisonedShaping poisoned;
-  Shaping::Data data;
-  data.reward = task.reward;
-  data.transition = task.transition;
-  data.initial = task.initial;
+  Shaping::Data data = task_data(task);
   REQUIRE(poisoned.init(data) == Status::ok);
   Shaping::Model smodel;
   pbrl::Mdp<Real, S, A> sm;
@@ -1104,10 +1079,7 @@ TEST_CASE("sampled PBRL: deterministic per seed, all-or-nothing steps, settings 
   // A step that fails (the hook yields NaN) leaves the iterate, the stream and the count as they were.
   RandomModel<S, A> task(162);
   auto poisoned = std::make_unique<PoisonedShaping>();
-  Shaping::Data data;
-  data.reward = task.reward;
-  data.transition = task.transition;
-  data.initial = task.initial;
+  Shaping::Data data = task_data(task);
   REQUIRE(poisoned->init(data) == Status::ok);
   auto ps = std::make_unique<pbrl::Pbrl<PoisonedShaping>>();
   REQUIRE(ps->init(*poisoned, sampled_settings(PenaltyKind::bellman, 3), Shaping::Params::Zero(), Mat<S, A>::Zero()) ==

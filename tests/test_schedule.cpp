@@ -61,6 +61,29 @@ pbrl::PbrlSettings<Real> paper_settings() {
   return s;
 }
 
+// paper_settings() that converge on the game: tolerance mode (epsilon 0.01, |G| <= 0.05 over a
+// window of 5 steps), steps 0.5.
+pbrl::PbrlSettings<Real> converging_settings() {
+  auto s = paper_settings();
+  s.step_x = s.step_y = Real(0.5);
+  s.gap_tolerance = Real(0.01);
+  s.lambda_patience = 10;
+  s.inner_steps_max = 50;
+  s.stationarity_tolerance = Real(0.05);
+  s.convergence_window = 5;
+  return s;
+}
+
+// paper_settings() in sampled mode: the policy-gradient oracle on softmax policies, batches of `batch`.
+pbrl::PbrlSettings<Real> sampled_paper_settings(int batch) {
+  auto s = paper_settings();
+  s.gradient = GradientMode::sampled;
+  s.oracle = OracleKind::policy_gradient;
+  s.oracle_policy.parameterization = Parameterization::softmax;
+  s.sampling.batch = batch;
+  return s;
+}
+
 constexpr Real kSviTolerance = kDouble ? Real(1e-13) : Real(1e-6);
 
 // The optimal value of an MDP (soft value iteration run to convergence).
@@ -392,12 +415,8 @@ TEST_CASE("tolerance mode in sampled mode: T grows with lambda up to its cap, wo
   // so the last bits of a result follow the object's address modulo the vector size: two solvers
   // compared bit for bit are placed alike (alignas(64); as `again` below).
   alignas(64) static Solver solver;
-  auto settings = paper_settings();
-  settings.gradient = GradientMode::sampled;
-  settings.oracle = OracleKind::policy_gradient;
-  settings.oracle_policy.parameterization = Parameterization::softmax;
+  auto settings = sampled_paper_settings(4);
   settings.oracle_step = Real(0.1);
-  settings.sampling.batch = 4;
   settings.sampling.horizon = 3;
   settings.gap_tolerance = std::numeric_limits<Real>::min();
   settings.continuation_start = Real(0);  // epsilon from the start
@@ -513,13 +532,7 @@ TEST_CASE("a checkpoint taken mid-schedule continues bit for bit") {
 TEST_CASE("the verdict: converged once the certified gap and |G| met their tolerances over the window") {
   static Game game;
   alignas(64) static Solver solver, stepped;  // placed alike: compared bit for bit (see above)
-  auto settings = paper_settings();
-  settings.step_x = settings.step_y = Real(0.5);
-  settings.gap_tolerance = Real(0.01);
-  settings.lambda_patience = 10;
-  settings.inner_steps_max = 50;
-  settings.stationarity_tolerance = Real(0.05);
-  settings.convergence_window = 5;
+  const auto settings = converging_settings();
   constexpr std::int64_t kCap = 2000;  // measured in double: converged after 143 steps
 
   // The definition, step by step: the first step after which the window's every step met both.
@@ -585,57 +598,51 @@ TEST_CASE("solve(): every outcome, each where its definition says, at most max_s
     CHECK(result.steps <= max_steps);
     CHECK(solver.iteration() == result.steps);
   };
+  // solve(), then the outcome and the number of steps it took.
+  auto expect = [&](const pbrl::PbrlSettings<Real>& settings, std::int64_t max_steps, pbrl::SolveOutcome outcome,
+                    std::int64_t steps) {
+    solve(settings, max_steps);
+    CHECK(result.outcome == outcome);
+    CHECK(result.steps == steps);
+  };
+  // epsilon out of reach (and the oracle's target, 1e-30 of the last gap).
+  auto out_of_reach = [] {
+    auto s = paper_settings();
+    s.gap_tolerance = std::numeric_limits<Real>::min();
+    s.continuation_start = Real(0);
+    s.oracle_gap_fraction = Real(1e-30);
+    return s;
+  };
   // step_cap: fixed mode, never stationary (|G| > 0 at the start).
   auto fixed = paper_settings();
   fixed.stationarity_tolerance = Real(0);
-  solve(fixed, 3);
-  CHECK(result.outcome == pbrl::SolveOutcome::step_cap);
-  CHECK(result.steps == 3);
-  solve(fixed, 0);
-  CHECK(result.outcome == pbrl::SolveOutcome::step_cap);
-  CHECK(result.steps == 0);
+  expect(fixed, 3, pbrl::SolveOutcome::step_cap, 3);
+  expect(fixed, 0, pbrl::SolveOutcome::step_cap, 0);
 
   // stalled: fixed mode, stationary over the window, and only once the ramp is over.
   fixed.stationarity_tolerance = Real(1e30);
   fixed.convergence_window = 4;
-  solve(fixed, 100);
-  CHECK(result.outcome == pbrl::SolveOutcome::stalled);
-  CHECK(result.steps == 4);
+  expect(fixed, 100, pbrl::SolveOutcome::stalled, 4);
   fixed.lambda_final = Real(4);
   fixed.lambda_ramp = 9;
-  solve(fixed, 100);
-  CHECK(result.outcome == pbrl::SolveOutcome::stalled);
-  CHECK(result.steps == 9);
+  expect(fixed, 100, pbrl::SolveOutcome::stalled, 9);
 
-  // penalty_cap: lambda at lambda_max from the start, stationary, epsilon out of reach (and the
-  // oracle's target, 1e-30 of the last gap).
-  auto capped = paper_settings();
-  capped.gap_tolerance = std::numeric_limits<Real>::min();
-  capped.continuation_start = Real(0);
-  capped.oracle_gap_fraction = Real(1e-30);
+  // penalty_cap: lambda at lambda_max from the start, stationary, epsilon out of reach.
+  auto capped = out_of_reach();
   capped.lambda_max = capped.lambda_start;
   capped.inner_steps_max = 3;
   capped.stationarity_tolerance = Real(1e30);
   capped.convergence_window = 3;
-  solve(capped, 100);
-  CHECK(result.outcome == pbrl::SolveOutcome::penalty_cap);
-  CHECK(result.steps == 3);
+  expect(capped, 100, pbrl::SolveOutcome::penalty_cap, 3);
   // ... not while lambda may still grow: then the oracle's cap is what the step cap ends on.
   capped.lambda_max = Real(1e6);
-  solve(capped, 7);
-  CHECK(result.outcome == pbrl::SolveOutcome::oracle_cap);
-  CHECK(result.steps == 7);
+  expect(capped, 7, pbrl::SolveOutcome::oracle_cap, 7);
 
   // oracle_cap: at the step cap, the last step's oracle ran to inner_steps_max without its target.
-  auto oracle = paper_settings();
-  oracle.gap_tolerance = std::numeric_limits<Real>::min();
-  oracle.continuation_start = Real(0);
-  oracle.oracle_gap_fraction = Real(1e-30);
+  auto oracle = out_of_reach();
   oracle.inner_steps_max = 2;
   oracle.stationarity_tolerance = Real(0);
-  solve(oracle, 5);
-  CHECK(result.outcome == pbrl::SolveOutcome::oracle_cap);
-  CHECK(result.steps == 5);
+  expect(oracle, 5, pbrl::SolveOutcome::oracle_cap, 5);
   // With a reachable target the same cap is a plain step cap.
   oracle.gap_tolerance = Real(1e6);
   oracle.oracle_gap_fraction = Real(0.1);
@@ -645,30 +652,18 @@ TEST_CASE("solve(): every outcome, each where its definition says, at most max_s
   CHECK(result.outcome == pbrl::SolveOutcome::step_cap);
 
   // Sampled tolerance mode has no certificate: never converged; stationary over the window is stalled.
-  auto sampled = paper_settings();
-  sampled.gradient = GradientMode::sampled;
-  sampled.oracle = OracleKind::policy_gradient;
-  sampled.oracle_policy.parameterization = Parameterization::softmax;
-  sampled.sampling.batch = 2;
+  auto sampled = sampled_paper_settings(2);
   sampled.gap_tolerance = Real(1e6);
   sampled.stationarity_tolerance = Real(1e30);
   sampled.convergence_window = 2;
-  solve(sampled, 10);
-  CHECK(result.outcome == pbrl::SolveOutcome::stalled);
-  CHECK(result.steps == 2);
+  expect(sampled, 10, pbrl::SolveOutcome::stalled, 2);
   CHECK_FALSE(solver.converged());
 }
 
 TEST_CASE("a checkpoint taken mid-solve continues bit for bit, outcome and step count included") {
   static Game game;
   static Solver solver;
-  auto settings = paper_settings();
-  settings.step_x = settings.step_y = Real(0.5);
-  settings.gap_tolerance = Real(0.01);
-  settings.lambda_patience = 10;
-  settings.inner_steps_max = 50;
-  settings.stationarity_tolerance = Real(0.05);
-  settings.convergence_window = 5;
+  const auto settings = converging_settings();
   pbrl::SolveResult whole, first, rest;
   REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
   REQUIRE(solver.solve(2000, whole) == Status::ok);
@@ -723,11 +718,7 @@ TEST_CASE("the report's gap_target is the schedule's, from the continuation's st
 TEST_CASE("sampled mode: a step whose objective F = f + lambda p would overflow is refused, nothing changed") {
   static Game game;
   static Solver solver;
-  auto settings = paper_settings();
-  settings.gradient = GradientMode::sampled;
-  settings.oracle = OracleKind::policy_gradient;
-  settings.oracle_policy.parameterization = Parameterization::softmax;
-  settings.sampling.batch = 2;
+  auto settings = sampled_paper_settings(2);
   // lambda at the top of its domain: every gradient step is clamped to the box, so x and |G| stay
   // finite while lambda * p_hat does not.
   settings.lambda_start = settings.lambda_final = std::numeric_limits<Real>::max();
@@ -794,6 +785,32 @@ struct SmallDesign {
     // Row sums drawn in double and rounded to float stay within the validation's tolerance.
     REQUIRE(problem.init(d) == Status::ok);
   }
+
+  // A tolerance-mode solve (epsilon 0.01) from the start under s, `steps` steps, each report
+  // passed to each(r): the first step that meets epsilon (-1: none), the smallest gap bound and
+  // the last report.
+  struct Run {
+    int first = -1;
+    Real smallest = std::numeric_limits<Real>::infinity();
+    ZeroSum::Report report;
+  };
+  template <class Each>
+  Run run(ZeroSum& solver, pbrl::PbrlZeroSumSettings<Real> s, int steps, Each&& each) const {
+    s.gap_tolerance = Real(0.01);
+    REQUIRE(solver.init(problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(), ZeroSum::Matrix2::Zero()) ==
+            Status::ok);
+    Run out;
+    for (int k = 1; k <= steps; ++k) {
+      REQUIRE(solver.step(&out.report) == Status::ok);
+      out.smallest = std::min(out.smallest, out.report.gap_bound);
+      if (out.report.tolerance_met && out.first < 0) out.first = k;
+      each(out.report);
+    }
+    return out;
+  }
+  Run run(ZeroSum& solver, const pbrl::PbrlZeroSumSettings<Real>& s, int steps) const {
+    return run(solver, s, steps, [](const ZeroSum::Report&) {});
+  }
 };
 
 TEST_CASE("tolerance mode: a growth after which the gap gets worse is taken back (a runaway the generator found)") {
@@ -803,9 +820,6 @@ TEST_CASE("tolerance mode: a growth after which the gap gets worse is taken back
   // times the smallest it had reached (docs/tolerance.md).
   static SmallDesign design(32);
   REQUIRE(design.instance.discount == 0.9);
-  using Design = SmallDesign::Design;
-  using ZeroSum = SmallDesign::ZeroSum;
-  const Design& problem = design.problem;
   pbrl::PbrlZeroSumSettings<Real> s;
   s.gap_tolerance = Real(0.01);
   s.inner_steps = 1;
@@ -813,25 +827,18 @@ TEST_CASE("tolerance mode: a growth after which the gap gets worse is taken back
   s.step_x = Real(0.3);
   s.step_pi = Real(0.2);
   s.lambda_start = Real(5);
-  static ZeroSum solver;
-  REQUIRE(solver.init(problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(), ZeroSum::Matrix2::Zero()) ==
-          Status::ok);
-  ZeroSum::Report r;
-  Real smallest = std::numeric_limits<Real>::infinity();
-  bool met = false;
-  for (int k = 0; k < 2000; ++k) {
-    REQUIRE(solver.step(&r) == Status::ok);
-    smallest = std::min(smallest, r.gap_bound);
-    met = met || r.tolerance_met;
+  static SmallDesign::ZeroSum solver;
+  const SmallDesign::Run run = design.run(solver, s, 2000, [&](const SmallDesign::ZeroSum::Report& r) {
     CHECK(r.lambda_growths == solver.schedule().growths());
     CHECK(r.lambda_backoffs == solver.schedule().backoffs());
-  }
+  });
+  const auto& r = run.report;
   CAPTURE(r.gap_bound);
-  CAPTURE(smallest);
+  CAPTURE(run.smallest);
   CAPTURE(r.lambda);
   CAPTURE(r.lambda_backoffs);
-  CHECK(met);
-  CHECK(r.gap_bound <= std::max(s.gap_tolerance, Real(2) * smallest));  // it does not run away
+  CHECK(run.first > 0);  // met epsilon at some step
+  CHECK(r.gap_bound <= std::max(s.gap_tolerance, Real(2) * run.smallest));  // it does not run away
   CHECK(r.lambda < s.lambda_max);
 }
 
@@ -937,38 +944,24 @@ TEST_CASE("the start: lambda_start 50 meets epsilon where the full first steps l
   // step's case: the natural step (the default) does not push the logits there.
   static SmallDesign design(12);
   REQUIRE(design.instance.discount == 0.99);
-  using Design = SmallDesign::Design;
-  using ZeroSum = SmallDesign::ZeroSum;
-  static ZeroSum solver;
-  auto run = [&](Real limit, int steps, Real& smallest, Real& last) {
+  static SmallDesign::ZeroSum solver;
+  auto run = [&](Real limit) {
     pbrl::PbrlZeroSumSettings<Real> s;
-    s.gap_tolerance = Real(0.01);
     s.lambda_start = Real(50);
     s.lambda_step_limit = limit;
     s.lower_geometry = pbrl::LowerGeometry::euclidean;
-    REQUIRE(solver.init(design.problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(),
-                        ZeroSum::Matrix2::Zero()) == Status::ok);
-    ZeroSum::Report r;
-    smallest = std::numeric_limits<Real>::infinity();
-    int first = -1;
-    for (int k = 1; k <= steps; ++k) {
-      REQUIRE(solver.step(&r) == Status::ok);
-      smallest = std::min(smallest, r.gap_bound);
-      if (r.tolerance_met && first < 0) first = k;
-    }
-    last = r.gap_bound;
-    return first;
+    return design.run(solver, s, 300);
   };
-  Real smallest = 0, last = 0;
-  const int first = run(Real(0.75), 300, smallest, last);
-  CAPTURE(smallest);
-  CAPTURE(last);
-  CHECK(first > 0);
-  CHECK(first <= 100);
-  CHECK(last <= std::max(Real(0.01), Real(2) * smallest));  // it does not run away
+  const SmallDesign::Run scaled = run(Real(0.75));
+  CAPTURE(scaled.smallest);
+  CAPTURE(scaled.report.gap_bound);
+  CHECK(scaled.first > 0);
+  CHECK(scaled.first <= 100);
+  CHECK(scaled.report.gap_bound <= std::max(Real(0.01), Real(2) * scaled.smallest));  // it does not run away
   if (std::is_same<Real, double>::value) {  // the contrast, in double (float's path may differ)
-    CHECK(run(Real(0), 300, smallest, last) < 0);
-    CHECK(smallest > Real(1));
+    const SmallDesign::Run full = run(Real(0));
+    CHECK(full.first < 0);
+    CHECK(full.smallest > Real(1));
   }
 }
 
@@ -980,50 +973,31 @@ TEST_CASE("the natural lower-level step meets epsilon where the euclidean one se
   // docs/tolerance.md).
   static SmallDesign design(12, 2u);
   REQUIRE(design.instance.discount == 0.99);
-  using Design = SmallDesign::Design;
-  using ZeroSum = SmallDesign::ZeroSum;
-  static ZeroSum solver;
-  auto run = [&](pbrl::LowerGeometry geometry, int steps, Real& smallest, Real& last, Real& lambda) {
+  static SmallDesign::ZeroSum solver;
+  auto run = [&](pbrl::LowerGeometry geometry, int steps) {
     pbrl::PbrlZeroSumSettings<Real> s;
-    s.gap_tolerance = Real(0.01);
     s.lower_geometry = geometry;
-    REQUIRE(solver.init(design.problem, s, Design::Params::Zero(), ZeroSum::Matrix1::Zero(),
-                        ZeroSum::Matrix2::Zero()) == Status::ok);
-    ZeroSum::Report r;
-    smallest = std::numeric_limits<Real>::infinity();
-    int first = -1;
-    for (int k = 1; k <= steps; ++k) {
-      REQUIRE(solver.step(&r) == Status::ok);
-      smallest = std::min(smallest, r.gap_bound);
-      if (r.tolerance_met && first < 0) first = k;
-    }
-    last = r.gap_bound;
-    lambda = r.lambda;
-    return first;
+    return design.run(solver, s, steps);
   };
-  Real smallest = 0, last = 0, lambda = 0;
-  const int first = run(pbrl::LowerGeometry::automatic, 400, smallest, last, lambda);
-  CAPTURE(smallest);
-  CAPTURE(last);
-  CHECK(first > 0);
-  CHECK(first <= 200);
-  CHECK(last <= Real(0.01));
-  CHECK(lambda < Real(100));
+  const SmallDesign::Run natural = run(pbrl::LowerGeometry::automatic, 400);
+  CAPTURE(natural.smallest);
+  CAPTURE(natural.report.gap_bound);
+  CHECK(natural.first > 0);
+  CHECK(natural.first <= 200);
+  CHECK(natural.report.gap_bound <= Real(0.01));
+  CHECK(natural.report.lambda < Real(100));
   if (std::is_same<Real, double>::value) {  // the contrast, in double (float's path may differ)
-    CHECK(run(pbrl::LowerGeometry::euclidean, 2000, smallest, last, lambda) < 0);
-    CHECK(smallest > Real(1));
-    CHECK(lambda == Real(1000));
+    const SmallDesign::Run euclidean = run(pbrl::LowerGeometry::euclidean, 2000);
+    CHECK(euclidean.first < 0);
+    CHECK(euclidean.smallest > Real(1));
+    CHECK(euclidean.report.lambda == Real(1000));
   }
 }
 
 TEST_CASE("counts never overflow: a count with no room is refused, step() says count_overflow") {
   static Game game;
   static Solver solver;
-  auto settings = paper_settings();
-  settings.gradient = GradientMode::sampled;
-  settings.oracle = OracleKind::policy_gradient;
-  settings.oracle_policy.parameterization = Parameterization::softmax;
-  settings.sampling.batch = 2;
+  auto settings = sampled_paper_settings(2);
   REQUIRE(solver.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
   REQUIRE(solver.run(3) == Status::ok);
   std::vector<unsigned char> image(pbrl::checkpoint_size<Solver>());

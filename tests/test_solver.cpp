@@ -2,6 +2,7 @@
 // improves f; its report is consistent; the lambda ramp, the oracle warm start, the two
 // evaluation methods and the paper's 100-state size; a step in slices.
 #include "support.hpp"
+#include "solver_support.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
 
 #include <algorithm>
@@ -200,31 +201,14 @@ using SweepSlices = pbrl::Pbrl<SliceProblem, EvaluationMethod::sweeps>;  // swee
 
 template <class Solver>
 void same_state(const Solver& a, const Solver& b) {
-  CHECK(a.iteration() == b.iteration());
-  CHECK(a.environment_steps() == b.environment_steps());
-  CHECK(a.x() == b.x());
+  solver_support::same_common_state(a, b);
   CHECK(a.y() == b.y());
   CHECK(a.oracle_policy() == b.oracle_policy());
-  CHECK(std::memcmp(a.rng().state(), b.rng().state(), 16) == 0);
 }
 
 void same_report(const pbrl::PbrlReport<Real>& a, const pbrl::PbrlReport<Real>& b) {
-  CHECK(a.iteration == b.iteration);
-  CHECK(a.upper_objective == b.upper_objective);
-  CHECK(a.penalty == b.penalty);
-  CHECK(a.objective == b.objective);
-  CHECK(a.projected_gradient_norm == b.projected_gradient_norm);
+  solver_support::same_common_report(a, b);
   CHECK(a.lower_gap == b.lower_gap);
-  CHECK(a.environment_steps == b.environment_steps);
-  CHECK(a.lambda == b.lambda);
-  CHECK(a.inner_steps == b.inner_steps);
-  CHECK(a.oracle_gap == b.oracle_gap);
-  CHECK(a.gap_bound == b.gap_bound);
-  CHECK(a.gap_estimate == b.gap_estimate);
-  CHECK(a.gap_target == b.gap_target);
-  CHECK(a.tolerance_met == b.tolerance_met);
-  CHECK(a.inner_converged == b.inner_converged);
-  CHECK(a.max_sweeps_hit == b.max_sweeps_hit);
 }
 
 // The settings the slice tests run, each with the value and the Bellman penalty: every part kind
@@ -244,38 +228,9 @@ std::vector<pbrl::PbrlSettings<Real>> slice_settings() {
     s = base;
     s.inner_steps = 0;
     all.push_back(s);  // T = 0: the oracle's slice does nothing
-    s = base;
-    s.gap_tolerance = Real(0.05);
-    s.inner_steps = 1;
-    s.inner_steps_max = 6;
-    all.push_back(s);  // tolerance mode: the oracle stops on its target
-    s = base;
-    s.oracle = pbrl::OracleKind::policy_gradient;
-    s.oracle_step = Real(0.1);
-    s.inner_steps = 2;
-    s.gradient = pbrl::GradientMode::sampled;
-    s.sampling.horizon = 4;
-    s.sampling.batch = 5;
-    all.push_back(s);  // sampled, T = 2, B = 5, common random numbers
-    s.sampling.common_random_numbers = false;
-    s.inner_steps = 0;
-    all.push_back(s);  // sampled, no oracle steps, independent batches
+    solver_support::push_tolerance_and_sampled(all, base);
   }
   return all;
-}
-
-// Runs one step in slices of at most max_rollouts rollouts; the parts in order; report to every slice.
-template <class Solver>
-Status sliced_step(Solver& solver, int max_rollouts, typename Solver::Report* report,
-                   std::vector<pbrl::StepPart>* parts = nullptr) {
-  pbrl::SliceResult slice;
-  std::int64_t index = 0;
-  do {
-    if (Status st = solver.step_slice(max_rollouts, slice, report); st != Status::ok) return st;
-    CHECK(slice.slice == index++);
-    if (parts != nullptr) parts->push_back(slice.part);
-  } while (!slice.step_done);
-  return Status::ok;
 }
 
 template <class Solver>
@@ -303,26 +258,9 @@ void check_slices_equal_step(const SliceProblem& problem) {
       CAPTURE(static_cast<int>(s.gradient));
       CAPTURE(s.inner_steps);
       CAPTURE(m);
-      auto whole = slice_solver<Solver>(problem, s);
-      auto sliced = slice_solver<Solver>(problem, s);
-      auto bare = slice_solver<Solver>(problem, s);  // never a report: the diagnostics change no iterate
-      for (int k = 0; k < 4; ++k) {
-        typename Solver::Report a, b;
-        typename Solver::Report* ra = k % 2 == 0 ? &a : nullptr;  // with and without the report's diagnostics
-        typename Solver::Report* rb = k % 2 == 0 ? &b : nullptr;
-        REQUIRE(whole->step(ra) == Status::ok);
-        REQUIRE(bare->step() == Status::ok);
-        same_state(*whole, *bare);
-        std::vector<pbrl::StepPart> parts;
-        REQUIRE(sliced_step(*sliced, m, rb, &parts) == Status::ok);
-        CHECK_FALSE(sliced->step_in_progress());
-        same_state(*whole, *sliced);
-        if (k % 2 == 0) same_report(a, b);
-        // The parts: the step's structure and no more slices than its work needs.
-        REQUIRE(parts.size() >= 2);
-        CHECK(parts.front() == pbrl::StepPart::begin);
-        CHECK(parts.back() == pbrl::StepPart::projection);
-        const auto count = [&](pbrl::StepPart p) { return std::count(parts.begin(), parts.end(), p); };
+      const auto make = [&] { return slice_solver<Solver>(problem, s); };
+      const auto same = [](const Solver& a, const Solver& b) { same_state(a, b); };
+      solver_support::check_sliced_steps(make, m, same, same_report, [&](const auto& count, int k) {
         const int B = s.sampling.batch, per_batch = m >= B ? 1 : (B + m - 1) / m;
         if (sampled) {
           CHECK(count(pbrl::StepPart::rollouts) == (s.inner_steps + 2) * per_batch);
@@ -340,9 +278,7 @@ void check_slices_equal_step(const SliceProblem& problem) {
           else CHECK(oracle == s.inner_steps);
         }
         CHECK(count(pbrl::StepPart::lower_model) == 0);
-        CHECK(count(pbrl::StepPart::upper) == 1);
-        CHECK(count(pbrl::StepPart::begin) == 1);
-      }
+      });
     }
   }
 }
@@ -386,36 +322,16 @@ TEST_CASE("PBRL, a step in slices: checkpoints between slices, restore and failu
       CHECK(solver->iteration() == 2);
       REQUIRE(pbrl::save_checkpoint(*solver, during.data(), kImage) == Status::ok);
       CHECK(during == before);
-
-      // A refused argument changes nothing: the step goes on where it was.
-      pbrl::SliceResult untouched;
-      untouched.slice = -5;
-      CHECK(solver->step_slice(0, untouched, &r) == Status::bad_setting);
-      CHECK(untouched.slice == -5);
-      CHECK(solver->step_in_progress());
+      solver_support::check_refused_slice(*solver, &r);
     } while (true);
     CHECK(slices >= 5);
     same_state(*reference, *solver);
     same_report(reference_report, r);
 
-    // Restored between slices (the image before step 2): the step in progress is dropped, the
-    // next slice begins step 2 again, and the run goes on as if never interrupted.
-    REQUIRE(solver->step_slice(1, slice) == Status::ok);
-    REQUIRE(solver->step_slice(1, slice) == Status::ok);
-    REQUIRE(pbrl::restore_checkpoint(*solver, before.data(), kImage) == Status::ok);
-    CHECK_FALSE(solver->step_in_progress());
-    CHECK(solver->iteration() == 2);
-    REQUIRE(solver->step_slice(1, slice) == Status::ok);
-    CHECK(slice.part == pbrl::StepPart::begin);
-    CHECK(slice.slice == 0);
-    do {
-      REQUIRE(solver->step_slice(1, slice) == Status::ok);
-    } while (!slice.step_done);
-    same_state(*reference, *solver);
-    auto fresh = slice_solver<SweepSlices>(inst->problem, s);  // a rebooted device restores the image mid-step too
-    REQUIRE(pbrl::restore_checkpoint(*fresh, before.data(), kImage) == Status::ok);
-    REQUIRE(fresh->step() == Status::ok);
-    same_state(*reference, *fresh);
+    // Restored between slices (the image before step 2): the step in progress is dropped.
+    const auto same = [](const SweepSlices& a, const SweepSlices& b) { same_state(a, b); };
+    solver_support::check_restore_between_slices(
+        *solver, *reference, before, 2, [&] { return slice_solver<SweepSlices>(inst->problem, s); }, same);
 
     // step() amid a step's slices begins a fresh step.
     REQUIRE(solver->step_slice(2, slice) == Status::ok);
@@ -424,25 +340,8 @@ TEST_CASE("PBRL, a step in slices: checkpoints between slices, restore and failu
     REQUIRE(reference->step() == Status::ok);
     same_state(*reference, *solver);
 
-    // A slice that fails (an evaluation with no sweep allowed) abandons the step and leaves the
-    // last completed step intact; the next slice begins that step again.
-    REQUIRE(pbrl::save_checkpoint(*solver, before.data(), kImage) == Status::ok);
-    REQUIRE(solver->step_slice(1, slice) == Status::ok);
-    REQUIRE(solver->step_slice(1, slice) == Status::ok);  // sampled: some rollouts; PMD: an evaluation
-    solver->evaluation_workspace().max_sweeps = 0;
-    Status failed = Status::ok;
-    while (failed == Status::ok) {
-      failed = solver->step_slice(1, slice);
-      REQUIRE_FALSE((failed == Status::ok && slice.step_done));  // some slice evaluates (f, at the latest)
-    }
-    CHECK(failed == Status::bad_setting);
-    CHECK_FALSE(solver->step_in_progress());
-    solver->evaluation_workspace().max_sweeps = 400;  // (part of the settings an image is saved under)
-    REQUIRE(pbrl::save_checkpoint(*solver, during.data(), kImage) == Status::ok);
-    CHECK(during == before);
-    REQUIRE(sliced_step(*solver, 3, nullptr) == Status::ok);
-    REQUIRE(reference->step() == Status::ok);
-    same_state(*reference, *solver);
+    // A slice that fails abandons the step (two slices in: sampled, some rollouts; PMD, an evaluation).
+    solver_support::check_failed_slice_abandons_step(*solver, *reference, 2, 400, same);
   }
 }
 
@@ -554,12 +453,7 @@ TEST_CASE("sampled mode: a model changed after init() to rows with no mass is re
     CAPTURE(broken);
     auto inst = std::make_unique<ShapingInstance<S, A>>(11);
     auto s = shaping_settings<S, A>(PenaltyKind::value, pbrl::Parameterization::softmax);
-    s.oracle = pbrl::OracleKind::policy_gradient;
-    s.oracle_step = Real(0.1);
-    s.inner_steps = 1;
-    s.gradient = pbrl::GradientMode::sampled;
-    s.sampling.horizon = 6;
-    s.sampling.batch = 8;
+    solver_support::set_sampled_policy_gradient(s, 1, 6, 8);
     auto solver = std::make_unique<Solver>();
     REQUIRE(solver->init(inst->problem, s, Solver::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
     REQUIRE(solver->step() == Status::ok);
@@ -568,17 +462,9 @@ TEST_CASE("sampled mode: a model changed after init() to rows with no mass is re
       for (Real& p : inst->task.transition) p = Real(0);
     else
       for (Real& p : inst->task.initial) p = Real(0);
-    const auto x = solver->x();
     const auto y = solver->y();
-    const auto k = solver->iteration();
-    const auto steps = solver->environment_steps();
-    const pbrl::Rng rng = solver->rng();
-    CHECK(solver->step() != Status::ok);
-    CHECK(solver->x() == x);
+    solver_support::check_step_refused(*solver);
     CHECK(solver->y() == y);
-    CHECK(solver->iteration() == k);
-    CHECK(solver->environment_steps() == steps);
-    CHECK(std::memcmp(solver->rng().state(), rng.state(), 16) == 0);
   }
 }
 

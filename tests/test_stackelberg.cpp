@@ -4,6 +4,7 @@
 // differences, the cast to BM against the joint chain computed here independently, PBRL and the
 // baseline on small games, and the paper's size (100 states, 5 x 5 actions).
 #include "support.hpp"
+#include "fd_support.hpp"
 
 #include <Eigen/LU>
 
@@ -127,35 +128,46 @@ Real rho_dot(const Game& game, const Vec<S>& v) {
   return pbrl::ConstStateMap<Real, S>(game.data().initial).dot(v);
 }
 
-// f(x, pi) and its gradients through build() + upper().
-struct UpperProbe {
+// What every probe holds: the game, a model to build M(x) in and an evaluation workspace.
+struct Probe {
   const Game& game;
   std::unique_ptr<Game::Model> model = std::make_unique<Game::Model>();
   std::unique_ptr<Ws> ws = std::make_unique<Ws>();
-  Eval scratch;
-  Real operator()(const Params& x, const FollowerMat& pi, Params* gx = nullptr, FollowerMat* gpi = nullptr) {
+  explicit Probe(const Game& g) : game(g) {}
+
+  pbrl::Mdp<Real, S, AF> built(const Params& x) {
     pbrl::Mdp<Real, S, AF> m;
     REQUIRE(game.build(x, *model, m) == Status::ok);
+    return m;
+  }
+  // The gradients (dx, dpi) into (gx, gpi) where given.
+  static void give(const Params& dx, const FollowerMat& dpi, Params* gx, FollowerMat* gpi) {
+    if (gx) *gx = dx;
+    if (gpi) *gpi = dpi;
+  }
+};
+
+// f(x, pi) and its gradients through build() + upper().
+struct UpperProbe : Probe {
+  using Probe::Probe;
+  Eval scratch;
+  Real operator()(const Params& x, const FollowerMat& pi, Params* gx = nullptr, FollowerMat* gpi = nullptr) {
+    built(x);
     Real f(0);
     Params dx;
     FollowerMat dpi;
     REQUIRE(game.upper(pi, *model, *ws, scratch, f, dx, dpi) == Status::ok);
-    if (gx) *gx = dx;
-    if (gpi) *gpi = dpi;
+    give(dx, dpi, gx, gpi);
     return f;
   }
 };
 
 // p(x, y) with pi-hat = pi*(x) (soft value iteration); adds its gradients into (gx, gpi) when given.
-struct PenaltyProbe {
-  const Game& game;
-  std::unique_ptr<Game::Model> model = std::make_unique<Game::Model>();
-  std::unique_ptr<Ws> ws = std::make_unique<Ws>();
-
+struct PenaltyProbe : Probe {
+  using Probe::Probe;
   Real operator()(PenaltyKind kind, const Params& x, const FollowerMat& pi_y, Params* gx = nullptr,
                   FollowerMat* gpi = nullptr) {
-    pbrl::Mdp<Real, S, AF> m;
-    REQUIRE(game.build(x, *model, m) == Status::ok);
+    const pbrl::Mdp<Real, S, AF> m = built(x);
     const auto opt = optimum(m);
     Eval ey, eh;
     REQUIRE(pbrl::evaluate(m, pi_y, *ws, ey) == Status::ok);
@@ -171,17 +183,14 @@ struct PenaltyProbe {
       REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
       p = pbrl::bellman_penalty(game, *model, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, dx, dpi);
     }
-    if (gx) *gx = dx;
-    if (gpi) *gpi = dpi;
+    give(dx, dpi, gx, gpi);
     return p;
   }
 };
 
 // Values of a (x, pi_y) pair through the problem's helpers.
-struct ValueProbe {
-  const Game& game;
-  std::unique_ptr<Game::Model> model = std::make_unique<Game::Model>();
-  std::unique_ptr<Ws> ws = std::make_unique<Ws>();
+struct ValueProbe : Probe {
+  using Probe::Probe;
   std::unique_ptr<Game::FollowerOptimum> opt = std::make_unique<Game::FollowerOptimum>();
   Eval eval;
   Real leader(const Params& x, const FollowerMat& pi) {
@@ -353,16 +362,7 @@ TEST_CASE("Stackelberg vjp gives grad_x V^pi(rho) and grad_x E_{rho,sigma} Q^pi 
     Params gv = Params::Zero(), gq = Params::Zero();
     game.vjp(*model, mu, e.value, Real(1), gv);
     game.vjp(*model, mu_start, e.value, Real(1), gq);
-    for (int k = 0; k < Game::kParams; ++k) {
-      Real vp, qp, vm, qm;
-      Params xp = x, xm = x;
-      xp(k) += kFdStep;
-      xm(k) -= kFdStep;
-      values(xp, vp, qp);
-      values(xm, vm, qm);
-      CHECK_CLOSE(gv(k), (vp - vm) / (2 * kFdStep), kFdTol, gv.cwiseAbs().maxCoeff());
-      CHECK_CLOSE(gq(k), (qp - qm) / (2 * kFdStep), kFdTol, gq.cwiseAbs().maxCoeff());
-    }
+    check_value_pair_gradient(x, gv, gq, values);
     // Softmax invariance: the gradient in each state's logits sums to zero.
     for (int s = 0; s < S; ++s) CHECK(std::abs(gv.segment<AL>(s * AL).sum()) <= kTight * (1 + gv.cwiseAbs().maxCoeff()));
     // Linear in w and scaled by scale; adds to grad.
@@ -555,25 +555,9 @@ TEST_CASE("Stackelberg upper objective: f = -V_l of the joint chain, gradients m
     CHECK_CLOSE(f, -rho_dot(game, jv.leader), kTight, std::abs(f));
     CHECK((probe.scratch.value - jv.leader).cwiseAbs().maxCoeff() <= kTight * (1 + jv.leader.cwiseAbs().maxCoeff()));
     // x: through the softmax, including the leader's regularizer
-    for (int k = 0; k < Game::kParams; ++k) {
-      const Real fd = central_difference([&](Real h) {
-        Params xh = x;
-        xh(k) += h;
-        return probe(xh, pi);
-      });
-      CHECK_CLOSE(gx(k), fd, kFdTol, gx.cwiseAbs().maxCoeff());
-    }
+    check_parameter_gradient(x, gx, [&](const Params& xh) { return probe(xh, pi); });
     // the follower's probabilities, along the simplex
-    for (int s = 0; s < S; ++s)
-      for (int a = 1; a < AF; ++a) {
-        const Real fd = central_difference([&](Real h) {
-          FollowerMat ph = pi;
-          ph(s, a) += h;
-          ph(s, 0) -= h;
-          return probe(x, ph);
-        });
-        CHECK_CLOSE(gpi(s, a) - gpi(s, 0), fd, kFdTol, gpi.cwiseAbs().maxCoeff());
-      }
+    check_simplex_gradient(pi, gpi, gpi.cwiseAbs().maxCoeff(), [&](const FollowerMat& ph) { return probe(x, ph); });
     // grad_pi is the derivative in free coordinates: d(s) * sum_al pi_x (r_l + gamma P V_l),
     // computed here from the joint chain (no regularizer term of the leader in it).
     {
@@ -616,37 +600,12 @@ TEST_CASE("Stackelberg value and Bellman penalty gradients match finite differen
     const Real p = probe(kind, x, pi, &gx, &gpi);
     CHECK(p > Real(0));
     // x: the envelope terms through J^T (reward and transition parts)
-    for (int k = 0; k < Game::kParams; ++k) {
-      const Real fd = central_difference([&](Real h) {
-        Params xh = x;
-        xh(k) += h;
-        return probe(kind, xh, pi);
-      });
-      CHECK_CLOSE(gx(k), fd, kFdTol, gx.cwiseAbs().maxCoeff());
-    }
+    check_parameter_gradient(x, gx, [&](const Params& xh) { return probe(kind, xh, pi); });
     // y, softmax logits
     pbrl::chain_policy_gradient<Real, S, AF>(pbrl::Parameterization::softmax, pi, gpi, gy);
-    for (int s = 0; s < S; ++s)
-      for (int a = 0; a < AF; ++a) {
-        const Real fd = central_difference([&](Real h) {
-          FollowerMat yh = y, ph;
-          yh(s, a) += h;
-          pbrl::policy_from_parameters<Real, S, AF>(pbrl::Parameterization::softmax, yh, ph);
-          return probe(kind, x, ph);
-        });
-        CHECK_CLOSE(gy(s, a), fd, kFdTol, gy.cwiseAbs().maxCoeff());
-      }
+    check_logit_gradient(y, gy, gy.cwiseAbs().maxCoeff(), [&](const FollowerMat& ph) { return probe(kind, x, ph); });
     // y, direct coordinates along the simplex
-    for (int s = 0; s < S; ++s)
-      for (int a = 1; a < AF; ++a) {
-        const Real fd = central_difference([&](Real h) {
-          FollowerMat ph = pi;
-          ph(s, a) += h;
-          ph(s, 0) -= h;
-          return probe(kind, x, ph);
-        });
-        CHECK_CLOSE(gpi(s, a) - gpi(s, 0), fd, kFdTol, gpi.cwiseAbs().maxCoeff());
-      }
+    check_simplex_gradient(pi, gpi, gpi.cwiseAbs().maxCoeff(), [&](const FollowerMat& ph) { return probe(kind, x, ph); });
   }
 }
 

@@ -133,18 +133,31 @@ TEST_CASE("estimate: the mean is (a p + n) / (a + N) and tends to the empirical 
   }
 }
 
+// An estimate with counts of type Count over random_prior(seed), prior weight a, discount beta
+// on `clock`; its closed forms hold within `tolerance`, the rounding of Count.
+template <typename Count>
+struct DiscountedEstimate {
+  const double tolerance = std::max(kClose, 64 * double(std::numeric_limits<Count>::epsilon()));
+  Real prior[Rows * S];
+  pbrl::TransitionEstimate<Real, S, Rows, Count> est;
+
+  DiscountedEstimate(std::uint32_t seed, Real beta, double a, pbrl::DiscountClock clock) {
+    random_prior(seed, prior, Rows, false);
+    Settings settings;
+    settings.discount = beta;
+    settings.discount_clock = clock;
+    REQUIRE(est.init(prior, Real(a), settings) == Status::ok);
+  }
+};
+
 // The discount's closed forms, with counts of type Count: within rounding of Count.
 template <typename Count>
 void check_discount_per_visit() {
-  using E = pbrl::TransitionEstimate<Real, S, Rows, Count>;
-  const double tolerance = std::max(kClose, 64 * double(std::numeric_limits<Count>::epsilon()));
-  Real prior[Rows * S];
-  random_prior(31u, prior, Rows, false);
-  Settings settings;
-  settings.discount = Real(0.9);
   const double beta = double(Real(0.9)), a = 1.5;
-  E est;
-  REQUIRE(est.init(prior, Real(a), settings) == Status::ok);
+  DiscountedEstimate<Count> fixture(31u, Real(0.9), a, pbrl::DiscountClock::row_visits);
+  const double tolerance = fixture.tolerance;
+  const Real* prior = fixture.prior;
+  auto& est = fixture.est;
   const int r = 5, old_next = 0, new_next = 2, n_old = 20;
   for (int k = 0; k < n_old; ++k) REQUIRE(est.observe_row(r, old_next) == Status::ok);
   // Another row's observations do not age row r on this clock.
@@ -167,16 +180,11 @@ void check_discount_per_visit() {
 
 template <typename Count>
 void check_discount_per_observation() {
-  using E = pbrl::TransitionEstimate<Real, S, Rows, Count>;
-  const double tolerance = std::max(kClose, 64 * double(std::numeric_limits<Count>::epsilon()));
-  Real prior[Rows * S];
-  random_prior(41u, prior, Rows, false);
-  Settings settings;
-  settings.discount = Real(0.8);
-  settings.discount_clock = pbrl::DiscountClock::observations;
   const double beta = double(Real(0.8)), a = 1;
-  E est;
-  REQUIRE(est.init(prior, Real(a), settings) == Status::ok);
+  DiscountedEstimate<Count> fixture(41u, Real(0.8), a, pbrl::DiscountClock::observations);
+  const double tolerance = fixture.tolerance;
+  const Real* prior = fixture.prior;
+  auto& est = fixture.est;
   for (int k = 0; k < 5; ++k) REQUIRE(est.observe_row(0, 1) == Status::ok);   // clock 1..5
   for (int k = 0; k < 5; ++k) REQUIRE(est.observe_row(3, 2) == Status::ok);   // clock 6..10
   Real out[Rows * S];

@@ -161,14 +161,12 @@ struct BadMdp {
   Status expected;
 };
 
-// Models that the per-call checks (evaluate, occupancy_from_start, the oracles) must reject.
-// Precedence: null arrays, then the discount, then tau.
-constexpr int kBadMdps = 12;
-void bad_mdps(const RandomModel<S, A>& model, BadMdp (&out)[kBadMdps]) {
-  const MdpT good = model.mdp(Real(0.9), Real(0.2));
-  int n = 0;
-  auto add = [&](const char* what, MdpT m, Status st) { out[n++] = BadMdp{what, m, st}; };
-  MdpT m = good;
+// The defects an Mdp and a RewardShaping::Data share, each from `good`: each array null
+// (add_null_arrays), the discount at 1, below 0 (`negative`) and NaN (add_bad_discounts).
+// add(what, defective copy, expected status) takes each.
+template <class T, class Add>
+void add_null_arrays(const T& good, Add&& add) {
+  T m = good;
   m.reward = nullptr;
   add("reward null", m, Status::null_pointer);
   m = good;
@@ -177,18 +175,33 @@ void bad_mdps(const RandomModel<S, A>& model, BadMdp (&out)[kBadMdps]) {
   m = good;
   m.initial = nullptr;
   add("initial null", m, Status::null_pointer);
-  m = good;
+}
+template <class T, class Add>
+void add_bad_discounts(const T& good, Real negative, Add&& add) {
+  T m = good;
+  m.discount = Real(1);
+  add("gamma = 1", m, Status::bad_discount);
+  m.discount = negative;
+  add("gamma < 0", m, Status::bad_discount);
+  m.discount = kNaN;
+  add("gamma NaN", m, Status::bad_discount);
+}
+
+// Models that the per-call checks (evaluate, occupancy_from_start, the oracles) must reject.
+// Precedence: null arrays, then the discount, then tau.
+constexpr int kBadMdps = 12;
+void bad_mdps(const RandomModel<S, A>& model, BadMdp (&out)[kBadMdps]) {
+  const MdpT good = model.mdp(Real(0.9), Real(0.2));
+  int n = 0;
+  auto add = [&](const char* what, MdpT m, Status st) { out[n++] = BadMdp{what, m, st}; };
+  add_null_arrays(good, add);
+  MdpT m = good;
   m.initial = nullptr;
   m.discount = kNaN;
   m.regularizer.tau = Real(-1);
   add("null before discount and tau", m, Status::null_pointer);
+  add_bad_discounts(good, Real(-0.1), add);
   m = good;
-  m.discount = Real(1);
-  add("gamma = 1", m, Status::bad_discount);
-  m.discount = Real(-0.1);
-  add("gamma < 0", m, Status::bad_discount);
-  m.discount = kNaN;
-  add("gamma NaN", m, Status::bad_discount);
   m.discount = kInf;
   m.regularizer.tau = Real(-1);
   add("gamma inf before tau", m, Status::bad_discount);
@@ -202,6 +215,14 @@ void bad_mdps(const RandomModel<S, A>& model, BadMdp (&out)[kBadMdps]) {
   m.regularizer.tau = -kInf;
   add("tau -inf", m, Status::bad_regularization);
   REQUIRE(n == kBadMdps);
+}
+
+// Calls f(what, model, expected) for each of bad_mdps(model).
+template <class F>
+void for_each_bad_mdp(const RandomModel<S, A>& model, F&& f) {
+  BadMdp mdps[kBadMdps];
+  bad_mdps(model, mdps);
+  for (const BadMdp& c : mdps) f(c.what, c.mdp, c.expected);
 }
 
 struct BadPolicy {
@@ -449,25 +470,11 @@ TEST_CASE("validate(Mdp): every field, in order, arrays untouched") {
     CHECK(pbrl::validate(m) == expected);
     CHECK(same(m, copy));
   };
+  add_null_arrays(good, mdp_case);
   MdpT m = good;
-  m.reward = nullptr;
-  mdp_case("reward null", m, Status::null_pointer);
-  m = good;
-  m.transition = nullptr;
-  mdp_case("transition null", m, Status::null_pointer);
-  m = good;
-  m.initial = nullptr;
-  mdp_case("initial null", m, Status::null_pointer);
-  m = good;
   m.regularizer.reference = nullptr;
   mdp_case("reference null", m, Status::null_pointer);
-  m = good;
-  m.discount = Real(1);
-  mdp_case("gamma = 1", m, Status::bad_discount);
-  m.discount = Real(-0.5);
-  mdp_case("gamma < 0", m, Status::bad_discount);
-  m.discount = kNaN;
-  mdp_case("gamma NaN", m, Status::bad_discount);
+  add_bad_discounts(good, Real(-0.5), mdp_case);
   m = good;
   m.regularizer.tau = Real(-1);
   mdp_case("tau < 0", m, Status::bad_regularization);
@@ -632,9 +639,7 @@ void evaluate_rejects() {
     CHECK(same(m, m_copy));
     CHECK(same(p, p_copy));
   };
-  BadMdp mdps[kBadMdps];
-  bad_mdps(*model, mdps);
-  for (const BadMdp& c : mdps) expect(c.what, c.mdp, pi, c.expected);
+  for_each_bad_mdp(*model, [&](const char* what, const MdpT& m, Status st) { expect(what, m, pi, st); });
   BadPolicy policies[kBadPolicies];
   bad_policies(pi, policies);
   for (const BadPolicy& c : policies) expect(c.what, good, c.pi, c.expected);
@@ -726,9 +731,7 @@ void occupancy_rejects() {
       CHECK(same(p, p_copy));
     }
   };
-  BadMdp mdps[kBadMdps];
-  bad_mdps(*model, mdps);
-  for (const BadMdp& c : mdps) expect(c.what, c.mdp, sigma, pi, c.expected);
+  for_each_bad_mdp(*model, [&](const char* what, const MdpT& m, Status st) { expect(what, m, sigma, pi, st); });
   BadPolicy policies[kBadPolicies];
   bad_policies(pi, policies);
   for (const BadPolicy& c : policies) expect(c.what, good, sigma, c.pi, c.expected);  // pi
@@ -767,6 +770,35 @@ TEST_CASE("occupancy_from_start: every rejected input leaves workspace, warm sta
 // ---- oracles -----------------------------------------------------------------------------
 
 namespace {
+// An oracle step's checks of its in-out policy, at eta = 1: log_pi non-finite at (row, col),
+// checked before the model (`nulled`, a model with a null array) and pi; each bad policy as pi;
+// and a numerical failure inside the evaluation (an overflowing model) that writes nothing but
+// the workspace (scratch). expect(what, mdp, status): the step on `out` expected to fail with
+// that status, `out` untouched; step(mdp): the step on `out`, its status.
+template <EvaluationMethod M, class Expect, class Step>
+void policy_rejects(Outputs<M>& out, const MdpT& good, const MdpT& nulled, int row, int col, Expect&& expect,
+                    Step&& step) {
+  const Mat<S, A> log_pi = out.log_pi, pi = out.pi;
+  for (Real v : {kNaN, kInf, -kInf}) {
+    out.log_pi(row, col) = v;
+    expect("log_pi non-finite", good, Status::not_finite);
+    expect("log_pi before the model", nulled, Status::not_finite);
+  }
+  out.log_pi = log_pi;
+  BadPolicy policies[kBadPolicies];
+  bad_policies(pi, policies);
+  for (const BadPolicy& c : policies) {
+    out.pi = c.pi;
+    expect(c.what, good, c.expected);
+  }
+  out.pi = pi;
+
+  const auto huge = overflowing_model();
+  const auto before = std::make_unique<Outputs<M>>(out);
+  CHECK(step(huge->mdp(Real(0.9), Real(0.2))) == Status::numerical_failure);
+  CHECK(same_but_workspace(out, *before));
+}
+
 template <EvaluationMethod M>
 void pmd_rejects() {
   const auto model = std::make_unique<RandomModel<S, A>>(7);
@@ -791,32 +823,11 @@ void pmd_rejects() {
   MdpT nulled = good;
   nulled.reward = nullptr;
   expect("eta before the model", nulled, Real(0), Status::bad_step_size);
-  BadMdp mdps[kBadMdps];
-  bad_mdps(*model, mdps);
-  for (const BadMdp& c : mdps) expect(c.what, c.mdp, Real(1), c.expected);
+  for_each_bad_mdp(*model, [&](const char* what, const MdpT& m, Status st) { expect(what, m, Real(1), st); });
 
-  // log_pi non-finite (checked before the model and pi)
-  const Mat<S, A> log_pi = out->log_pi, pi = out->pi;
-  for (Real v : {kNaN, kInf, -kInf}) {
-    out->log_pi(2, 2) = v;
-    expect("log_pi non-finite", good, Real(1), Status::not_finite);
-    expect("log_pi before the model", nulled, Real(1), Status::not_finite);
-  }
-  out->log_pi = log_pi;
-  BadPolicy policies[kBadPolicies];
-  bad_policies(pi, policies);
-  for (const BadPolicy& c : policies) {
-    out->pi = c.pi;
-    expect(c.what, good, Real(1), c.expected);
-  }
-  out->pi = pi;
-
-  // numerical_failure inside the evaluation: nothing written but the workspace (scratch).
-  const auto huge = overflowing_model();
-  const auto before = std::make_unique<Outputs<M>>(*out);
-  CHECK(pbrl::pmd_step(huge->mdp(Real(0.9), Real(0.2)), Real(1), out->ws, out->eval, out->log_pi, out->pi) ==
-        Status::numerical_failure);
-  CHECK(same_but_workspace(*out, *before));
+  policy_rejects(*out, good, nulled, 2, 2,
+                 [&](const char* what, const MdpT& m, Status st) { expect(what, m, Real(1), st); },
+                 [&](const MdpT& m) { return pbrl::pmd_step(m, Real(1), out->ws, out->eval, out->log_pi, out->pi); });
 }
 
 template <EvaluationMethod M>
@@ -853,29 +864,14 @@ void policy_gradient_rejects(Parameterization param) {
   MdpT nulled = good;
   nulled.initial = nullptr;
   expect("set before the model", nulled, bad_set, Real(1), Status::bad_setting);
-  BadMdp mdps[kBadMdps];
-  bad_mdps(*model, mdps);
-  for (const BadMdp& c : mdps) expect(c.what, c.mdp, set, Real(1), c.expected);
+  for_each_bad_mdp(*model, [&](const char* what, const MdpT& m, Status st) { expect(what, m, set, Real(1), st); });
 
-  const Mat<S, A> log_pi = out->log_pi, pi = out->pi;
-  for (Real v : {kNaN, kInf, -kInf}) {
-    out->log_pi(0, 1) = v;
-    expect("log_pi non-finite", good, set, Real(1), Status::not_finite);
-    expect("log_pi before the model", nulled, set, Real(1), Status::not_finite);
-  }
-  out->log_pi = log_pi;
-  BadPolicy policies[kBadPolicies];
-  bad_policies(pi, policies);
-  for (const BadPolicy& c : policies) {
-    out->pi = c.pi;
-    expect(c.what, good, set, Real(1), c.expected);
-  }
-  out->pi = pi;
-  const auto huge = overflowing_model();
-  const auto before = std::make_unique<Outputs<M>>(*out);
-  CHECK(pbrl::policy_gradient_step(huge->mdp(Real(0.9), Real(0.2)), set, Real(1), out->ws, out->eval, out->grad,
-                                   out->log_pi, out->pi) == Status::numerical_failure);
-  CHECK(same_but_workspace(*out, *before));
+  policy_rejects(*out, good, nulled, 0, 1,
+                 [&](const char* what, const MdpT& m, Status st) { expect(what, m, set, Real(1), st); },
+                 [&](const MdpT& m) {
+                   return pbrl::policy_gradient_step(m, set, Real(1), out->ws, out->eval, out->grad, out->log_pi,
+                                                     out->pi);
+                 });
 }
 
 template <EvaluationMethod M>
@@ -900,9 +896,7 @@ void soft_value_iteration_rejects() {
       CHECK(same(*out, *before));
     }
   };
-  BadMdp mdps[kBadMdps];
-  bad_mdps(*model, mdps);
-  for (const BadMdp& c : mdps) expect(c.what, c.mdp, 10, Real(0), c.expected);
+  for_each_bad_mdp(*model, [&](const char* what, const MdpT& m, Status st) { expect(what, m, 10, Real(0), st); });
   for (int it : {0, -1, -1000000}) expect("max_iterations < 1", good, it, Real(0), Status::bad_setting);
   for (Real tol : {Real(-1), -std::numeric_limits<Real>::min(), kNaN, -kInf})
     expect("bad tolerance", good, 10, tol, Status::bad_setting);
@@ -990,16 +984,8 @@ void bad_shaping_data(const RandomModel<S, A>& model, RandomModel<S, A>& bad, Ba
   bad.reference[4] = Real(0);
   int n = 0;
   auto add = [&](const char* what, const Shaping::Data& d, Status st) { out[n++] = BadData{what, d, st}; };
+  add_null_arrays(good, add);
   Shaping::Data d = good;
-  d.reward = nullptr;
-  add("reward null", d, Status::null_pointer);
-  d = good;
-  d.transition = nullptr;
-  add("transition null", d, Status::null_pointer);
-  d = good;
-  d.initial = nullptr;
-  add("initial null", d, Status::null_pointer);
-  d = good;
   d.reward = bad.reward;
   add("reward NaN", d, Status::not_finite);
   d = good;
@@ -1008,13 +994,7 @@ void bad_shaping_data(const RandomModel<S, A>& model, RandomModel<S, A>& bad, Ba
   d = good;
   d.initial = bad.initial;
   add("rho with a zero entry", d, Status::bad_distribution);
-  d = good;
-  d.discount = Real(1);
-  add("gamma = 1", d, Status::bad_discount);
-  d.discount = Real(-0.5);
-  add("gamma < 0", d, Status::bad_discount);
-  d.discount = kNaN;
-  add("gamma NaN", d, Status::bad_discount);
+  add_bad_discounts(good, Real(-0.5), add);
   d = good;
   d.upper.tau = Real(-1);
   add("upper tau < 0", d, Status::bad_regularization);
@@ -1379,6 +1359,12 @@ TEST_CASE("PbrlSettings: each field out of range is rejected by validate() and i
     CHECK(same(SolverState<Solver>(*solver), pristine));
     CHECK(solver->step() == Status::not_initialized);
   };
+  // good with one field changed by set(), expected as above.
+  auto expect_one = [&](const char* what, auto&& set, Status validate_status, Status init_status) {
+    Settings changed = good;
+    set(changed);
+    expect(what, changed, validate_status, init_status);
+  };
   Settings s = good;
   s.penalty_kind = static_cast<pbrl::PenaltyKind>(2);
   expect("penalty kind", s, Status::bad_setting, Status::bad_setting);
@@ -1389,52 +1375,32 @@ TEST_CASE("PbrlSettings: each field out of range is rejected by validate() and i
   expect("oracle kind 255", s, Status::bad_setting, Status::bad_setting);
   for (int t : {-1, -1000, pbrl::kMaxInnerSteps + 1, std::numeric_limits<int>::max()}) {
     CAPTURE(t);
-    s = good;
-    s.inner_steps = t;
-    expect("inner steps", s, Status::bad_setting, Status::bad_setting);
+    expect_one("inner steps", [&](Settings& c) { c.inner_steps = t; }, Status::bad_setting, Status::bad_setting);
   }
   s = good;
   s.lambda_ramp = -1;
   expect("lambda_ramp", s, Status::bad_setting, Status::bad_setting);
   for (Real v : {Real(0), -Real(0), Real(-0.1), kNaN, kInf, -kInf}) {
     CAPTURE(v);
-    s = good;
-    s.oracle_step = v;
-    expect("oracle step", s, Status::bad_step_size, Status::bad_step_size);
-    s = good;
-    s.step_x = v;
-    expect("step_x", s, Status::bad_step_size, Status::bad_step_size);
-    s = good;
-    s.step_y = v;
-    expect("step_y", s, Status::bad_step_size, Status::bad_step_size);
+    expect_one("oracle step", [&](Settings& c) { c.oracle_step = v; }, Status::bad_step_size, Status::bad_step_size);
+    expect_one("step_x", [&](Settings& c) { c.step_x = v; }, Status::bad_step_size, Status::bad_step_size);
+    expect_one("step_y", [&](Settings& c) { c.step_y = v; }, Status::bad_step_size, Status::bad_step_size);
   }
   for (Real v : {Real(-0.1), -std::numeric_limits<Real>::min(), kNaN, kInf, -kInf}) {
     CAPTURE(v);
-    s = good;
-    s.lambda_start = v;
-    expect("lambda_start", s, Status::bad_setting, Status::bad_setting);
-    s = good;
-    s.lambda_final = v;
-    expect("lambda_final", s, Status::bad_setting, Status::bad_setting);
+    expect_one("lambda_start", [&](Settings& c) { c.lambda_start = v; }, Status::bad_setting, Status::bad_setting);
+    expect_one("lambda_final", [&](Settings& c) { c.lambda_final = v; }, Status::bad_setting, Status::bad_setting);
   }
   // The policy sets are checked by init() (validate(settings) leaves them to it).
   for (Real floor : {Real(0), Real(-1e-3), kNaN, kInf, Real(1) / A}) {
     CAPTURE(floor);
-    s = good;
-    s.policy = {Parameterization::direct, floor, Real(50)};
-    expect("policy floor", s, Status::ok, Status::bad_setting);
-    s = good;
-    s.oracle_policy = {Parameterization::direct, floor, Real(50)};
-    expect("oracle policy floor", s, Status::ok, Status::bad_setting);
+    expect_one("policy floor", [&](Settings& c) { c.policy = {Parameterization::direct, floor, Real(50)}; }, Status::ok, Status::bad_setting);
+    expect_one("oracle policy floor", [&](Settings& c) { c.oracle_policy = {Parameterization::direct, floor, Real(50)}; }, Status::ok, Status::bad_setting);
   }
   for (Real bound : {Real(0), Real(-1), kNaN, kInf}) {
     CAPTURE(bound);
-    s = good;
-    s.policy = {Parameterization::softmax, Real(1e-3), bound};
-    expect("policy logit bound", s, Status::ok, Status::bad_setting);
-    s = good;
-    s.oracle_policy = {Parameterization::softmax, Real(1e-3), bound};
-    expect("oracle policy logit bound", s, Status::ok, Status::bad_setting);
+    expect_one("policy logit bound", [&](Settings& c) { c.policy = {Parameterization::softmax, Real(1e-3), bound}; }, Status::ok, Status::bad_setting);
+    expect_one("oracle policy logit bound", [&](Settings& c) { c.oracle_policy = {Parameterization::softmax, Real(1e-3), bound}; }, Status::ok, Status::bad_setting);
   }
   s = good;
   s.policy.parameterization = static_cast<Parameterization>(2);

@@ -3,6 +3,8 @@
 // differences, gradient dominance), incentive design and its meta-gradient baseline (exact mixed
 // derivative against finite differences), and PbrlZeroSum.
 #include "game_support.hpp"
+#include "fd_support.hpp"
+#include "solver_support.hpp"
 
 #include "pbrl/baselines/meta_gradient.hpp"
 #include "pbrl/model/game.hpp"
@@ -154,27 +156,9 @@ void check_policy_gradient(const Mat<S, A>& y, const Mat<S, A>& grad, Fn&& fn) {
   Mat<S, A> pi, gy;
   pbrl::policy_from_parameters<Real, S, A>(Parameterization::softmax, y, pi);
   const Real scale = grad.cwiseAbs().maxCoeff();
-  for (int s = 0; s < S; ++s)
-    for (int a = 1; a < A; ++a) {
-      const Real fd = central_difference([&](Real h) {
-        Mat<S, A> ph = pi;
-        ph(s, a) += h;
-        ph(s, 0) -= h;
-        return fn(ph);
-      });
-      CHECK_CLOSE(grad(s, a) - grad(s, 0), fd, kFdTol, scale);
-    }
+  check_simplex_gradient(pi, grad, scale, fn);
   pbrl::chain_policy_gradient<Real, S, A>(Parameterization::softmax, pi, grad, gy);
-  for (int s = 0; s < S; ++s)
-    for (int a = 0; a < A; ++a) {
-      const Real fd = central_difference([&](Real h) {
-        Mat<S, A> yh = y, ph;
-        yh(s, a) += h;
-        pbrl::policy_from_parameters<Real, S, A>(Parameterization::softmax, yh, ph);
-        return fn(ph);
-      });
-      CHECK_CLOSE(gy(s, a), fd, kFdTol, scale);
-    }
+  check_logit_gradient(y, gy, scale, fn);
 }
 
 constexpr int S = 4, A1 = 2, A2 = 3, K = 3;
@@ -185,11 +169,7 @@ using Joint = JointT<S, A1, A2>;
 using Incentive = pbrl::IncentiveDesign<Real, S, A1, A2>;
 using Mixture = MixtureGame<S, A1, A2, K>;
 
-Mixture::Params random_x(pbrl::Rng& rng) {
-  Mixture::Params x;
-  for (int k = 0; k < K; ++k) x(k) = Real(2) * rng.uniform<Real>() - Real(1);
-  return x;
-}
+Mixture::Params random_x(pbrl::Rng& rng) { return uniform_vector<Mixture::Params>(rng); }
 }  // namespace
 
 TEST_CASE("zero-sum game: the induced MDPs give the joint value; best responses by soft value iteration") {
@@ -425,14 +405,7 @@ TEST_CASE("Nikaido-Isoda gradients match finite differences (x in rewards and tr
   Mixture::Params gx;
   probe(x, pi1, pi2, &gx, &g1, &g2);
   // x: both envelope terms through J^T, with the transition part.
-  for (int k = 0; k < K; ++k) {
-    const Real fd = central_difference([&](Real h) {
-      Mixture::Params xh = x;
-      xh(k) += h;
-      return probe(xh, pi1, pi2);
-    });
-    CHECK_CLOSE(gx(k), fd, kFdTol, gx.cwiseAbs().maxCoeff());
-  }
+  check_parameter_gradient(x, gx, [&](const Mixture::Params& xh) { return probe(xh, pi1, pi2); });
   // pi1 and pi2: along the simplex (direct) and through softmax logits.
   check_policy_gradient<S, A1>(y1, g1, [&](const M1& p) { return probe(x, p, pi2); });
   check_policy_gradient<S, A2>(y2, g2, [&](const M2& p) { return probe(x, pi1, p); });
@@ -472,14 +445,7 @@ TEST_CASE("Nikaido-Isoda on a reward-only problem: one x-product of mu1 - mu2, a
   Incentive::Params gx;
   probe(x, pi1, pi2, &gx);
   REQUIRE(gx.cwiseAbs().maxCoeff() > Real(0));
-  for (int k = 0; k < Incentive::kParams; ++k) {
-    const Real fd = central_difference([&](Real h) {
-      Incentive::Params xh = x;
-      xh(k) += h;
-      return probe(xh, pi1, pi2);
-    });
-    CHECK_CLOSE(gx(k), fd, kFdTol, gx.cwiseAbs().maxCoeff());
-  }
+  check_parameter_gradient(x, gx, [&](const Incentive::Params& xh) { return probe(xh, pi1, pi2); });
   // The two products the other problems take, from the same evaluations.
   Game g;
   REQUIRE(problem.build(x, *probe.model, g) == Status::ok);
@@ -679,8 +645,7 @@ TEST_CASE("meta-gradient: occupancy derivative, exact mixed derivative and meta-
   auto model = std::make_unique<Incentive::Model>();
   auto ws = std::make_unique<WsT<S>>();
   auto im1 = std::make_unique<pbrl::InducedModel<Real, S, A1>>();
-  Incentive::Params x;
-  for (int i = 0; i < Incentive::kParams; ++i) x(i) = Real(2) * rng.uniform<Real>() - Real(1);
+  const Incentive::Params x = uniform_vector<Incentive::Params>(rng);
   const M1 pi1 = random_policy<S, A1>(rng);
   const M2 pi2 = random_policy<S, A2>(rng);
   const M1 u1 = tangent<S, A1>(rng, Real(0.5));
@@ -740,14 +705,7 @@ TEST_CASE("meta-gradient: occupancy derivative, exact mixed derivative and meta-
   Game gx_game;
   REQUIRE(problem.build(x, *model, gx_game) == Status::ok);  // the model at x (the probes above rebuilt it)
   problem.vjp(*model, mu_dot, a.e.value, Real(1), mixed);
-  for (int i = 0; i < Incentive::kParams; ++i) {
-    const Real fd = central_difference([&](Real h) {
-      Incentive::Params xh = x;
-      xh(i) += h;
-      return directional(xh);
-    });
-    CHECK_CLOSE(mixed(i), fd, kFdTol, mixed.cwiseAbs().maxCoeff());
-  }
+  check_parameter_gradient(x, mixed, [&](const Incentive::Params& xh) { return directional(xh); });
 
   // The baseline's meta-gradient is d/dx f(pi(y + eta G(x, y))) (T = 1), both parameterizations.
   using Meta = pbrl::MetaGradient<Incentive>;
@@ -1096,34 +1054,17 @@ namespace {
 using SliceSolver = pbrl::PbrlZeroSum<Incentive, EvaluationMethod::sweeps>;  // sweeps: a slice can be made to fail
 
 void same_state(const SliceSolver& a, const SliceSolver& b) {
-  CHECK(a.iteration() == b.iteration());
-  CHECK(a.environment_steps() == b.environment_steps());
-  CHECK(a.x() == b.x());
+  solver_support::same_common_state(a, b);
   CHECK(a.y1() == b.y1());
   CHECK(a.y2() == b.y2());
   CHECK(a.oracle_policy1() == b.oracle_policy1());
   CHECK(a.oracle_policy2() == b.oracle_policy2());
-  CHECK(std::memcmp(a.rng().state(), b.rng().state(), 16) == 0);
 }
 
 void same_report(const SliceSolver::Report& a, const SliceSolver::Report& b) {
-  CHECK(a.iteration == b.iteration);
-  CHECK(a.upper_objective == b.upper_objective);
-  CHECK(a.penalty == b.penalty);
-  CHECK(a.objective == b.objective);
-  CHECK(a.projected_gradient_norm == b.projected_gradient_norm);
+  solver_support::same_common_report(a, b);
   CHECK(a.best_response_value1 == b.best_response_value1);
   CHECK(a.best_response_value2 == b.best_response_value2);
-  CHECK(a.environment_steps == b.environment_steps);
-  CHECK(a.lambda == b.lambda);
-  CHECK(a.inner_steps == b.inner_steps);
-  CHECK(a.oracle_gap == b.oracle_gap);
-  CHECK(a.gap_bound == b.gap_bound);
-  CHECK(a.gap_estimate == b.gap_estimate);
-  CHECK(a.gap_target == b.gap_target);
-  CHECK(a.tolerance_met == b.tolerance_met);
-  CHECK(a.inner_converged == b.inner_converged);
-  CHECK(a.max_sweeps_hit == b.max_sweeps_hit);
 }
 
 // The settings the slice tests run: every part kind (oracle kinds, tolerance mode, sampled batches).
@@ -1134,36 +1075,8 @@ std::vector<pbrl::PbrlZeroSumSettings<Real>> slice_settings() {
   all.push_back(s);  // exact, PMD, T = 3
   s.oracle = pbrl::OracleKind::soft_value_iteration;
   all.push_back(s);  // exact, soft value iteration (one slice of sweeps)
-  s = zero_sum_settings();
-  s.gap_tolerance = Real(0.05);
-  s.inner_steps = 1;
-  s.inner_steps_max = 6;
-  all.push_back(s);  // exact, tolerance mode: the oracle stops on its target
-  s = zero_sum_settings();
-  s.oracle = pbrl::OracleKind::policy_gradient;
-  s.oracle_step = Real(0.1);
-  s.inner_steps = 2;
-  s.gradient = pbrl::GradientMode::sampled;
-  s.sampling.horizon = 4;
-  s.sampling.batch = 5;
-  all.push_back(s);  // sampled, T = 2, B = 5, common random numbers
-  s.sampling.common_random_numbers = false;
-  s.inner_steps = 0;
-  all.push_back(s);  // sampled, no oracle steps, independent batches
+  solver_support::push_tolerance_and_sampled(all, zero_sum_settings());
   return all;
-}
-
-// Runs one step in slices of at most max_rollouts rollouts; the parts in order; report to every slice.
-Status sliced_step(SliceSolver& solver, int max_rollouts, SliceSolver::Report* report,
-                   std::vector<pbrl::StepPart>* parts = nullptr) {
-  pbrl::SliceResult slice;
-  std::int64_t index = 0;
-  do {
-    if (Status st = solver.step_slice(max_rollouts, slice, report); st != Status::ok) return st;
-    CHECK(slice.slice == index++);
-    if (parts != nullptr) parts->push_back(slice.part);
-  } while (!slice.step_done);
-  return Status::ok;
 }
 
 std::unique_ptr<SliceSolver> slice_solver(const Incentive& problem, const pbrl::PbrlZeroSumSettings<Real>& s) {
@@ -1182,26 +1095,8 @@ TEST_CASE("a step in slices: the iterates and reports of step() bit for bit, wha
       CAPTURE(static_cast<int>(s.oracle));
       CAPTURE(s.inner_steps);
       CAPTURE(m);
-      auto whole = slice_solver(inst->problem, s);
-      auto sliced = slice_solver(inst->problem, s);
-      auto bare = slice_solver(inst->problem, s);  // never a report: the diagnostics change no iterate
-      for (int k = 0; k < 4; ++k) {
-        SliceSolver::Report a, b;
-        SliceSolver::Report* ra = k % 2 == 0 ? &a : nullptr;  // with and without the report's diagnostics
-        SliceSolver::Report* rb = k % 2 == 0 ? &b : nullptr;
-        REQUIRE(whole->step(ra) == Status::ok);
-        REQUIRE(bare->step() == Status::ok);
-        same_state(*whole, *bare);
-        std::vector<pbrl::StepPart> parts;
-        REQUIRE(sliced_step(*sliced, m, rb, &parts) == Status::ok);
-        CHECK_FALSE(sliced->step_in_progress());
-        same_state(*whole, *sliced);
-        if (k % 2 == 0) same_report(a, b);
-        // The parts, in order: the step's structure and no more slices than its work needs.
-        REQUIRE(parts.size() >= 2);
-        CHECK(parts.front() == pbrl::StepPart::begin);
-        CHECK(parts.back() == pbrl::StepPart::projection);
-        const auto count = [&](pbrl::StepPart p) { return std::count(parts.begin(), parts.end(), p); };
+      const auto make = [&] { return slice_solver(inst->problem, s); };
+      solver_support::check_sliced_steps(make, m, same_state, same_report, [&](const auto& count, int k) {
         const int B = s.sampling.batch, per_batch = m >= B ? 1 : (B + m - 1) / m;
         if (sampled) {
           CHECK(count(pbrl::StepPart::rollouts) == (2 * s.inner_steps + 2) * per_batch);
@@ -1220,9 +1115,7 @@ TEST_CASE("a step in slices: the iterates and reports of step() bit for bit, wha
           else if (s.tolerance_mode()) CHECK((oracle >= 2 && oracle <= 2 * s.inner_steps_max));
           else CHECK(oracle == 2 * s.inner_steps);
         }
-        CHECK(count(pbrl::StepPart::upper) == 1);
-        CHECK(count(pbrl::StepPart::begin) == 1);
-      }
+      });
     }
   }
 }
@@ -1249,12 +1142,7 @@ TEST_CASE("a step in slices: checkpoints between slices, restore and failure aba
     REQUIRE(pbrl::save_checkpoint(*solver, during.data(), kImage) == Status::ok);
     CHECK(during == before);
 
-    // A refused argument changes nothing: the step goes on where it was.
-    pbrl::SliceResult untouched;
-    untouched.slice = -5;
-    CHECK(solver->step_slice(0, untouched) == Status::bad_setting);
-    CHECK(untouched.slice == -5);
-    CHECK(solver->step_in_progress());
+    solver_support::check_refused_slice(*solver, nullptr);
 
     // Finishing the step in slices: the reference's step 2.
     REQUIRE(reference->step() == Status::ok);
@@ -1263,43 +1151,12 @@ TEST_CASE("a step in slices: checkpoints between slices, restore and failure aba
     } while (!slice.step_done);
     same_state(*reference, *solver);
 
-    // Restored between slices (the image before step 2): the step in progress is dropped, the next
-    // slice begins step 2 again, and the run goes on as if never interrupted.
-    REQUIRE(solver->step_slice(1, slice) == Status::ok);
-    REQUIRE(solver->step_slice(1, slice) == Status::ok);
-    REQUIRE(pbrl::restore_checkpoint(*solver, before.data(), kImage) == Status::ok);
-    CHECK_FALSE(solver->step_in_progress());
-    CHECK(solver->iteration() == 2);
-    REQUIRE(solver->step_slice(1, slice) == Status::ok);
-    CHECK(slice.part == pbrl::StepPart::begin);
-    CHECK(slice.slice == 0);
-    do {
-      REQUIRE(solver->step_slice(1, slice) == Status::ok);
-    } while (!slice.step_done);
-    same_state(*reference, *solver);
-    auto fresh = slice_solver(inst->problem, s);  // a rebooted device restores the image mid-step too
-    REQUIRE(pbrl::restore_checkpoint(*fresh, before.data(), kImage) == Status::ok);
-    REQUIRE(fresh->step() == Status::ok);
-    same_state(*reference, *fresh);
+    // Restored between slices (the image before step 2): the step in progress is dropped.
+    solver_support::check_restore_between_slices(
+        *solver, *reference, before, 2, [&] { return slice_solver(inst->problem, s); }, same_state);
 
-    // A slice that fails (an evaluation with no sweep allowed) abandons the step and leaves the
-    // last completed step intact; the next slice begins that step again.
-    REQUIRE(pbrl::save_checkpoint(*solver, before.data(), kImage) == Status::ok);
-    REQUIRE(solver->step_slice(1, slice) == Status::ok);
-    solver->evaluation_workspace().max_sweeps = 0;
-    Status failed = Status::ok;
-    while (failed == Status::ok) {
-      failed = solver->step_slice(1, slice);
-      REQUIRE_FALSE((failed == Status::ok && slice.step_done));  // some slice evaluates (f, at the latest)
-    }
-    CHECK(failed == Status::bad_setting);
-    CHECK_FALSE(solver->step_in_progress());
-    solver->evaluation_workspace().max_sweeps = 3000;  // (part of the settings an image is saved under)
-    REQUIRE(pbrl::save_checkpoint(*solver, during.data(), kImage) == Status::ok);
-    CHECK(during == before);
-    REQUIRE(sliced_step(*solver, 3, nullptr) == Status::ok);
-    REQUIRE(reference->step() == Status::ok);
-    same_state(*reference, *solver);
+    // A slice that fails abandons the step (one slice in).
+    solver_support::check_failed_slice_abandons_step(*solver, *reference, 1, 3000, same_state);
   }
 }
 
@@ -1312,12 +1169,7 @@ TEST_CASE("sampled PbrlZeroSum: a model changed after init() to rows with no mas
     CAPTURE(broken);
     auto inst = std::make_unique<IncentiveInstance<S, A1, A2>>(7, Real(0.8), Real(0.1));
     auto s = zero_sum_settings();
-    s.oracle = pbrl::OracleKind::policy_gradient;
-    s.oracle_step = Real(0.1);
-    s.inner_steps = 1;
-    s.gradient = pbrl::GradientMode::sampled;
-    s.sampling.horizon = 6;
-    s.sampling.batch = 8;
+    solver_support::set_sampled_policy_gradient(s, 1, 6, 8);
     auto solver = std::make_unique<SliceSolver>();
     REQUIRE(solver->init(inst->problem, s, Incentive::Params::Zero(), M1::Zero(), M2::Zero()) == Status::ok);
     REQUIRE(solver->step() == Status::ok);
@@ -1325,15 +1177,7 @@ TEST_CASE("sampled PbrlZeroSum: a model changed after init() to rows with no mas
       for (Real& p : inst->data.transition) p = Real(0);
     else
       for (Real& p : inst->data.initial) p = Real(0);
-    const auto x = solver->x();
-    const auto k = solver->iteration();
-    const auto steps = solver->environment_steps();
-    const pbrl::Rng rng = solver->rng();
-    CHECK(solver->step() != Status::ok);
-    CHECK(solver->x() == x);
-    CHECK(solver->iteration() == k);
-    CHECK(solver->environment_steps() == steps);
-    CHECK(std::memcmp(solver->rng().state(), rng.state(), 16) == 0);
+    solver_support::check_step_refused(*solver);
   }
 }
 
