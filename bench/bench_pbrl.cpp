@@ -55,6 +55,7 @@
 #include <ostream>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -69,6 +70,21 @@ struct Direct { static constexpr pbrl::EvaluationMethod value = pbrl::Evaluation
 struct Sweeps { static constexpr pbrl::EvaluationMethod value = pbrl::EvaluationMethod::sweeps; };
 struct Value { static constexpr pbrl::PenaltyKind value = pbrl::PenaltyKind::value; };
 struct Bellman { static constexpr pbrl::PenaltyKind value = pbrl::PenaltyKind::bellman; };
+
+// Skips the benchmark with st's name unless st is ok; true when it is.
+bool ok(benchmark::State& state, pbrl::Status st) {
+  if (st == pbrl::Status::ok) return true;
+  state.SkipWithError(pbrl::to_string(st));
+  return false;
+}
+
+// A T made from seed (a random instance), or null with the benchmark skipped if it failed.
+template <class T>
+std::unique_ptr<T> make_checked(benchmark::State& state, std::uint32_t seed) {
+  auto inst = std::make_unique<T>(seed);
+  if (!ok(state, inst->status)) return nullptr;
+  return inst;
+}
 
 // A random sparse reward-shaping instance; its arrays live in the object (S = 100 in double is
 // about 400 KB, so it is always heap-allocated with std::make_unique).
@@ -107,12 +123,7 @@ struct Instance {
 
 template <typename Scalar, int S>
 std::unique_ptr<Instance<Scalar, S>> make_instance(benchmark::State& state) {
-  auto inst = std::make_unique<Instance<Scalar, S>>(kSeed + S);
-  if (inst->status != pbrl::Status::ok) {
-    state.SkipWithError(pbrl::to_string(inst->status));
-    return nullptr;
-  }
-  return inst;
+  return make_checked<Instance<Scalar, S>>(state, kSeed + S);
 }
 
 void common_counters(benchmark::State& state, int S, std::size_t bytes) {
@@ -122,47 +133,109 @@ void common_counters(benchmark::State& state, int S, std::size_t bytes) {
                                                benchmark::Counter::kIs1024);
 }
 
-// ---------------------------------------------------------------------------------------------
-// One PBRL outer iteration. The solver is initialized once (outside the timed loop) and then
-// stepped repeatedly: the iterates, the oracle's warm start and the sweep warm starts keep moving
-// as they would in a run on the device.
-template <typename Scalar, int S, class Penalty, class Method>
-void BM_PbrlStep(benchmark::State& state) {
-  using Problem = pbrl::RewardShaping<Scalar, S, kA>;
-  using Solver = pbrl::Pbrl<Problem, Method::value>;
-  auto inst = make_instance<Scalar, S>(state);
-  if (!inst) return;
+// The timed loop of a kernel: call() (which hides its results from the optimizer) each iteration,
+// the loop ended early where a call returning bool returns false (an error: it skipped the
+// benchmark); then the S, A and bytes counters.
+template <class Call>
+void time_calls(benchmark::State& state, int S, std::size_t bytes, Call&& call) {
+  for (auto _ : state) {
+    if constexpr (std::is_same_v<decltype(call()), bool>) {
+      if (!call()) break;
+    } else {
+      call();
+    }
+    benchmark::ClobberMemory();
+  }
+  common_counters(state, S, bytes);
+}
 
+// The sweeps counter: the mean over the timed calls of sweeps (their last solves' sweeps).
+void sweeps_counter(benchmark::State& state, long sweeps) {
+  state.counters["sweeps"] = benchmark::Counter(static_cast<double>(sweeps), benchmark::Counter::kAvgIterations);
+}
+
+// A random instance, the shaped MDP M(x0) its problem builds (the MDP points into the model), and
+// an evaluation workspace of the method given with its evaluation.
+template <typename Scalar, int S, pbrl::EvaluationMethod Method>
+struct ShapedMdp {
+  using Problem = pbrl::RewardShaping<Scalar, S, kA>;
+  using Workspace = pbrl::EvaluationWorkspace<Scalar, S, Method>;
+  using Evaluation = pbrl::Evaluation<Scalar, S, kA>;
+  std::unique_ptr<Instance<Scalar, S>> inst;
+  std::unique_ptr<typename Problem::Model> model;
+  typename Problem::MdpType mdp;
+  std::unique_ptr<Workspace> ws;
+  std::unique_ptr<Evaluation> eval;
+};
+
+template <typename Scalar, int S, pbrl::EvaluationMethod Method>
+std::unique_ptr<ShapedMdp<Scalar, S, Method>> make_shaped_mdp(benchmark::State& state) {
+  using Shaped = ShapedMdp<Scalar, S, Method>;
+  auto shaped = std::make_unique<Shaped>();
+  shaped->inst = make_instance<Scalar, S>(state);
+  if (!shaped->inst) return nullptr;
+  shaped->model = std::make_unique<typename Shaped::Problem::Model>();
+  if (!ok(state, shaped->inst->problem.build(shaped->inst->x0, *shaped->model, shaped->mdp))) return nullptr;
+  shaped->ws = std::make_unique<typename Shaped::Workspace>();
+  shaped->eval = std::make_unique<typename Shaped::Evaluation>();
+  return shaped;
+}
+
+// The two nearby policies BM_Evaluate and BM_EvaluateFloor alternate: pi[0] = the instance's
+// random policy, pi[1] = one PMD step from it (untimed; leaves the evaluation holding pi[0]'s).
+template <typename Scalar, int S, pbrl::EvaluationMethod Method>
+std::unique_ptr<pbrl::StateActionMatrix<Scalar, S, kA>[]> policy_pair(benchmark::State& state,
+                                                                      ShapedMdp<Scalar, S, Method>& shaped) {
+  using Matrix = pbrl::StateActionMatrix<Scalar, S, kA>;
+  auto pi = std::make_unique<Matrix[]>(2);
+  pi[0] = shaped.inst->pi0;
+  pi[1] = shaped.inst->pi0;
+  Matrix log_pi = shaped.inst->pi0.array().log().matrix();
+  if (!ok(state, pbrl::pmd_step(shaped.mdp, Scalar(1), *shaped.ws, *shaped.eval, log_pi, pi[1]))) return nullptr;
+  return pi;
+}
+
+// Initializes a PBRL solver of problem at x (the penalty given, the PMD oracle with T =
+// state.range(0) inner steps, the uniform policy's softmax logits y0 = 0) and times its step()
+// (BM_PbrlStep, BM_StackelbergStep); stepped repeatedly from one init, as on a device. Counters:
+// S, A, T, bytes (the whole solver) and, for sweep evaluation, sweeps.
+template <pbrl::EvaluationMethod Method, int S, class Problem>
+void time_solver_steps(benchmark::State& state, const Problem& problem, const typename Problem::Params& x,
+                       pbrl::PenaltyKind penalty) {
+  using Solver = pbrl::Pbrl<Problem, Method>;
+  using Matrix = typename Solver::Matrix;
+  constexpr bool kSweeps = Method == pbrl::EvaluationMethod::sweeps;
   typename Solver::Settings settings;
-  settings.penalty_kind = Penalty::value;
+  settings.penalty_kind = penalty;
   settings.oracle = pbrl::OracleKind::policy_mirror_descent;
   settings.inner_steps = static_cast<int>(state.range(0));
   auto solver = std::make_unique<Solver>();
-  using Matrix = typename Solver::Matrix;
   const Matrix y0 = Matrix::Zero();  // softmax logits: the uniform policy
-  if (pbrl::Status st = solver->init(inst->problem, settings, inst->x0, y0); st != pbrl::Status::ok) {
-    state.SkipWithError(pbrl::to_string(st));
-    return;
-  }
+  if (!ok(state, solver->init(problem, settings, x, y0))) return;
 
   typename Solver::Report report;
   long sweeps = 0;
   for (auto _ : state) {
-    const pbrl::Status st = solver->step(&report);
-    if (st != pbrl::Status::ok) {
-      state.SkipWithError(pbrl::to_string(st));
-      break;
-    }
-    if constexpr (Method::value == pbrl::EvaluationMethod::sweeps)
-      sweeps += solver->evaluation_workspace().last_sweeps;
+    if (!ok(state, solver->step(&report))) break;
+    if constexpr (kSweeps) sweeps += solver->evaluation_workspace().last_sweeps;
     benchmark::DoNotOptimize(report);
     benchmark::ClobberMemory();
   }
   common_counters(state, S, sizeof(Solver));
   state.counters["T"] = settings.inner_steps;
   // Sweeps of the last solve of each step (the task evaluation, or the Bellman occupancy).
-  if constexpr (Method::value == pbrl::EvaluationMethod::sweeps)
-    state.counters["sweeps"] = benchmark::Counter(static_cast<double>(sweeps), benchmark::Counter::kAvgIterations);
+  if constexpr (kSweeps) sweeps_counter(state, sweeps);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One PBRL outer iteration. The solver is initialized once (outside the timed loop) and then
+// stepped repeatedly: the iterates, the oracle's warm start and the sweep warm starts keep moving
+// as they would in a run on the device.
+template <typename Scalar, int S, class Penalty, class Method>
+void BM_PbrlStep(benchmark::State& state) {
+  auto inst = make_instance<Scalar, S>(state);
+  if (!inst) return;
+  time_solver_steps<Method::value, S>(state, inst->problem, inst->x0, Penalty::value);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,22 +244,11 @@ void BM_PbrlStep(benchmark::State& state) {
 // is two S x A copies, timed with the steps. The evaluation is kept across steps (sweep warm start).
 template <typename Scalar, int S, class Method>
 void BM_PmdStep(benchmark::State& state) {
-  using Problem = pbrl::RewardShaping<Scalar, S, kA>;
-  using Matrix = typename Problem::Matrix;
-  using Workspace = pbrl::EvaluationWorkspace<Scalar, S, Method::value>;
-  auto inst = make_instance<Scalar, S>(state);
-  if (!inst) return;
-
-  auto model = std::make_unique<typename Problem::Model>();
-  typename Problem::MdpType mdp;
-  if (pbrl::Status st = inst->problem.build(inst->x0, *model, mdp); st != pbrl::Status::ok) {
-    state.SkipWithError(pbrl::to_string(st));
-    return;
-  }
-  auto ws = std::make_unique<Workspace>();
-  auto eval = std::make_unique<pbrl::Evaluation<Scalar, S, kA>>();
-  auto pi = std::make_unique<Matrix>(inst->pi0);
-  auto log_pi = std::make_unique<Matrix>(inst->pi0.array().log().matrix());
+  using Matrix = pbrl::StateActionMatrix<Scalar, S, kA>;
+  const auto m = make_shaped_mdp<Scalar, S, Method::value>(state);
+  if (!m) return;
+  auto pi = std::make_unique<Matrix>(m->inst->pi0);
+  auto log_pi = std::make_unique<Matrix>(m->inst->pi0.array().log().matrix());
   const Matrix log_pi0 = *log_pi;
   const Scalar eta(1);
 
@@ -194,24 +256,19 @@ void BM_PmdStep(benchmark::State& state) {
   int k = 0;
   for (auto _ : state) {
     if (k == kInnerSteps) {
-      *pi = inst->pi0;
+      *pi = m->inst->pi0;
       *log_pi = log_pi0;
       k = 0;
     }
-    const pbrl::Status st = pbrl::pmd_step(mdp, eta, *ws, *eval, *log_pi, *pi);
-    if (st != pbrl::Status::ok) {
-      state.SkipWithError(pbrl::to_string(st));
-      break;
-    }
+    if (!ok(state, pbrl::pmd_step(m->mdp, eta, *m->ws, *m->eval, *log_pi, *pi))) break;
     ++k;
-    if constexpr (Method::value == pbrl::EvaluationMethod::sweeps) sweeps += ws->last_sweeps;
+    if constexpr (Method::value == pbrl::EvaluationMethod::sweeps) sweeps += m->ws->last_sweeps;
     benchmark::DoNotOptimize(pi->data());
-    benchmark::DoNotOptimize(eval->value_rho);
+    benchmark::DoNotOptimize(m->eval->value_rho);
     benchmark::ClobberMemory();
   }
-  common_counters(state, S, sizeof(Workspace) + sizeof(*eval) + 2 * sizeof(Matrix));
-  if constexpr (Method::value == pbrl::EvaluationMethod::sweeps)
-    state.counters["sweeps"] = benchmark::Counter(static_cast<double>(sweeps), benchmark::Counter::kAvgIterations);
+  common_counters(state, S, sizeof(*m->ws) + sizeof(*m->eval) + 2 * sizeof(Matrix));
+  if constexpr (Method::value == pbrl::EvaluationMethod::sweeps) sweeps_counter(state, sweeps);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -220,81 +277,42 @@ void BM_PmdStep(benchmark::State& state) {
 // oracle; the direct method's work does not depend on the start.
 template <typename Scalar, int S, class Method>
 void BM_Evaluate(benchmark::State& state) {
-  using Problem = pbrl::RewardShaping<Scalar, S, kA>;
-  using Matrix = typename Problem::Matrix;
-  using Workspace = pbrl::EvaluationWorkspace<Scalar, S, Method::value>;
-  auto inst = make_instance<Scalar, S>(state);
-  if (!inst) return;
-
-  auto model = std::make_unique<typename Problem::Model>();
-  typename Problem::MdpType mdp;
-  if (pbrl::Status st = inst->problem.build(inst->x0, *model, mdp); st != pbrl::Status::ok) {
-    state.SkipWithError(pbrl::to_string(st));
-    return;
-  }
-  auto ws = std::make_unique<Workspace>();
-  auto eval = std::make_unique<pbrl::Evaluation<Scalar, S, kA>>();
-  // pi[1] = one PMD step from pi[0] (untimed); leaves eval holding pi[0]'s evaluation.
-  auto pi = std::make_unique<Matrix[]>(2);
-  pi[0] = inst->pi0;
-  pi[1] = inst->pi0;
-  Matrix log_pi = inst->pi0.array().log().matrix();
-  if (pbrl::Status st = pbrl::pmd_step(mdp, Scalar(1), *ws, *eval, log_pi, pi[1]); st != pbrl::Status::ok) {
-    state.SkipWithError(pbrl::to_string(st));
-    return;
-  }
+  const auto m = make_shaped_mdp<Scalar, S, Method::value>(state);
+  if (!m) return;
+  const auto pi = policy_pair(state, *m);
+  if (!pi) return;
 
   long sweeps = 0;
   int which = 1;
   for (auto _ : state) {
-    const pbrl::Status st = pbrl::evaluate(mdp, pi[which], *ws, *eval);
-    if (st != pbrl::Status::ok) {
-      state.SkipWithError(pbrl::to_string(st));
-      break;
-    }
+    if (!ok(state, pbrl::evaluate(m->mdp, pi[which], *m->ws, *m->eval))) break;
     which ^= 1;
-    if constexpr (Method::value == pbrl::EvaluationMethod::sweeps) sweeps += ws->last_sweeps;
-    benchmark::DoNotOptimize(eval->value_rho);
+    if constexpr (Method::value == pbrl::EvaluationMethod::sweeps) sweeps += m->ws->last_sweeps;
+    benchmark::DoNotOptimize(m->eval->value_rho);
     benchmark::ClobberMemory();
   }
-  common_counters(state, S, sizeof(Workspace) + sizeof(*eval));
-  if constexpr (Method::value == pbrl::EvaluationMethod::sweeps)
-    state.counters["sweeps"] = benchmark::Counter(static_cast<double>(sweeps), benchmark::Counter::kAvgIterations);
+  common_counters(state, S, sizeof(*m->ws) + sizeof(*m->eval));
+  if constexpr (Method::value == pbrl::EvaluationMethod::sweeps) sweeps_counter(state, sweeps);
 }
 
 // One sweep evaluation from a cold start (V = d = 0): the bounded worst case of the sweep
 // method (the zeroing of the warm start, 2*S scalars, is timed with it).
 template <typename Scalar, int S>
 void BM_EvaluateCold(benchmark::State& state) {
-  using Problem = pbrl::RewardShaping<Scalar, S, kA>;
-  using Workspace = pbrl::EvaluationWorkspace<Scalar, S, pbrl::EvaluationMethod::sweeps>;
-  auto inst = make_instance<Scalar, S>(state);
-  if (!inst) return;
-
-  auto model = std::make_unique<typename Problem::Model>();
-  typename Problem::MdpType mdp;
-  if (pbrl::Status st = inst->problem.build(inst->x0, *model, mdp); st != pbrl::Status::ok) {
-    state.SkipWithError(pbrl::to_string(st));
-    return;
-  }
-  auto ws = std::make_unique<Workspace>();
-  auto eval = std::make_unique<pbrl::Evaluation<Scalar, S, kA>>();
+  const auto m = make_shaped_mdp<Scalar, S, pbrl::EvaluationMethod::sweeps>(state);
+  if (!m) return;
 
   long sweeps = 0;
   for (auto _ : state) {
-    eval->value.setZero();
-    eval->occupancy.setZero();
-    const pbrl::Status st = pbrl::evaluate(mdp, inst->pi0, *ws, *eval);
-    if (st != pbrl::Status::ok) {
-      state.SkipWithError(pbrl::to_string(st));
-      break;
-    }
-    sweeps += ws->last_sweeps;
-    benchmark::DoNotOptimize(eval->value_rho);
+    m->eval->value.setZero();
+    m->eval->occupancy.setZero();
+    if (!ok(state, pbrl::evaluate(m->mdp, m->inst->pi0, *m->ws, *m->eval))) break;
+    sweeps += m->ws->last_sweeps;
+    benchmark::DoNotOptimize(m->eval->value_rho);
     benchmark::ClobberMemory();
   }
-  common_counters(state, S, sizeof(Workspace) + sizeof(*eval));
-  state.counters["sweeps"] = benchmark::Counter(static_cast<double>(sweeps), benchmark::Counter::kAvgIterations);
+  common_counters(state, S, sizeof(*m->ws) + sizeof(*m->eval));
+  sweeps_counter(state, sweeps);
 }
 
 // The floor of an evaluation: what evaluate() computes, with Eigen's fixed-size PartialPivLU on
@@ -330,43 +348,22 @@ struct EigenLuEvaluation {
 
 template <typename Scalar, int S>
 void BM_EvaluateFloor(benchmark::State& state) {
-  using Problem = pbrl::RewardShaping<Scalar, S, kA>;
-  using Matrix = typename Problem::Matrix;
-  using Workspace = pbrl::EvaluationWorkspace<Scalar, S, pbrl::EvaluationMethod::direct>;
-  auto inst = make_instance<Scalar, S>(state);
-  if (!inst) return;
-
-  auto model = std::make_unique<typename Problem::Model>();
-  typename Problem::MdpType mdp;
-  if (pbrl::Status st = inst->problem.build(inst->x0, *model, mdp); st != pbrl::Status::ok) {
-    state.SkipWithError(pbrl::to_string(st));
-    return;
-  }
+  const auto m = make_shaped_mdp<Scalar, S, pbrl::EvaluationMethod::direct>(state);
+  if (!m) return;
+  const auto& mdp = m->mdp;
   // The same two policies as BM_Evaluate (pi[1] = one PMD step from pi[0]).
-  auto pi = std::make_unique<Matrix[]>(2);
-  pi[0] = inst->pi0;
-  pi[1] = inst->pi0;
-  {
-    auto ws = std::make_unique<Workspace>();
-    auto eval = std::make_unique<pbrl::Evaluation<Scalar, S, kA>>();
-    Matrix log_pi = inst->pi0.array().log().matrix();
-    if (pbrl::Status st = pbrl::pmd_step(mdp, Scalar(1), *ws, *eval, log_pi, pi[1]); st != pbrl::Status::ok) {
-      state.SkipWithError(pbrl::to_string(st));
-      return;
-    }
-  }
+  const auto pi = policy_pair(state, *m);
+  if (!pi) return;
   auto floor = std::make_unique<EigenLuEvaluation<Scalar, S>>();
 
   int which = 1;
-  for (auto _ : state) {
+  time_calls(state, S, sizeof(EigenLuEvaluation<Scalar, S>), [&] {
     (*floor)(mdp, pi[which]);
     which ^= 1;
     benchmark::DoNotOptimize(floor->value_rho);
     benchmark::DoNotOptimize(floor->occupancy.data());
     benchmark::DoNotOptimize(floor->q.data());
-    benchmark::ClobberMemory();
-  }
-  common_counters(state, S, sizeof(EigenLuEvaluation<Scalar, S>));
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -410,12 +407,7 @@ struct GameInstance {
 
 template <typename Scalar, int S>
 std::unique_ptr<GameInstance<Scalar, S>> make_game(benchmark::State& state) {
-  auto inst = std::make_unique<GameInstance<Scalar, S>>(kSeed + 7 * S);
-  if (inst->status != pbrl::Status::ok) {
-    state.SkipWithError(pbrl::to_string(inst->status));
-    return nullptr;
-  }
-  return inst;
+  return make_checked<GameInstance<Scalar, S>>(state, kSeed + 7 * S);
 }
 
 template <typename Scalar, int S>
@@ -425,16 +417,11 @@ void BM_Build(benchmark::State& state) {
   if (!inst) return;
   auto model = std::make_unique<typename Game::Model>();
   typename Game::MdpType mdp;
-  for (auto _ : state) {
-    const pbrl::Status st = inst->game.build(inst->x, *model, mdp);
-    if (st != pbrl::Status::ok) {
-      state.SkipWithError(pbrl::to_string(st));
-      break;
-    }
+  time_calls(state, S, sizeof(typename Game::Model), [&] {
+    if (!ok(state, inst->game.build(inst->x, *model, mdp))) return false;
     benchmark::DoNotOptimize(model->transition);
-    benchmark::ClobberMemory();
-  }
-  common_counters(state, S, sizeof(typename Game::Model));
+    return true;
+  });
 }
 
 // The floor of a build: one pass over the transition tensor, every entry read once, each output
@@ -447,7 +434,7 @@ void BM_BuildFloor(benchmark::State& state) {
   auto model = std::make_unique<typename Game::Model>();
   const Scalar* in = inst->transition;
   Scalar* out = model->transition;
-  for (auto _ : state) {
+  time_calls(state, S, sizeof(typename Game::Model), [&] {
     for (int s = 0; s < S; ++s)
       for (int af = 0; af < kAF; ++af) {
         const Scalar* first = in + (s * kAL * kAF + af) * S;  // P(.|s,0,af); a_l steps by kAF*S
@@ -459,9 +446,7 @@ void BM_BuildFloor(benchmark::State& state) {
         }
       }
     benchmark::DoNotOptimize(out);
-    benchmark::ClobberMemory();
-  }
-  common_counters(state, S, sizeof(typename Game::Model));
+  });
 }
 
 // Times products(model, grad), J^T products of the game, on the model build(x) made once
@@ -471,17 +456,12 @@ void time_x_products(benchmark::State& state, const GameInstance<Scalar, S>& ins
   using Game = typename GameInstance<Scalar, S>::Game;
   auto model = std::make_unique<typename Game::Model>();
   typename Game::MdpType mdp;
-  if (const pbrl::Status st = inst.game.build(inst.x, *model, mdp); st != pbrl::Status::ok) {
-    state.SkipWithError(pbrl::to_string(st));
-    return;
-  }
+  if (!ok(state, inst.game.build(inst.x, *model, mdp))) return;
   typename Game::Params grad = Game::Params::Zero();
-  for (auto _ : state) {
+  time_calls(state, S, sizeof(typename Game::Params), [&] {
     products(*model, grad);
     benchmark::DoNotOptimize(grad.data());
-    benchmark::ClobberMemory();
-  }
-  common_counters(state, S, sizeof(typename Game::Params));
+  });
 }
 
 template <typename Scalar, int S>
@@ -534,15 +514,13 @@ void BM_VjpFloor(benchmark::State& state) {
   pbrl::Rng rng(kSeed);
   for (int s = 0; s < S; ++s) v(s) = rng.uniform<Scalar>();
   Scalar out[kAL * kAF];
-  for (auto _ : state) {
+  time_calls(state, S, sizeof(typename GameInstance<Scalar, S>::Game::Params), [&] {
     for (int s = 0; s < S; ++s) {
       const Scalar* rows = inst->transition + s * kAL * kAF * S;
       for (int j = 0; j < kAL * kAF; ++j) out[j] = Eigen::Map<const pbrl::StateVector<Scalar, S>>(rows + j * S).dot(v);
       benchmark::DoNotOptimize(out);
     }
-    benchmark::ClobberMemory();
-  }
-  common_counters(state, S, sizeof(typename GameInstance<Scalar, S>::Game::Params));
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -551,32 +529,9 @@ void BM_VjpFloor(benchmark::State& state) {
 // repeatedly from one init, as on a device.
 template <typename Scalar, int S>
 void BM_StackelbergStep(benchmark::State& state) {
-  using Game = typename GameInstance<Scalar, S>::Game;
-  using Solver = pbrl::Pbrl<Game>;
   auto inst = make_game<Scalar, S>(state);
   if (!inst) return;
-  typename Solver::Settings settings;
-  settings.penalty_kind = pbrl::PenaltyKind::value;
-  settings.oracle = pbrl::OracleKind::policy_mirror_descent;
-  settings.inner_steps = static_cast<int>(state.range(0));
-  auto solver = std::make_unique<Solver>();
-  const typename Solver::Matrix y0 = Solver::Matrix::Zero();
-  if (pbrl::Status st = solver->init(inst->game, settings, inst->x, y0); st != pbrl::Status::ok) {
-    state.SkipWithError(pbrl::to_string(st));
-    return;
-  }
-  typename Solver::Report report;
-  for (auto _ : state) {
-    const pbrl::Status st = solver->step(&report);
-    if (st != pbrl::Status::ok) {
-      state.SkipWithError(pbrl::to_string(st));
-      break;
-    }
-    benchmark::DoNotOptimize(report);
-    benchmark::ClobberMemory();
-  }
-  common_counters(state, S, sizeof(Solver));
-  state.counters["T"] = settings.inner_steps;
+  time_solver_steps<pbrl::EvaluationMethod::direct, S>(state, inst->game, inst->x, pbrl::PenaltyKind::value);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -721,38 +676,36 @@ class Reporter : public benchmark::ConsoleReporter {
 
 }  // namespace
 
+// Registration order is the order of the output and of the summary.
+// MACRO(Scalar, S) for S = 10, 50 and 100, in float, then in double.
+#define PBRL_BENCH_SIZES(MACRO) \
+  MACRO(float, 10);             \
+  MACRO(float, 50);             \
+  MACRO(float, 100);            \
+  MACRO(double, 10);            \
+  MACRO(double, 50);            \
+  MACRO(double, 100)
+
+// Both penalties; direct evaluation at every size, sweeps at S = 100 too.
 #define PBRL_BENCH_STEP(Scalar, S, Penalty, Method) \
   BENCHMARK_TEMPLATE(BM_PbrlStep, Scalar, S, Penalty, Method)->ArgName("T")->Arg(kInnerSteps)
+#define PBRL_BENCH_STEPS(Scalar, S, Method)   \
+  PBRL_BENCH_STEP(Scalar, S, Value, Method); \
+  PBRL_BENCH_STEP(Scalar, S, Bellman, Method)
+#define PBRL_BENCH_STEP_SIZES(Scalar)     \
+  PBRL_BENCH_STEPS(Scalar, 10, Direct);  \
+  PBRL_BENCH_STEPS(Scalar, 50, Direct);  \
+  PBRL_BENCH_STEPS(Scalar, 100, Direct); \
+  PBRL_BENCH_STEPS(Scalar, 100, Sweeps)
 
-PBRL_BENCH_STEP(float, 10, Value, Direct);
-PBRL_BENCH_STEP(float, 10, Bellman, Direct);
-PBRL_BENCH_STEP(float, 50, Value, Direct);
-PBRL_BENCH_STEP(float, 50, Bellman, Direct);
-PBRL_BENCH_STEP(float, 100, Value, Direct);
-PBRL_BENCH_STEP(float, 100, Bellman, Direct);
-PBRL_BENCH_STEP(float, 100, Value, Sweeps);
-PBRL_BENCH_STEP(float, 100, Bellman, Sweeps);
-PBRL_BENCH_STEP(double, 10, Value, Direct);
-PBRL_BENCH_STEP(double, 10, Bellman, Direct);
-PBRL_BENCH_STEP(double, 50, Value, Direct);
-PBRL_BENCH_STEP(double, 50, Bellman, Direct);
-PBRL_BENCH_STEP(double, 100, Value, Direct);
-PBRL_BENCH_STEP(double, 100, Bellman, Direct);
-PBRL_BENCH_STEP(double, 100, Value, Sweeps);
-PBRL_BENCH_STEP(double, 100, Bellman, Sweeps);
+PBRL_BENCH_STEP_SIZES(float);
+PBRL_BENCH_STEP_SIZES(double);
 
-BENCHMARK_TEMPLATE(BM_PmdStep, float, 10, Direct);
-BENCHMARK_TEMPLATE(BM_PmdStep, float, 10, Sweeps);
-BENCHMARK_TEMPLATE(BM_PmdStep, float, 50, Direct);
-BENCHMARK_TEMPLATE(BM_PmdStep, float, 50, Sweeps);
-BENCHMARK_TEMPLATE(BM_PmdStep, float, 100, Direct);
-BENCHMARK_TEMPLATE(BM_PmdStep, float, 100, Sweeps);
-BENCHMARK_TEMPLATE(BM_PmdStep, double, 10, Direct);
-BENCHMARK_TEMPLATE(BM_PmdStep, double, 10, Sweeps);
-BENCHMARK_TEMPLATE(BM_PmdStep, double, 50, Direct);
-BENCHMARK_TEMPLATE(BM_PmdStep, double, 50, Sweeps);
-BENCHMARK_TEMPLATE(BM_PmdStep, double, 100, Direct);
-BENCHMARK_TEMPLATE(BM_PmdStep, double, 100, Sweeps);
+#define PBRL_BENCH_PMD(Scalar, S)                    \
+  BENCHMARK_TEMPLATE(BM_PmdStep, Scalar, S, Direct); \
+  BENCHMARK_TEMPLATE(BM_PmdStep, Scalar, S, Sweeps)
+
+PBRL_BENCH_SIZES(PBRL_BENCH_PMD);
 
 // Each floor right before its kernels, so they run close together in time.
 #define PBRL_BENCH_EVALUATE(Scalar, S)                      \
@@ -760,37 +713,25 @@ BENCHMARK_TEMPLATE(BM_PmdStep, double, 100, Sweeps);
   BENCHMARK_TEMPLATE(BM_Evaluate, Scalar, S, Direct);       \
   BENCHMARK_TEMPLATE(BM_Evaluate, Scalar, S, Sweeps)
 
-PBRL_BENCH_EVALUATE(float, 10);
-PBRL_BENCH_EVALUATE(float, 50);
-PBRL_BENCH_EVALUATE(float, 100);
-PBRL_BENCH_EVALUATE(double, 10);
-PBRL_BENCH_EVALUATE(double, 50);
-PBRL_BENCH_EVALUATE(double, 100);
+PBRL_BENCH_SIZES(PBRL_BENCH_EVALUATE);
 
-BENCHMARK_TEMPLATE(BM_EvaluateCold, float, 10);
-BENCHMARK_TEMPLATE(BM_EvaluateCold, float, 50);
-BENCHMARK_TEMPLATE(BM_EvaluateCold, float, 100);
-BENCHMARK_TEMPLATE(BM_EvaluateCold, double, 10);
-BENCHMARK_TEMPLATE(BM_EvaluateCold, double, 50);
-BENCHMARK_TEMPLATE(BM_EvaluateCold, double, 100);
+#define PBRL_BENCH_COLD(Scalar, S) BENCHMARK_TEMPLATE(BM_EvaluateCold, Scalar, S)
+
+PBRL_BENCH_SIZES(PBRL_BENCH_COLD);
 
 #define PBRL_BENCH_BUILD(Scalar, S)               \
   BENCHMARK_TEMPLATE(BM_BuildFloor, Scalar, S);   \
   BENCHMARK_TEMPLATE(BM_Build, Scalar, S)
 
-PBRL_BENCH_BUILD(float, 10);
-PBRL_BENCH_BUILD(float, 50);
-PBRL_BENCH_BUILD(float, 100);
-PBRL_BENCH_BUILD(double, 10);
-PBRL_BENCH_BUILD(double, 50);
-PBRL_BENCH_BUILD(double, 100);
+PBRL_BENCH_SIZES(PBRL_BENCH_BUILD);
 
-BENCHMARK_TEMPLATE(BM_VjpFloor, double, 10);
-BENCHMARK_TEMPLATE(BM_Vjp, double, 10);
-BENCHMARK_TEMPLATE(BM_VjpPair, double, 10);
-BENCHMARK_TEMPLATE(BM_VjpFloor, double, 100);
-BENCHMARK_TEMPLATE(BM_Vjp, double, 100);
-BENCHMARK_TEMPLATE(BM_VjpPair, double, 100);
+#define PBRL_BENCH_VJP(Scalar, S)             \
+  BENCHMARK_TEMPLATE(BM_VjpFloor, Scalar, S); \
+  BENCHMARK_TEMPLATE(BM_Vjp, Scalar, S);      \
+  BENCHMARK_TEMPLATE(BM_VjpPair, Scalar, S)
+
+PBRL_BENCH_VJP(double, 10);
+PBRL_BENCH_VJP(double, 100);
 
 BENCHMARK_TEMPLATE(BM_StackelbergStep, double, 10)->ArgName("T")->Arg(1)->Arg(10);
 BENCHMARK_TEMPLATE(BM_StackelbergStep, double, 100)->ArgName("T")->Arg(1)->Arg(10);

@@ -200,21 +200,23 @@ void describe(RunResult& r, const char* kind, const Configuration& c, const benc
   r.actions2 = n3;
 }
 
-template <int S, int AL, int AF>
-RunResult run_stackelberg(const bench::InstanceSpec& spec, const Configuration& c, double eps, long steps) {
-  using Instance = bench::StackelbergInstance<S, AL, AF>;
+// One run of Solver on the random Instance of spec (sizes n1, n2, n3 in the CSV) from zero
+// parameters and the zero policies given (softmax logits), with the lower level's step the
+// settings' member lower_step.
+template <class Instance, class Solver, class... Policies>
+RunResult run_instance(const char* kind, int n1, int n2, int n3, const bench::InstanceSpec& spec,
+                       const Configuration& c, double eps, long steps, double Solver::Settings::*lower_step,
+                       const Policies&... zero_policies) {
   using Problem = typename Instance::Problem;
-  using Solver = pbrl::Pbrl<Problem>;
   RunResult r;
-  describe(r, "stackelberg", c, spec, eps, S, AL, AF);
+  describe(r, kind, c, spec, eps, n1, n2, n3);
   auto instance = std::make_unique<Instance>(spec);
   auto problem = std::make_unique<Problem>();
   auto solver = std::make_unique<Solver>();
   using Settings = typename Solver::Settings;
   pbrl::Status st = problem->init(instance->data());
   if (st == pbrl::Status::ok)
-    st = solver->init(*problem, settings_of<Settings>(c, eps, &Settings::step_y), Problem::Params::Zero(),
-                      Solver::Matrix::Zero());
+    st = solver->init(*problem, settings_of<Settings>(c, eps, lower_step), Problem::Params::Zero(), zero_policies...);
   if (st != pbrl::Status::ok) {
     r.status = std::string("init: ") + pbrl::to_string(st);
     return r;
@@ -223,27 +225,20 @@ RunResult run_stackelberg(const bench::InstanceSpec& spec, const Configuration& 
   return r;
 }
 
+template <int S, int AL, int AF>
+RunResult run_stackelberg(const bench::InstanceSpec& spec, const Configuration& c, double eps, long steps) {
+  using Instance = bench::StackelbergInstance<S, AL, AF>;
+  using Solver = pbrl::Pbrl<typename Instance::Problem>;
+  return run_instance<Instance, Solver>("stackelberg", S, AL, AF, spec, c, eps, steps, &Solver::Settings::step_y,
+                                        Solver::Matrix::Zero());
+}
+
 template <int S, int A1, int A2>
 RunResult run_incentive(const bench::InstanceSpec& spec, const Configuration& c, double eps, long steps) {
   using Instance = bench::IncentiveInstance<S, A1, A2>;
-  using Problem = typename Instance::Problem;
-  using Solver = pbrl::PbrlZeroSum<Problem>;
-  RunResult r;
-  describe(r, "incentive", c, spec, eps, S, A1, A2);
-  auto instance = std::make_unique<Instance>(spec);
-  auto problem = std::make_unique<Problem>();
-  auto solver = std::make_unique<Solver>();
-  using Settings = typename Solver::Settings;
-  pbrl::Status st = problem->init(instance->data());
-  if (st == pbrl::Status::ok)
-    st = solver->init(*problem, settings_of<Settings>(c, eps, &Settings::step_pi), Problem::Params::Zero(),
-                      Solver::Matrix1::Zero(), Solver::Matrix2::Zero());
-  if (st != pbrl::Status::ok) {
-    r.status = std::string("init: ") + pbrl::to_string(st);
-    return r;
-  }
-  if (run_steps(*solver, steps, r) || r.steps > 0) measure_value(*problem, *solver, r);
-  return r;
+  using Solver = pbrl::PbrlZeroSum<typename Instance::Problem>;
+  return run_instance<Instance, Solver>("incentive", S, A1, A2, spec, c, eps, steps, &Solver::Settings::step_pi,
+                                        Solver::Matrix1::Zero(), Solver::Matrix2::Zero());
 }
 
 // ---- Kinds and their sizes ---------------------------------------------------------------------

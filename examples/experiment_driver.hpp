@@ -411,6 +411,24 @@ long total_cost(const Config& c) {
   return c.hp.iterations ? *c.hp.iterations : c.budget;
 }
 
+// Instance g's seed: --seed * 1000 + g (check_figure_options bounds --seed).
+template <class Config>
+std::uint32_t instance_seed(const Config& c, long g) {
+  return static_cast<std::uint32_t>(c.seed) * 1000u + static_cast<std::uint32_t>(g);
+}
+
+// Every instance of a figure on c.jobs threads (run_all: one Runner each, merged in instance
+// order), the progress counted on each selected method's cost axis; what_iterations (with
+// --iterations) or what_steps names the run.
+template <class Runner, class Config, class Results>
+bool run_figure_instances(const Config& c, const char* what_iterations, const char* what_steps, Results& results,
+                          double& seconds) {
+  long total = 0;
+  for (std::size_t mi = 0; mi < c.run.size(); ++mi)
+    if (c.run[mi]) total += c.instances * total_cost(c);
+  return run_all<Runner>(c, c.hp.iterations ? what_iterations : what_steps, total, results, seconds);
+}
+
 // Steps a run through the checkpoints of the cost axis: at each target the first iterate whose cost
 // reaches it is measured (measure(iteration, env_steps, lambda)). A PBRL run (its Report a
 // ScheduleReport<Real>) steps by pbrl_step, solving to the verdict when Hyperparameters::solves says so
@@ -581,6 +599,21 @@ int write_figure(const Figure& f, const Config& c, const std::string& settings, 
                    {(k3 + "_end").c_str(), r.curve(mi, &FigurePoint::gap).mean(last)}});
   }
   return 0;
+}
+
+// A figure in one gradient mode: every instance (run_instances(c, results, seconds)), then its
+// results (write_figure with settings_of(c), label(mi) and the plot title "<what>, <states>
+// states, <instances> <instance_name>, exact|sampled gradients (mean ± standard error)").
+template <int N, class Config, class RunInstances, class SettingsOf, class Label>
+int run_figure(const Figure& f, const Config& c, RunInstances run_instances, SettingsOf settings_of, Label label,
+               const char* what, int states, const char* instance_name) {
+  FigureTotals<N> results;
+  double seconds = 0;
+  if (!run_instances(c, results, seconds)) return 1;
+  char title[256];
+  std::snprintf(title, sizeof title, "%s, %d states, %ld %s, %s gradients (mean ± standard error)", what, states,
+                c.instances, instance_name, c.sampled ? "sampled" : "exact");
+  return write_figure(f, c, settings_of(c), seconds, results, label, title);
 }
 
 // --sweep-lambda for a figure (run_sweep): the PBRL methods only (c.run as the caller set it), each

@@ -159,10 +159,6 @@ struct EnvironmentArrays {
   }
 };
 
-std::uint32_t environment_seed(const Config& c, long g) {
-  return static_cast<std::uint32_t>(c.seed) * 1000u + static_cast<std::uint32_t>(g);
-}
-
 // value_current: the designer's reward at the agents' current policies; value: at the exact
 // regularized NE of M(x); gap: the NE gap psi(x, pi).
 using Point = experiment::FigurePoint;
@@ -182,7 +178,7 @@ class Runner {
 
   // Runs every selected method on environment g; false (after a message) on a library error.
   bool run_instance(long g, experiment::Progress& progress, GameResult& result) {
-    arrays_ = std::make_unique<EnvironmentArrays>(environment_seed(c_, g));
+    arrays_ = std::make_unique<EnvironmentArrays>(experiment::instance_seed(c_, g));
     Problem::Data data;
     data.reward = arrays_->reward;
     data.transition = arrays_->transition;
@@ -198,7 +194,7 @@ class Runner {
     if (!check(problem_->init(data), "problem init")) return false;
     return experiment::run_methods(c_.run, result, [&](int mi) {
       const Method m = kMethods[mi];
-      const std::uint32_t seed = environment_seed(c_, g) * 4u + static_cast<std::uint32_t>(mi);
+      const std::uint32_t seed = experiment::instance_seed(c_, g) * 4u + static_cast<std::uint32_t>(mi);
       return is_pbrl(m) ? run_pbrl(mi, seed, progress, result) : run_meta_gradient(mi, m, seed, progress, result);
     });
   }
@@ -299,13 +295,9 @@ class Runner {
 
 // Every environment on c.jobs threads (one Runner each), merged in environment order.
 bool run_games(const Config& c, Results& results, double& seconds) {
-  long total = 0;
-  for (int mi = 0; mi < kMethodCount; ++mi)
-    if (c.run[mi]) total += c.instances * experiment::total_cost(c);
-  return experiment::run_all<Runner>(c,
-                                     c.hp.iterations ? "figure 3 (iterations, all environments and methods)"
-                                                     : "figure 3 (environment steps, all environments and methods)",
-                                     total, results, seconds);
+  return experiment::run_figure_instances<Runner>(c, "figure 3 (iterations, all environments and methods)",
+                                                  "figure 3 (environment steps, all environments and methods)",
+                                                  results, seconds);
 }
 
 // The settings block, written as the CSV's comment header and printed with the results: every value
@@ -423,14 +415,9 @@ int run(const Config& c) {
   if (!experiment::make_directories(c.out)) return 1;
   if (!c.sweep.empty()) return run_sweep(c);
 
-  Results results;
-  double seconds = 0;
-  if (!run_games(c, results, seconds)) return 1;
-  char title[256];
-  std::snprintf(title, sizeof title, "Incentive design, %d states, %ld environments, %s gradients (mean ± standard error)",
-                S, c.instances, c.sampled ? "sampled" : "exact");
-  return experiment::write_figure(kFigure, c, settings_text(c), seconds, results,
-                                  [&](int mi) { return label(c, kMethods[mi]); }, title);
+  return experiment::run_figure<kMethodCount>(
+      kFigure, c, run_games, settings_text, [&](int mi) { return label(c, kMethods[mi]); }, "Incentive design", S,
+      "environments");
 }
 
 std::string usage() {

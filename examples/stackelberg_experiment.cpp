@@ -133,10 +133,6 @@ struct GameArrays {
   }
 };
 
-std::uint32_t game_seed(const Config& c, long g) {
-  return static_cast<std::uint32_t>(c.seed) * 1000u + static_cast<std::uint32_t>(g);
-}
-
 using Point = experiment::FigurePoint;  // value_current: V_l(pi_x, pi_y); value: V_l(pi_x, pi*(x))
 using Results = experiment::FigureTotals<kMethodCount>;
 using GameResult = Results::Record;
@@ -154,7 +150,7 @@ class Runner {
 
   // Runs every selected method on game g; false (after a message) on a library error.
   bool run_instance(long g, experiment::Progress& progress, GameResult& result) {
-    arrays_ = std::make_unique<GameArrays<S>>(game_seed(c_, g));
+    arrays_ = std::make_unique<GameArrays<S>>(experiment::instance_seed(c_, g));
     typename Game::Data data;
     data.leader_reward = arrays_->leader_reward;
     data.follower_reward = arrays_->follower_reward;
@@ -167,7 +163,7 @@ class Runner {
     if (!check(game_->init(data), "game init")) return false;
     return experiment::run_methods(c_.run, result, [&](int mi) {
       const Method m = kMethods[mi];
-      const std::uint32_t seed = game_seed(c_, g) * 4u + static_cast<std::uint32_t>(mi);
+      const std::uint32_t seed = experiment::instance_seed(c_, g) * 4u + static_cast<std::uint32_t>(mi);
       return is_pbrl(m) ? run_pbrl(mi, m, seed, progress, result) : run_baseline(mi, seed, progress, result);
     });
   }
@@ -247,13 +243,9 @@ class Runner {
 // Every game on c.jobs threads (one Runner each), merged in game order.
 template <int S>
 bool run_games(const Config& c, Results& results, double& seconds) {
-  long total = 0;
-  for (int mi = 0; mi < kMethodCount; ++mi)
-    if (c.run[mi]) total += c.instances * experiment::total_cost(c);
-  return experiment::run_all<Runner<S>>(c,
-                                        c.hp.iterations ? "figure 1 (iterations, all games and methods)"
-                                                        : "figure 1 (environment steps, all games and methods)",
-                                        total, results, seconds);
+  return experiment::run_figure_instances<Runner<S>>(c, "figure 1 (iterations, all games and methods)",
+                                                     "figure 1 (environment steps, all games and methods)", results,
+                                                     seconds);
 }
 
 // The settings block, written as the CSV's comment header and printed with the results: every value
@@ -352,14 +344,9 @@ int run(Config c) {
         [](int mi) { return mi == 0 ? cfg::kValueLambda : cfg::kBellmanLambda; });
   }
 
-  Results results;
-  double seconds = 0;
-  if (!run_games<S>(c, results, seconds)) return 1;
-  char title[256];
-  std::snprintf(title, sizeof title, "Stackelberg Markov game, %d states, %ld games, %s gradients (mean ± standard error)",
-                c.states, c.instances, c.sampled ? "sampled" : "exact");
-  return experiment::write_figure(kFigure, c, settings_text(c), seconds, results,
-                                  [&](int mi) { return label(c, kMethods[mi]); }, title);
+  return experiment::run_figure<kMethodCount>(
+      kFigure, c, run_games<S>, settings_text, [&](int mi) { return label(c, kMethods[mi]); },
+      "Stackelberg Markov game", c.states, "games");
 }
 
 std::string usage() {

@@ -9,11 +9,9 @@
 #   3. build it and run it (through its own CTest), which must exit 0.
 cmake_minimum_required(VERSION 3.16)
 
-foreach(var PBRL_BINARY_DIR PBRL_LIBRARY CONSUMER_SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER CTEST)
-  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
-    message(FATAL_ERROR "run.cmake: -D${var}=... is required")
-  endif()
-endforeach()
+set(consumer_tag consumer)
+include("${CMAKE_CURRENT_LIST_DIR}/steps.cmake")
+consumer_require(run.cmake PBRL_BINARY_DIR PBRL_LIBRARY CONSUMER_SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER CTEST)
 if(NOT EXISTS "${PBRL_LIBRARY}")
   message(FATAL_ERROR "pbrl is not built (${PBRL_LIBRARY} is missing): run `cmake --build` before ctest")
 endif()
@@ -29,17 +27,7 @@ if(COPY_SOURCE)
 endif()
 
 set(config_args "")
-if(NOT "${CONFIG}" STREQUAL "")
-  set(config_args --config "${CONFIG}")
-endif()
-
-function(run_step what)
-  message(STATUS "[consumer] ${what}")
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "[consumer] ${what} failed (${rc})")
-  endif()
-endfunction()
+consumer_optional_args(config_args CONFIG --config)
 
 # 1. Install.
 run_step("install into ${prefix}"
@@ -64,33 +52,19 @@ set(configure_args
   "-DCMAKE_PREFIX_PATH=${prefix}"
   "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF"
   "-DPBRL_EXPECTED_PREFIX=${prefix}")
-if(NOT "${PBRL_VERSION}" STREQUAL "")
-  list(APPEND configure_args "-DPBRL_EXPECTED_VERSION=${PBRL_VERSION}")
-endif()
-if(NOT "${GENERATOR_PLATFORM}" STREQUAL "")
-  list(APPEND configure_args -A "${GENERATOR_PLATFORM}")
-endif()
-if(NOT "${GENERATOR_TOOLSET}" STREQUAL "")
-  list(APPEND configure_args -T "${GENERATOR_TOOLSET}")
-endif()
-if(NOT "${MAKE_PROGRAM}" STREQUAL "")
-  list(APPEND configure_args "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
-endif()
-if(NOT "${TOOLCHAIN_FILE}" STREQUAL "")
-  list(APPEND configure_args "-DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN_FILE}")
-endif()
-if(NOT "${EIGEN3_DIR}" STREQUAL "")
-  list(APPEND configure_args "-DEigen3_DIR=${EIGEN3_DIR}")
-endif()
+consumer_optional_args(configure_args
+  PBRL_VERSION -DPBRL_EXPECTED_VERSION=
+  GENERATOR_PLATFORM -A
+  GENERATOR_TOOLSET -T
+  MAKE_PROGRAM -DCMAKE_MAKE_PROGRAM=
+  TOOLCHAIN_FILE -DCMAKE_TOOLCHAIN_FILE=
+  EIGEN3_DIR -DEigen3_DIR=)
 if(EXPECT_CODEGEN)
   list(APPEND configure_args "-DPBRL_EXPECT_CODEGEN=ON")
 endif()
-if(NOT "${CONFIG}" STREQUAL "")
-  list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${CONFIG}")
-endif()
-if(NOT "${C_COMPILER}" STREQUAL "")
-  list(APPEND configure_args "-DCMAKE_C_COMPILER=${C_COMPILER}")
-endif()
+consumer_optional_args(configure_args
+  CONFIG -DCMAKE_BUILD_TYPE=
+  C_COMPILER -DCMAKE_C_COMPILER=)
 list(APPEND configure_args ${CONSUMER_ARGS})
 run_step("configure ${source}" "${CMAKE_COMMAND}" ${configure_args})
 file(STRINGS "${build}/CMakeCache.txt" found REGEX "^pbrl_DIR:")
@@ -104,15 +78,7 @@ endif()
 
 # 3. Build and run.
 run_step("build" "${CMAKE_COMMAND}" --build "${build}" ${config_args})
-if("${CONFIG}" STREQUAL "")
-  set(ctest_config "")
-else()
-  set(ctest_config -C "${CONFIG}")
-endif()
+set(ctest_config "")
+consumer_optional_args(ctest_config CONFIG -C)
 message(STATUS "[consumer] run")
-execute_process(COMMAND "${CTEST}" ${ctest_config} --output-on-failure --verbose
-  WORKING_DIRECTORY "${build}" RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "[consumer] the consumer program failed (${rc})")
-endif()
-message(STATUS "[consumer] ok")
+consumer_ctest("${build}" "the consumer program" ${ctest_config} --output-on-failure --verbose)

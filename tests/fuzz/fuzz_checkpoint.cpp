@@ -29,6 +29,7 @@
 // PBRL_FUZZ_WRITE_SEEDS=DIR writes the seed corpus (tests/fuzz/corpus/fuzz_checkpoint) and exits.
 
 #include "fuzz_solvers.hpp"
+#include "fuzz_support.hpp"
 
 #include "pbrl/solver/checkpoint.hpp"
 #include "pbrl/problems/incentive_design.hpp"
@@ -53,31 +54,19 @@ using pbrl::OracleKind;
 using pbrl::Parameterization;
 using pbrl::PenaltyKind;
 using pbrl::Status;
-using Bytes = std::vector<std::uint8_t>;
+using fuzz::Bytes;
 
-constexpr std::size_t kCrcAt = 44, kPayloadAt = 48, kSequenceAt = 4;
+using fuzz::get_le;
+using fuzz::kCrcAt;
+using fuzz::kPayloadAt;
+using fuzz::kSequenceAt;
+using fuzz::put_le;
+using fuzz::reseal_crc;
+using fuzz::set_sequence;
 constexpr int kImageIterations[] = {0, 1, 2, 4, 7};
 constexpr int kImages = sizeof(kImageIterations) / sizeof(int);
 constexpr int kSteps = 3;  // steps after an accepted restore
 
-void put_le(std::uint8_t* p, std::uint64_t v, int n) {
-  for (int i = 0; i < n; ++i) p[i] = std::uint8_t(v >> (8 * i));
-}
-std::uint64_t get_le(const std::uint8_t* p, int n) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < n; ++i) v |= std::uint64_t(p[i]) << (8 * i);
-  return v;
-}
-// The CRC over [0, 44) and [48, n), as checkpoint.hpp documents it.
-void reseal_crc(std::uint8_t* image, std::size_t n) {
-  const std::uint32_t crc = pbrl::crc32(image + kPayloadAt, n - kPayloadAt, pbrl::crc32(image, kCrcAt));
-  put_le(image + kCrcAt, crc, 4);
-}
-// Sequence number (bytes 4-11) and commit word (the last 8 bytes, most significant first) = v.
-void set_sequence(std::uint8_t* image, std::size_t n, std::uint64_t v) {
-  put_le(image + kSequenceAt, v, 8);
-  for (int i = 0; i < 8; ++i) image[n - 1 - i] = std::uint8_t(v >> (8 * i));
-}
 
 // ---- problems: small random instances, built once ---------------------------------------------
 
@@ -136,17 +125,8 @@ struct IncentiveFixture {
     pbrl::random_distribution(rng, initial, S);
     pbrl::random_reward(rng, designer_reward, S * J);
     pbrl::random_transition(rng, designer_transition, S * J, S);
-    typename pbrl::IncentiveDesign<T, S, A1, A2>::Data d;
-    d.reward = reward;
-    d.transition = transition;
-    d.initial = initial;
-    d.discount = T(0.8);
-    d.regularizer1.tau = T(0.1);
-    d.regularizer2.tau = T(0.1);
-    d.designer_reward = designer_reward;
-    d.designer_transition = designer_transition;
-    d.incentive = {T(-3), T(3)};
-    FUZZ_CHECK(problem.init(d) == Status::ok);
+    FUZZ_CHECK(problem.init(fuzz::incentive_data<pbrl::IncentiveDesign<T, S, A1, A2>>(
+                   reward, transition, initial, designer_reward, designer_transition)) == Status::ok);
   }
 };
 
@@ -544,13 +524,6 @@ struct Cases {
 Cases* cases = nullptr;
 constexpr int kModes = 6;
 
-void write_file(const std::string& path, const Bytes& b) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  FUZZ_CHECK(f != nullptr);
-  FUZZ_CHECK(std::fwrite(b.data(), 1, b.size(), f) == b.size());
-  std::fclose(f);
-}
-
 // The seed corpus: per configuration, a valid image in raw mode and a short program per mode.
 void write_seeds(const std::string& dir) {
   for (std::size_t c = 0; c < cases->all.size(); ++c) {
@@ -563,7 +536,7 @@ void write_seeds(const std::string& dir) {
       } else {
         for (int i = 0; i < 24; ++i) seed.push_back(std::uint8_t(37 * i + 11 * int(c) + mode));
       }
-      write_file(dir + "/c" + std::to_string(c) + "_m" + std::to_string(mode), seed);
+      fuzz::write_file(dir + "/c" + std::to_string(c) + "_m" + std::to_string(mode), seed);
     }
   }
 }
@@ -572,10 +545,7 @@ void write_seeds(const std::string& dir) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   cases = new Cases();
-  if (const char* dir = std::getenv("PBRL_FUZZ_WRITE_SEEDS")) {
-    write_seeds(dir);
-    std::exit(0);
-  }
+  fuzz::write_seeds_if_asked(write_seeds);
   return 0;
 }
 

@@ -53,6 +53,7 @@
 // PBRL_FUZZ_WRITE_SEEDS=DIR writes the seed corpus (tests/fuzz/corpus/fuzz_estimate) and exits.
 
 #include "fuzz_solvers.hpp"
+#include "fuzz_support.hpp"
 
 #include "pbrl/solver/checkpoint.hpp"
 #include "pbrl/estimate/transition_estimate.hpp"
@@ -79,7 +80,7 @@ namespace {
 
 using pbrl::EvaluationMethod;
 using pbrl::Status;
-using Bytes = std::vector<std::uint8_t>;
+using fuzz::Bytes;
 
 constexpr int S = 3, A1 = 2, A2 = 2, J = A1 * A2, Rows = S * J;
 constexpr int kPriors = 3;
@@ -88,30 +89,18 @@ constexpr int kMaxSteps = 6;         // step() calls per input (the costly part)
 constexpr int kMaxSlices = 48;       // step_slice() calls per input
 constexpr std::size_t kStore = 6;    // images kept per input
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-constexpr std::size_t kSequenceAt = 4, kCrcAt = 44, kPayloadAt = pbrl::kCheckpointHeaderSize;
+using fuzz::get_le;
+using fuzz::kCrcAt;
+using fuzz::kPayloadAt;
+using fuzz::kSequenceAt;
+using fuzz::put_le;
 
 bool strict = true;
 bool trace = false;  // PBRL_FUZZ_TRACE=1: each operation and its device to stderr
 
-void put_le(std::uint8_t* p, std::uint64_t v, int n) {
-  for (int i = 0; i < n; ++i) p[i] = std::uint8_t(v >> (8 * i));
-}
-std::uint64_t get_le(const std::uint8_t* p, int n) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < n; ++i) v |= std::uint64_t(p[i]) << (8 * i);
-  return v;
-}
-// The CRC over [0, 44) and [48, n), as checkpoint.hpp documents it.
-void reseal_crc(Bytes& image) {
-  const std::size_t n = image.size();
-  put_le(image.data() + kCrcAt, pbrl::crc32(image.data() + kPayloadAt, n - kPayloadAt, pbrl::crc32(image.data(), kCrcAt)), 4);
-}
-// Sequence number (bytes 4-11) and commit word (the last 8 bytes, most significant first) = v.
-void set_sequence(Bytes& image, std::uint64_t v) {
-  const std::size_t n = image.size();
-  put_le(image.data() + kSequenceAt, v, 8);
-  for (int i = 0; i < 8; ++i) image[n - 1 - i] = std::uint8_t(v >> (8 * i));
-}
+// fuzz::reseal_crc and fuzz::set_sequence on a whole image.
+void reseal_crc(Bytes& image) { fuzz::reseal_crc(image.data(), image.size()); }
+void set_sequence(Bytes& image, std::uint64_t v) { fuzz::set_sequence(image.data(), image.size(), v); }
 
 // a + b, wrapping (forged counts may be anything).
 std::int64_t wrap_add(std::int64_t a, std::int64_t b) { return std::int64_t(std::uint64_t(a) + std::uint64_t(b)); }
@@ -190,17 +179,7 @@ struct DesignKind {
     make_priors(prior, seed + 100u);
   }
   typename Problem::Data data(int p) const {
-    typename Problem::Data d;
-    d.reward = reward;
-    d.transition = prior[p];
-    d.initial = initial;
-    d.discount = T(0.8);
-    d.regularizer1.tau = T(0.1);
-    d.regularizer2.tau = T(0.1);
-    d.designer_reward = designer_reward;
-    d.designer_transition = designer_transition;
-    d.incentive = {T(-3), T(3)};
-    return d;
+    return fuzz::incentive_data<Problem>(reward, prior[p], initial, designer_reward, designer_transition);
   }
 };
 
@@ -1195,13 +1174,6 @@ struct Cases {
 
 Cases* cases = nullptr;
 
-void write_file(const std::string& path, const Bytes& b) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  FUZZ_CHECK(f != nullptr);
-  FUZZ_CHECK(std::fwrite(b.data(), 1, b.size(), f) == b.size());
-  std::fclose(f);
-}
-
 // The seed corpus: per configuration, five programs written with the operations' encoding:
 // a refresh in slices between steps, checkpoints of every restore mode and A/B slots, counts at a
 // tiny cap with forgetting, counts at their ends (clock, model generation), and a device B of
@@ -1328,7 +1300,7 @@ void write_seeds(const std::string& dir) {
           p.op(1, 14, {4, 2});
           break;
       }
-      write_file(dir + "/c" + std::to_string(c) + "_v" + std::to_string(variant), p.b);
+      fuzz::write_file(dir + "/c" + std::to_string(c) + "_v" + std::to_string(variant), p.b);
     }
   }
 }
@@ -1339,10 +1311,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   cases = new Cases();
   if (const char* s = std::getenv("PBRL_FUZZ_STRICT")) strict = s[0] != '0';
   if (const char* s = std::getenv("PBRL_FUZZ_TRACE")) trace = s[0] == '1';
-  if (const char* dir = std::getenv("PBRL_FUZZ_WRITE_SEEDS")) {
-    write_seeds(dir);
-    std::exit(0);
-  }
+  fuzz::write_seeds_if_asked(write_seeds);
   return 0;
 }
 

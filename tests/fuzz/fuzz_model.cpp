@@ -24,6 +24,7 @@
 // PBRL_FUZZ_WRITE_SEEDS=DIR writes the seed corpus (tests/fuzz/corpus/fuzz_model) and exits.
 
 #include "fuzz_solvers.hpp"
+#include "fuzz_support.hpp"
 
 #include "pbrl/solver/checkpoint.hpp"
 #include "pbrl/problems/incentive_design.hpp"
@@ -43,7 +44,7 @@ namespace {
 
 using pbrl::EvaluationMethod;
 using pbrl::Status;
-using Bytes = std::vector<std::uint8_t>;
+using fuzz::Bytes;
 
 constexpr int kSteps = 3;
 constexpr int kMaxBatch = 8, kMaxHorizon = 8, kMaxInner = 8, kMaxSweeps = 50;
@@ -386,16 +387,9 @@ void write_seeds(const std::string& dir) {
   for (int m = 0; m < kModels; ++m)
     for (int v = 0; v < 4; ++v) {
       Bytes seed = {std::uint8_t(m)};
-      std::uint32_t x = 2654435761u * std::uint32_t(m * 4 + v + 1);
-      for (int i = 0; i < 1500; ++i) {
-        x = x * 1664525u + 1013904223u;
-        // Mostly "ordinary" selectors (>= 32) and small counts: a plausible run.
-        seed.push_back(std::uint8_t(i % 3 == 0 ? 32 + (x >> 24) % 200 : (x >> 24)));
-      }
-      std::FILE* f = std::fopen((dir + "/m" + std::to_string(m) + "_" + std::to_string(v)).c_str(), "wb");
-      FUZZ_CHECK(f != nullptr);
-      FUZZ_CHECK(std::fwrite(seed.data(), 1, seed.size(), f) == seed.size());
-      std::fclose(f);
+      // Mostly "ordinary" selectors (>= 32) and small counts: a plausible run.
+      fuzz::append_plausible(seed, 2654435761u * std::uint32_t(m * 4 + v + 1), 1500, 3);
+      fuzz::write_file(dir + "/m" + std::to_string(m) + "_" + std::to_string(v), seed);
     }
 }
 
@@ -403,10 +397,7 @@ void write_seeds(const std::string& dir) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   models = new Models();
-  if (const char* dir = std::getenv("PBRL_FUZZ_WRITE_SEEDS")) {
-    write_seeds(dir);
-    std::exit(0);
-  }
+  fuzz::write_seeds_if_asked(write_seeds);
   return 0;
 }
 

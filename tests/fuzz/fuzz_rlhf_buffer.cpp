@@ -17,7 +17,7 @@
 // an accepted sample is a valid segment of the length asked for.
 // PBRL_FUZZ_WRITE_SEEDS=DIR writes the seed corpus (tests/fuzz/corpus/fuzz_rlhf_buffer) and exits.
 
-#include "fuzz_input.hpp"
+#include "fuzz_support.hpp"
 
 #include "pbrl/problems/rlhf.hpp"
 
@@ -31,7 +31,7 @@ namespace {
 
 using pbrl::Label;
 using pbrl::Status;
-using Bytes = std::vector<std::uint8_t>;
+using fuzz::Bytes;
 using T = double;
 constexpr int S = 4, A = 3, MaxLen = 4, Capacity = 5;
 using Segment = pbrl::Segment<S, A, MaxLen>;
@@ -261,16 +261,9 @@ void collect(fuzz::Input& in, State& st) {
 void write_seeds(const std::string& dir) {
   for (int v = 0; v < 8; ++v) {
     Bytes seed;
-    std::uint32_t x = 40503u * std::uint32_t(v + 1);
-    for (int i = 0; i < 600; ++i) {
-      x = x * 1664525u + 1013904223u;
-      seed.push_back(std::uint8_t(i % 2 == 0 ? 32 + (x >> 24) % 200 : (x >> 24)));
-    }
+    fuzz::append_plausible(seed, 40503u * std::uint32_t(v + 1), 600, 2);
     seed[0] = std::uint8_t(v);  // the first operation
-    std::FILE* f = std::fopen((dir + "/r" + std::to_string(v)).c_str(), "wb");
-    FUZZ_CHECK(f != nullptr);
-    FUZZ_CHECK(std::fwrite(seed.data(), 1, seed.size(), f) == seed.size());
-    std::fclose(f);
+    fuzz::write_file(dir + "/r" + std::to_string(v), seed);
   }
 }
 
@@ -278,10 +271,7 @@ void write_seeds(const std::string& dir) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   state = new State();
-  if (const char* dir = std::getenv("PBRL_FUZZ_WRITE_SEEDS")) {
-    write_seeds(dir);
-    std::exit(0);
-  }
+  fuzz::write_seeds_if_asked(write_seeds);
   return 0;
 }
 

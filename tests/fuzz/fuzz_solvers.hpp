@@ -1,6 +1,6 @@
 #pragma once
-// What the solver harnesses share: which part of a checkpoint image a failed step must leave
-// unchanged.
+// What the solver harnesses share: the fields of a checkpoint image they forge, and which part of
+// the image a failed step must leave unchanged.
 
 #include "fuzz_input.hpp"
 
@@ -9,6 +9,48 @@
 #include "pbrl/solver/pbrl_zero_sum.hpp"
 
 namespace fuzz {
+
+// The image's header fields (checkpoint.hpp): the sequence number at bytes 4-11, the CRC at
+// 44-47; the payload from byte 48.
+constexpr std::size_t kSequenceAt = 4, kCrcAt = 44, kPayloadAt = pbrl::kCheckpointHeaderSize;
+
+// v in the n bytes at p, least significant first.
+inline void put_le(std::uint8_t* p, std::uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) p[i] = std::uint8_t(v >> (8 * i));
+}
+inline std::uint64_t get_le(const std::uint8_t* p, int n) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v |= std::uint64_t(p[i]) << (8 * i);
+  return v;
+}
+// The CRC over [0, 44) and [48, n), as checkpoint.hpp documents it.
+inline void reseal_crc(std::uint8_t* image, std::size_t n) {
+  const std::uint32_t crc = pbrl::crc32(image + kPayloadAt, n - kPayloadAt, pbrl::crc32(image, kCrcAt));
+  put_le(image + kCrcAt, crc, 4);
+}
+// Sequence number (bytes 4-11) and commit word (the last 8 bytes, most significant first) = v.
+inline void set_sequence(std::uint8_t* image, std::size_t n, std::uint64_t v) {
+  put_le(image + kSequenceAt, v, 8);
+  for (int i = 0; i < 8; ++i) image[n - 1 - i] = std::uint8_t(v >> (8 * i));
+}
+
+// The incentive design the checkpoint and estimate harnesses solve, on their arrays: discount 0.8,
+// both agents' tau 0.1, x in [-3, 3].
+template <class Problem, typename T>
+typename Problem::Data incentive_data(const T* reward, const T* transition, const T* initial,
+                                      const T* designer_reward, const T* designer_transition) {
+  typename Problem::Data d;
+  d.reward = reward;
+  d.transition = transition;
+  d.initial = initial;
+  d.discount = T(0.8);
+  d.regularizer1.tau = T(0.1);
+  d.regularizer2.tau = T(0.1);
+  d.designer_reward = designer_reward;
+  d.designer_transition = designer_transition;
+  d.incentive = {T(-3), T(3)};
+  return d;
+}
 
 template <class Solver>
 struct DirectOf;

@@ -13,42 +13,48 @@
 namespace pbrl {
 namespace layout {
 
-// One of a problem's sizes: its position among the class template's int parameters (after
-// Scalar) and its value. A problem derives one struct per size that adds `name`, the size's
-// manifest key (tools/codegen).
+/// One of a problem's sizes: its position among the class template's int parameters (after
+/// Scalar) and its value. A problem derives one struct per size that adds `name`, the size's
+/// manifest key (tools/codegen).
 template <int Position, int Extent>
 struct Axis {
-  static constexpr int position = Position;
-  static constexpr int extent = Extent;
+  static constexpr int position = Position;  ///< among the problem template's int parameters
+  static constexpr int extent = Extent;      ///< the size
 };
 
-// What init() checks of an array's rows, beyond every entry finite.
+/// What init() checks of an array's rows, beyond every entry finite.
 enum class Rows : unsigned char {
-  none,        // nothing more (rewards, costs)
-  transition,  // each row over the last axis, the next state: entries >= 0, sum to one
-  initial,     // the one row, over states: entries > 0, sum to one
+  none,        ///< nothing more (rewards, costs)
+  transition,  ///< each row over the last axis, the next state: entries >= 0, sum to one
+  initial,     ///< the one row, over states: entries > 0, sum to one
 };
 
-// Whether init() refuses a nullptr for the array.
+/// Whether init() refuses a nullptr for the array.
 enum class Presence : unsigned char {
-  required,
-  optional,  // nullptr: absent, with the meaning the member's comment gives
+  required,  ///< init() refuses a nullptr
+  optional,  ///< nullptr: absent, with the meaning the member's brief gives
 };
 
+/// An array of a problem's Data: its axes in row-major order, its row check and its presence.
 template <Rows R, Presence P, class... Axes>
 struct Array {
   static_assert(sizeof...(Axes) > 0, "an array has at least one axis");
-  static constexpr Rows rows = R;
-  static constexpr Presence presence = P;
+  static constexpr Rows rows = R;                    ///< what init() checks of its rows
+  static constexpr Presence presence = P;            ///< whether it may be nullptr
+  /// Its entry count, the product of its axes' extents.
   static constexpr std::size_t length = (std::size_t(1) * ... * std::size_t(Axes::extent));
 };
 
+/// A required array with no row check (rewards, costs).
 template <class... Axes>
 using Table = Array<Rows::none, Presence::required, Axes...>;
+/// An array that may be nullptr, with no row check.
 template <class... Axes>
 using OptionalTable = Array<Rows::none, Presence::optional, Axes...>;
+/// Transition probabilities: each row over the last axis a distribution.
 template <class... Axes>
 using Transition = Array<Rows::transition, Presence::required, Axes...>;
+/// The initial distribution over states: entries > 0, summing to one.
 template <class States>
 using Initial = Array<Rows::initial, Presence::required, States>;
 
