@@ -272,10 +272,8 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
         else
           p.p = bellman_penalty(problem, model_, p.mdp, PolicyY{pi_y_, logs_of_pi_y()}, PolicyHat{pi_next_, eval_hat_},
                                 start_occupancy_, p.lambda, weights_, grad_x_, grad_pi_);
-        if (settings_.natural_lower_step())  // exact mode: eval_y_ is pi_y's, on M(x_k)
-          natural_policy_gradient<Scalar, S, A>(pi_y_, grad_pi_, eval_y_.occupancy, grad_y_);
-        else
-          chain_policy_gradient<Scalar, S, A>(settings_.policy.parameterization, pi_y_, grad_pi_, grad_y_);
+        // Exact mode: eval_y_ is pi_y's, on M(x_k).
+        lower_step_direction<Scalar, S, A>(settings_, pi_y_, grad_pi_, eval_y_.occupancy, grad_y_);
         p.next = StepPart::projection;
         return Status::ok;
       case StepPart::projection:
@@ -339,9 +337,7 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
     StepNumbers<Scalar> n;
     n.alpha_x = schedule_.step(settings_, settings_.step_x);
     const Scalar alpha_y = schedule_.step(settings_, settings_.step_y);
-    Scalar y_part = policy_step<Scalar, S, A>(settings_.policy, y_, alpha_y, grad_y_, y_next_);
-    if (settings_.natural_lower_step())
-      y_part = euclidean_step_measure<Scalar, S, A>(settings_.policy, y_, alpha_y, pi_y_, grad_pi_, y_part);
+    const Scalar y_part = lower_step<Scalar, S, A>(settings_, y_, alpha_y, pi_y_, grad_pi_, grad_y_, y_next_);
     n.squared_gradient_norm = parameter_step(*problem_, x_, n.alpha_x, grad_x_, x_next_) + y_part;
     n.penalty = p.p;
     n.oracle_gap = p.oracle_gap;

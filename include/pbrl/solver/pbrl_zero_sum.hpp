@@ -315,15 +315,10 @@ class PbrlZeroSum
                                       PolicyY{pi2_, logs_of_pi2()}, PolicyHat{pi1_next_, eval1_, &log_pi1_next_},
                                       PolicyHat{pi2_next_, eval2_, &log_pi2_next_}, p.lambda, ni_scratch_, grad_x_,
                                       grad_pi1_, grad_pi2_);
-        if (settings_.natural_lower_step()) {
-          // Each agent's rows over the occupancy its psi term weighs them by: pi1's against
-          // pi2-hat (eval2_), pi2's against pi1-hat (eval1_), on M(x_k).
-          natural_policy_gradient<Scalar, S, A1>(pi1_, grad_pi1_, eval2_.occupancy, grad_y1_);
-          natural_policy_gradient<Scalar, S, A2>(pi2_, grad_pi2_, eval1_.occupancy, grad_y2_);
-        } else {
-          chain_policy_gradient<Scalar, S, A1>(settings_.policy.parameterization, pi1_, grad_pi1_, grad_y1_);
-          chain_policy_gradient<Scalar, S, A2>(settings_.policy.parameterization, pi2_, grad_pi2_, grad_y2_);
-        }
+        // A natural step reads each agent's rows over the occupancy its psi term weighs them by:
+        // pi1's against pi2-hat (eval2_), pi2's against pi1-hat (eval1_), on M(x_k).
+        lower_step_direction<Scalar, S, A1>(settings_, pi1_, grad_pi1_, eval2_.occupancy, grad_y1_);
+        lower_step_direction<Scalar, S, A2>(settings_, pi2_, grad_pi2_, eval1_.occupancy, grad_y2_);
         p.next = StepPart::projection;
         return Status::ok;
       case StepPart::projection:
@@ -350,12 +345,8 @@ class PbrlZeroSum
                                           p.certified ? p.gap2 : Scalar(0));
     n.alpha_x = schedule_.step(settings_, settings_.step_x);
     const Scalar alpha_pi = schedule_.step(settings_, settings_.step_pi);
-    Scalar y1_part = policy_step<Scalar, S, A1>(settings_.policy, y1_, alpha_pi, grad_y1_, y1_next_);
-    Scalar y2_part = policy_step<Scalar, S, A2>(settings_.policy, y2_, alpha_pi, grad_y2_, y2_next_);
-    if (settings_.natural_lower_step()) {
-      y1_part = euclidean_step_measure<Scalar, S, A1>(settings_.policy, y1_, alpha_pi, pi1_, grad_pi1_, y1_part);
-      y2_part = euclidean_step_measure<Scalar, S, A2>(settings_.policy, y2_, alpha_pi, pi2_, grad_pi2_, y2_part);
-    }
+    const Scalar y1_part = lower_step<Scalar, S, A1>(settings_, y1_, alpha_pi, pi1_, grad_pi1_, grad_y1_, y1_next_);
+    const Scalar y2_part = lower_step<Scalar, S, A2>(settings_, y2_, alpha_pi, pi2_, grad_pi2_, grad_y2_, y2_next_);
     n.squared_gradient_norm = parameter_step(*problem_, x_, n.alpha_x, grad_x_, x_next_) + y1_part + y2_part;
     n.penalty = p.psi;
     // Exact mode: the certified bound psi + oracle gaps; sampled mode: the sampled psi.

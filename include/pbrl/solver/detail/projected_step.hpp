@@ -102,4 +102,24 @@ Scalar euclidean_step_measure(const PolicySet<Scalar>& set, const StateActionMat
   return sum;
 }
 
+// The penalty solvers' lower-level block, in the step's geometry (settings.natural_lower_step()):
+// the direction from dF/dpi (natural: over `occupancy`; euclidean: the chain rule), then the
+// projected step along it and its part of |G|^2, the paper's measure whichever step is taken.
+template <typename Scalar, int S, int A, class Settings>
+void lower_step_direction(const Settings& s, const StateActionMatrix<Scalar, S, A>& pi,
+                          const StateActionMatrix<Scalar, S, A>& grad_pi, const StateVector<Scalar, S>& occupancy,
+                          StateActionMatrix<Scalar, S, A>& grad_y) {
+  if (s.natural_lower_step())
+    natural_policy_gradient<Scalar, S, A>(pi, grad_pi, occupancy, grad_y);
+  else
+    chain_policy_gradient<Scalar, S, A>(s.policy.parameterization, pi, grad_pi, grad_y);
+}
+template <typename Scalar, int S, int A, class Settings>
+Scalar lower_step(const Settings& s, const StateActionMatrix<Scalar, S, A>& y, Scalar alpha,
+                  const StateActionMatrix<Scalar, S, A>& pi, const StateActionMatrix<Scalar, S, A>& grad_pi,
+                  const StateActionMatrix<Scalar, S, A>& grad_y, StateActionMatrix<Scalar, S, A>& next) {
+  const Scalar taken = policy_step<Scalar, S, A>(s.policy, y, alpha, grad_y, next);
+  return s.natural_lower_step() ? euclidean_step_measure<Scalar, S, A>(s.policy, y, alpha, pi, grad_pi, taken) : taken;
+}
+
 }  // namespace pbrl
