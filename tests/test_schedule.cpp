@@ -168,8 +168,9 @@ TEST_CASE("tolerance mode meets a lower-level gap that the paper's fixed lambda 
 
 // The continuation: a tolerance below continuation_start is approached through targets
 // max(epsilon, start), / divisor, ..., each taken once the iterates are stationary at the last
-// (|G| <= stationarity_tolerance over convergence_window steps) or after continuation_patience
-// steps at or below it; lambda grows only toward the current target. A model change starts again.
+// (|G| <= stationarity_tolerance over convergence_window steps) or, with a positive
+// continuation_patience, after that many steps at or below it; lambda grows only toward the
+// current target. A model change starts again.
 TEST_CASE("tolerance mode: a tight epsilon is approached through targets, each once the iterates settle") {
   pbrl::PenaltySolverSettings<Real> s;
   s.gap_tolerance = Real(1e-4);
@@ -201,6 +202,15 @@ TEST_CASE("tolerance mode: a tight epsilon is approached through targets, each o
   CHECK(schedule.gap_target() == s.gap_tolerance);
   schedule.model_changed(s);
   CHECK(schedule.gap_target() == Real(1e-2));
+  // The default patience, 0: below the target for any number of steps moves on only once stationary.
+  s.continuation_patience = pbrl::PenaltySolverSettings<Real>{}.continuation_patience;
+  REQUIRE(s.continuation_patience == 0);
+  schedule.reset(s);
+  feed(Real(0.005), 100000, Real(1));
+  CHECK(schedule.gap_target() == Real(1e-2));
+  CHECK(schedule.growths() == 0);
+  feed(Real(0.005), 5, Real(0.001));
+  CHECK(schedule.gap_target() == Real(1e-2) / Real(10));
   // epsilon at or above the start, or the start 0: epsilon from the start (today's single target).
   s.gap_tolerance = Real(0.05);
   schedule.reset(s);
@@ -684,6 +694,39 @@ TEST_CASE("a checkpoint taken mid-solve continues bit for bit, outcome and step 
   CHECK(first.steps + rest.steps == whole.steps);
   CHECK(same_bits(solver.x(), x));
   CHECK(same_bits(solver.y(), y));
+}
+
+// The continuation's default (continuation_patience 0) tightens only once the upper level is
+// stationary, so until then a solve at a tighter epsilon is the solve at continuation_start, bit
+// for bit: a tighter epsilon costs steps, not a different path. A positive patience departs.
+TEST_CASE("tolerance mode: until the upper level settles, a solve at 1e-4 is the solve at 1e-2, bit for bit") {
+  static Game game;
+  static Solver loose, tight;
+  auto settings = converging_settings();
+  settings.stationarity_tolerance = Real(1e-30);  // never stationary on this run
+  settings.step_x = settings.step_y = Real(0.1);
+  REQUIRE(settings.continuation_patience == 0);  // the default
+  REQUIRE(settings.continuation_start == Real(0.01));
+  auto tighter = settings;
+  tighter.gap_tolerance = Real(1e-4);
+  auto run = [&](const pbrl::PbrlSettings<Real>& t, int steps) {
+    REQUIRE(loose.init(game.problem, settings, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+    REQUIRE(tight.init(game.problem, t, Problem::Params::Zero(), FollowerMatrix::Zero()) == Status::ok);
+    bool same = true;
+    for (int k = 0; k < steps; ++k) {
+      Solver::Report a, b;
+      REQUIRE(loose.step(&a) == Status::ok);
+      REQUIRE(tight.step(&b) == Status::ok);
+      same = same && same_bits(loose.x(), tight.x()) && same_bits(loose.y(), tight.y()) && a.lambda == b.lambda;
+    }
+    return same;
+  };
+  CHECK(run(tighter, 600));
+  CHECK(tight.schedule().gap_target() == Real(0.01));
+  auto impatient = tighter;  // the gap stays at or below 0.01 for 50 steps, then the target is 1e-3
+  impatient.continuation_patience = 50;
+  CHECK_FALSE(run(impatient, 600));
+  CHECK(tight.schedule().gap_target() < Real(0.01));
 }
 
 // The report carries the continuation's target: the schedule's after the step, in [epsilon,

@@ -132,11 +132,12 @@ class PenaltySchedule {
       above_ = 0;
       window_start_ = Scalar(0);  // the next window starts afresh
       // The continuation: at or below the target and stationary for convergence_window steps, or
-      // at or below it for continuation_patience steps in all: the next target.
+      // (a positive continuation_patience) at or below it for that many steps in all: the next
+      // target.
       ++target_steps_;
       if (target_ > s.gap_tolerance &&
           ((stationary_ >= s.convergence_window && target_steps_ >= s.convergence_window) ||
-           target_steps_ >= s.continuation_patience)) {
+           (s.continuation_patience > 0 && target_steps_ >= s.continuation_patience))) {
         const Scalar next = target_ / s.continuation_divisor;
         target_ = next > s.gap_tolerance ? next : s.gap_tolerance;
         target_steps_ = 0;

@@ -267,8 +267,9 @@ struct PenaltySolverSettings : GradientSettings {
                                              ///< from the start)
   Scalar continuation_divisor = Scalar(10);  ///< tolerance mode: the target's divisor (down to gap_tolerance)
                                              ///< each time the iterates are stationary at it (> 1)
-  int continuation_patience = 3000;          ///< tolerance mode: ... or have been at or below it this many
-                                             ///< steps (>= 1)
+  int continuation_patience = 0;             ///< tolerance mode: if positive, ... or have been at or below it
+                                             ///< this many steps (>= 0; 0: only once stationary, so that a
+                                             ///< tighter epsilon costs steps, not answer quality)
   int inner_steps_max = 100;           ///< tolerance mode: T_max >= inner_steps
   Scalar oracle_gap_fraction = Scalar(0.1);  ///< tolerance mode: the oracle's target over max(epsilon, last
                                              ///< measured gap), in (0, 1]
@@ -319,7 +320,7 @@ struct PenaltySolverSettings : GradientSettings {
     v(penalty_smoothness, when(tolerance, non_negative()), "penalty_smoothness");
     v(continuation_start, when(tolerance, non_negative()), "continuation_start");
     v(continuation_divisor, when(tolerance, above_one()), "continuation_divisor");
-    v(continuation_patience, when(tolerance, range(1, std::numeric_limits<int>::max())), "continuation_patience");
+    v(continuation_patience, when(tolerance, range(0, std::numeric_limits<int>::max())), "continuation_patience");
     v(inner_steps_max, when(tolerance, range(1, kMaxInnerSteps)), "inner_steps_max");
     v(oracle_gap_fraction, when(tolerance, unit_above_zero()), "oracle_gap_fraction");
     v(stationarity_tolerance, non_negative(), "stationarity_tolerance");
