@@ -481,7 +481,7 @@ void BM_Vjp(benchmark::State& state) {
   });
 }
 
-// The value penalty's two products, vjp_pair(d1, pi1, v1, 1, d2, pi2, v2, -1): one pass over the
+// The value penalty's two products, vjp_pair({d1, pi1, v1, 1}, {d2, pi2, v2, -1}): one pass over the
 // tensor (d, pi and v as an evaluation would give them: positive, rows summing to one).
 template <typename Scalar, int S>
 void BM_VjpPair(benchmark::State& state) {
@@ -500,7 +500,7 @@ void BM_VjpPair(benchmark::State& state) {
     pbrl::random_distribution(rng, pi2.row(s).data(), kAF);
   }
   time_x_products(state, *inst, [&](const typename Game::Model& model, typename Game::Params& grad) {
-    inst->game.vjp_pair(model, d1, pi1, v1, Scalar(1), d2, pi2, v2, Scalar(-1), grad);
+    inst->game.vjp_pair(model, {d1, pi1, v1, Scalar(1)}, {d2, pi2, v2, Scalar(-1)}, grad);
   });
 }
 

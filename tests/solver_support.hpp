@@ -1,9 +1,9 @@
 #pragma once
-// Solver checks shared by the PBRL and PbrlZeroSum suites: sampled settings, a step refused with
-// the solver as it was, and a step in slices (solver/step_slices.hpp): the settings that reach
-// every part kind, one step run in slices, the state and report fields both solvers have, the
-// comparison of sliced and whole steps, and the checks between slices (a refused argument, a
-// restore, a failed slice).
+// Solver checks shared by the PBRL and PbrlZeroSum suites: reward-shaping data on a random task,
+// sampled settings, a step refused with the solver as it was, and a step in slices
+// (solver/step_slices.hpp): the settings that reach every part kind, one step run in slices, the
+// state and report fields both solvers have, the comparison of sliced and whole steps, and the
+// checks between slices (a refused argument, a restore, a failed slice).
 #include "support.hpp"
 
 #include <algorithm>
@@ -13,6 +13,21 @@
 #include <vector>
 
 namespace solver_support {
+
+// Reward-shaping data of Problem (a RewardShaping, or a type derived from it) on task's reward,
+// transition and initial arrays: discount gamma, the learner's entropy weight tau, shaping in
+// [-1, 1], the rest at Data's defaults.
+template <class Problem, int S, int A>
+typename Problem::Data shaping_task_data(const RandomModel<S, A>& task, Real gamma = Real(0.9), Real tau = Real(0.1)) {
+  typename Problem::Data data;
+  data.reward = task.reward;
+  data.transition = task.transition;
+  data.initial = task.initial;
+  data.discount = gamma;
+  data.lower.tau = tau;
+  data.shaping = {Real(-1), Real(1)};
+  return data;
+}
 
 // Sampled gradients with the policy-gradient oracle (step 0.1): T oracle steps, rollouts of
 // `horizon` steps in batches of `batch`.

@@ -67,14 +67,7 @@ struct CountingShaping {
   RandomModel<S, A> task;
   Counting<pbrl::RewardShaping<Real, S, A>> problem;
   explicit CountingShaping(std::uint32_t seed) : task(seed, Real(0.7)) {
-    typename pbrl::RewardShaping<Real, S, A>::Data data;
-    data.reward = task.reward;
-    data.transition = task.transition;
-    data.initial = task.initial;
-    data.discount = Real(0.9);
-    data.lower.tau = Real(0.1);
-    data.shaping = {Real(-1), Real(1)};
-    REQUIRE(problem.init(data) == Status::ok);
+    REQUIRE(problem.init(solver_support::shaping_task_data<pbrl::RewardShaping<Real, S, A>>(task)) == Status::ok);
   }
 };
 // The counted solves' settings: T oracle steps (step 0.1), gradients in `mode`, the policy

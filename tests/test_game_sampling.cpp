@@ -450,8 +450,8 @@ TEST_CASE("sampled mixed derivative of the meta-gradient agrees with J^T(mu'_u, 
   JointEvaluation e(g, pi1, pi2);
   Vec<S> warm = Vec<S>::Zero();
   Joint mu_dot;
-  REQUIRE(pbrl::occupancy_directional_derivative(g, e.mdp1, pi1, pi2, e.eval.occupancy, u1, u2, *e.ws, warm, mu_dot,
-                                                 true) == Status::ok);
+  REQUIRE(pbrl::occupancy_directional_derivative(g, e.mdp1, {pi1, pi2, e.eval.value, e.eval.occupancy}, {u1, u2},
+                                                 *e.ws, warm, mu_dot, true) == Status::ok);
   Incentive::Params exact_g = Incentive::Params::Zero();
   problem.vjp(model, mu_dot, e.eval.value, Real(1), exact_g);
   auto traj = std::make_unique<Traj>();
@@ -528,6 +528,20 @@ struct FailingUpper : Incentive {
   }
 };
 
+// The sampled solvers' start, a TEST_CASE_FIXTURE (the case reads these members): the incentive
+// design on GameData(Seed) with gamma 0.8, tau 0.3; x0 = 0; logits y1, y2 drawn with scale
+// LogitScale from prng (seeded Seed + 1).
+template <std::uint32_t Seed, int LogitScale>
+struct SampledStart {
+  std::unique_ptr<GameData<S, A1, A2>> data = std::make_unique<GameData<S, A1, A2>>(Seed);
+  Incentive problem;
+  const Incentive::Params x0 = Incentive::Params::Zero();
+  pbrl::Rng prng{Seed + 1u};
+  const M1 y1 = random_logits<S, A1>(prng, Real(LogitScale));
+  const M2 y2 = random_logits<S, A2>(prng, Real(LogitScale));
+  SampledStart() { REQUIRE(problem.init(data->incentive(Real(0.8), Real(0.3))) == Status::ok); }
+};
+
 pbrl::PbrlZeroSumSettings<Real> zero_sum_sampled(std::uint32_t seed) {
   pbrl::PbrlZeroSumSettings<Real> s;
   s.policy.parameterization = Parameterization::softmax;
@@ -546,15 +560,10 @@ pbrl::PbrlZeroSumSettings<Real> zero_sum_sampled(std::uint32_t seed) {
 }
 }  // namespace
 
-TEST_CASE("sampled PbrlZeroSum: steps counted, deterministic per seed, all-or-nothing, lowers the NE gap") {
+using ZeroSumStart = SampledStart<261, 2>;
+TEST_CASE_FIXTURE(ZeroSumStart,
+                  "sampled PbrlZeroSum: steps counted, deterministic per seed, all-or-nothing, lowers the NE gap") {
   using Solver = pbrl::PbrlZeroSum<Incentive>;
-  const auto data = std::make_unique<GameData<S, A1, A2>>(261);
-  Incentive problem;
-  REQUIRE(problem.init(data->incentive(Real(0.8), Real(0.3))) == Status::ok);
-  const Incentive::Params x0 = Incentive::Params::Zero();
-  pbrl::Rng prng(262);
-  const M1 y1 = random_logits<S, A1>(prng, Real(2));
-  const M2 y2 = random_logits<S, A2>(prng, Real(2));
 
   // Refusals: PMD oracle, a bad horizon, a problem without the hook.
   auto solver = std::make_unique<Solver>();
@@ -627,15 +636,10 @@ TEST_CASE("sampled PbrlZeroSum: steps counted, deterministic per seed, all-or-no
   CHECK(broken->iteration() == 0);
 }
 
-TEST_CASE("sampled meta-gradient: steps counted, deterministic per seed, refuses what it cannot do") {
+using MetaGradientStart = SampledStart<271, 1>;
+TEST_CASE_FIXTURE(MetaGradientStart,
+                  "sampled meta-gradient: steps counted, deterministic per seed, refuses what it cannot do") {
   using Baseline = pbrl::MetaGradient<Incentive>;
-  const auto data = std::make_unique<GameData<S, A1, A2>>(271);
-  Incentive problem;
-  REQUIRE(problem.init(data->incentive(Real(0.8), Real(0.3))) == Status::ok);
-  const Incentive::Params x0 = Incentive::Params::Zero();
-  pbrl::Rng prng(272);
-  const M1 y1 = random_logits<S, A1>(prng, Real(1));
-  const M2 y2 = random_logits<S, A2>(prng, Real(1));
   pbrl::MetaGradientSettings<Real> settings;
   settings.policy.parameterization = Parameterization::softmax;
   settings.agent_steps = 2;

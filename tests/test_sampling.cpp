@@ -12,6 +12,7 @@
 // coordinate's error in units of its SE).
 #include "sampling_support.hpp"
 #include "fd_support.hpp"
+#include "solver_support.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
 
 #include <cstring>
@@ -42,6 +43,19 @@ pbrl::Evaluation<Real, S, A> evaluated(const pbrl::Mdp<Real, S, A>& m, const Mat
 
 Mixture::Params random_x(pbrl::Rng& rng) { return uniform_vector<Mixture::Params>(rng); }
 
+// The mixture problem of seed Seed built at an x drawn from prng (seeded Seed + 1, which the test
+// case draws on from): model and m, the MDP at x. A TEST_CASE_FIXTURE: the case reads the members
+// by these names.
+template <std::uint32_t Seed>
+struct MixtureAtRandomX {
+  Mixture problem{Seed, kGamma};
+  pbrl::Rng prng{Seed + 1u};
+  const Mixture::Params x = random_x(prng);
+  std::unique_ptr<Mixture::Model> model = std::make_unique<Mixture::Model>();
+  pbrl::Mdp<Real, S, A> m;
+  MixtureAtRandomX() { REQUIRE(problem.build(x, *model, m) == Status::ok); }
+};
+
 // Reward shaping's data on a task's reward, transition and initial arrays, the rest at defaults.
 Shaping::Data task_data(const RandomModel<S, A>& task) {
   Shaping::Data d;
@@ -50,6 +64,20 @@ Shaping::Data task_data(const RandomModel<S, A>& task) {
   d.initial = task.initial;
   return d;
 }
+
+// A reward-shaping problem (Shaping, or a type derived from it) on task_data of RandomModel(seed),
+// built at x = 0.
+template <class Problem>
+struct ShapingAtZero {
+  RandomModel<S, A> task;
+  Problem problem;
+  Shaping::Model model;
+  pbrl::Mdp<Real, S, A> mdp;
+  explicit ShapingAtZero(std::uint32_t seed) : task(seed) {
+    REQUIRE(problem.init(task_data(task)) == Status::ok);
+    REQUIRE(problem.build(Shaping::Params::Zero(), model, mdp) == Status::ok);
+  }
+};
 
 // x steers the dynamics only: P_x(.|s,a) = (1 - m) Down(.|s,a) + m Up(.|s,a), m = sig(<C(s,a), x>),
 // Down/Up move one state down/up with probability 0.7 (else uniform), the reward -1..1 grows with
@@ -403,15 +431,9 @@ TEST_CASE("the mixture problem's per-sample hook matches finite differences of r
     }
   }
   // Reward shaping: e_{(s,a)}, no transition term.
-  RandomModel<S, A> task(93);
-  Shaping shaping;
-  Shaping::Data data = task_data(task);
-  REQUIRE(shaping.init(data) == Status::ok);
-  Shaping::Model smodel;
-  pbrl::Mdp<Real, S, A> sm;
-  REQUIRE(shaping.build(Shaping::Params::Zero(), smodel, sm) == Status::ok);
+  ShapingAtZero<Shaping> shaping(93);
   Shaping::Params g = Shaping::Params::Zero();
-  shaping.sample_vjp(smodel, 2, 1, 4, Real(0.5), Real(7), g);
+  shaping.problem.sample_vjp(shaping.model, 2, 1, 4, Real(0.5), Real(7), g);
   CHECK(g(2 * A + 1) == Real(0.5));
   CHECK(g.cwiseAbs().sum() == Real(0.5));
   static_assert(pbrl::has_sample_vjp<Shaping>::value, "reward shaping offers the hook");
@@ -574,15 +596,10 @@ ExactPenalty exact_penalty(const Mixture& problem, const Mixture::Model& model, 
 }
 }  // namespace
 
-TEST_CASE("sampled value and Bellman penalties agree with the exact ones within their sampling error") {
+TEST_CASE_FIXTURE(MixtureAtRandomX<111>,
+                  "sampled value and Bellman penalties agree with the exact ones within their sampling error") {
   constexpr int N = K + S * A + 1;  // grad_x, grad_y, p
   const int n = 250 * kScale, batch = 4;
-  Mixture problem(111, kGamma);
-  pbrl::Rng prng(112);
-  const Mixture::Params x = random_x(prng);
-  auto model = std::make_unique<Mixture::Model>();
-  pbrl::Mdp<Real, S, A> m;
-  REQUIRE(problem.build(x, *model, m) == Status::ok);
   const auto opt = optimum(m);
   auto traj = std::make_unique<Traj>();
 
@@ -643,13 +660,8 @@ TEST_CASE("sampled value and Bellman penalties agree with the exact ones within 
 // batch's first chunk): the estimates are the per-visit formulas' written out here (public
 // rollout and compute_returns, the regularizer term per visit), to the bit unless fused, in
 // uneven chunks, with one batch object reused for another policy.
-TEST_CASE("batches of one policy: the regularizer cache gives the per-visit formulas' estimates to the bit") {
-  Mixture problem(131, kGamma);
-  pbrl::Rng prng(132);
-  const Mixture::Params x = random_x(prng);
-  auto model = std::make_unique<Mixture::Model>();
-  pbrl::Mdp<Real, S, A> m;
-  REQUIRE(problem.build(x, *model, m) == Status::ok);
+TEST_CASE_FIXTURE(MixtureAtRandomX<131>,
+                  "batches of one policy: the regularizer cache gives the per-visit formulas' estimates to the bit") {
   Real ref[S * A];
   for (int s = 0; s < S; ++s) pbrl::random_distribution(prng, ref + s * A, A);
   const pbrl::SamplingSettings set = sizes(4, 6);
@@ -759,13 +771,8 @@ TEST_CASE("batches of one policy: the regularizer cache gives the per-visit form
     }
 }
 
-TEST_CASE("common random numbers: the value penalty vanishes at pi_y = pi-hat, and the noise shrinks near it") {
-  Mixture problem(121, kGamma);
-  pbrl::Rng prng(122);
-  const Mixture::Params x = random_x(prng);
-  auto model = std::make_unique<Mixture::Model>();
-  pbrl::Mdp<Real, S, A> m;
-  REQUIRE(problem.build(x, *model, m) == Status::ok);
+TEST_CASE_FIXTURE(MixtureAtRandomX<121>,
+                  "common random numbers: the value penalty vanishes at pi_y = pi-hat, and the noise shrinks near it") {
   auto traj = std::make_unique<Traj>();
   const Mat<S, A> pi_hat = random_policy<S, A>(prng);
   pbrl::Rng rng(123);
@@ -834,13 +841,8 @@ struct NoHookMixture {
 static_assert(!pbrl::has_sample_vjp<NoHookMixture>::value, "no hook");
 }  // namespace
 
-TEST_CASE("sampled estimators validate their inputs; on error the stream and the step count stay") {
-  Mixture problem(141, kGamma);
-  pbrl::Rng prng(142);
-  const Mixture::Params x = random_x(prng);
-  auto model = std::make_unique<Mixture::Model>();
-  pbrl::Mdp<Real, S, A> m;
-  REQUIRE(problem.build(x, *model, m) == Status::ok);
+TEST_CASE_FIXTURE(MixtureAtRandomX<141>,
+                  "sampled estimators validate their inputs; on error the stream and the step count stay") {
   const Mat<S, A> pi = random_policy<S, A>(prng);
   Mat<S, A> bad = pi;
   bad(1, 1) = Real(-0.1);
@@ -890,16 +892,11 @@ TEST_CASE("sampled estimators validate their inputs; on error the stream and the
     CHECK(unchanged());
   }
   // A hook that produces NaN: numerical_failure, stream and count unchanged.
-  RandomModel<S, A> task(144);
-  PoisonedShaping poisoned;
-  Shaping::Data data = task_data(task);
-  REQUIRE(poisoned.init(data) == Status::ok);
-  Shaping::Model smodel;
-  pbrl::Mdp<Real, S, A> sm;
-  REQUIRE(poisoned.build(Shaping::Params::Zero(), smodel, sm) == Status::ok);
+  ShapingAtZero<PoisonedShaping> poisoned(144);
   pbrl::SampledPenalty<PoisonedShaping> pp;
-  CHECK(pbrl::sampled_value_penalty(poisoned, smodel, sm, Parameterization::softmax, pbrl::PolicyY{pi},
-                                    pbrl::PolicyHat{pi}, sizes(5, 4), rng, *traj, steps, pp) == Status::numerical_failure);
+  CHECK(pbrl::sampled_value_penalty(poisoned.problem, poisoned.model, poisoned.mdp, Parameterization::softmax,
+                                    pbrl::PolicyY{pi}, pbrl::PolicyHat{pi}, sizes(5, 4), rng, *traj, steps,
+                                    pp) == Status::numerical_failure);
   CHECK(same_rng(rng, saved));
   CHECK(steps == 3);
 }
@@ -912,14 +909,8 @@ struct SampledShaping {
   RandomModel<S_, A_> task;
   pbrl::RewardShaping<Real, S_, A_> problem;
   explicit SampledShaping(std::uint32_t seed, Real gamma) : task(seed, Real(0.7)) {
-    typename pbrl::RewardShaping<Real, S_, A_>::Data data;
-    data.reward = task.reward;
-    data.transition = task.transition;
-    data.initial = task.initial;
-    data.discount = gamma;
-    data.lower.tau = Real(0.1);
-    data.shaping = {Real(-1), Real(1)};
-    REQUIRE(problem.init(data) == Status::ok);
+    REQUIRE(problem.init(solver_support::shaping_task_data<pbrl::RewardShaping<Real, S_, A_>>(task, gamma)) ==
+            Status::ok);
   }
 };
 

@@ -119,6 +119,18 @@ bool same_bits(const M& a, const M& b) {
   return std::memcmp(a.data(), b.data(), sizeof(typename M::Scalar) * std::size_t(a.size())) == 0;
 }
 
+// The PbrlZeroSum cases' incentive design: GameData(7), gamma 0.9, tau 0.1, initialized afresh on
+// every call (static: it is large for the stack).
+constexpr int GS = 4, A1 = 3, A2 = 2;
+using Design = pbrl::IncentiveDesign<Real, GS, A1, A2>;
+using ZeroSum = pbrl::PbrlZeroSum<Design>;
+Design& zero_sum_design() {
+  static GameData<GS, A1, A2> data(7);
+  static Design problem;
+  REQUIRE(problem.init(data.incentive(Real(0.9), Real(0.1))) == Status::ok);
+  return problem;
+}
+
 }  // namespace
 
 TEST_CASE("tolerance mode meets a lower-level gap that the paper's fixed lambda leaves above it") {
@@ -387,12 +399,7 @@ TEST_CASE("tolerance mode: the report says whether the oracle met its own target
   }
 
   // PbrlZeroSum: converged only when both players' oracles met their targets.
-  constexpr int GS = 4, A1 = 3, A2 = 2;
-  using Design = pbrl::IncentiveDesign<Real, GS, A1, A2>;
-  using ZeroSum = pbrl::PbrlZeroSum<Design>;
-  static GameData<GS, A1, A2> data(7);
-  static Design problem;
-  REQUIRE(problem.init(data.incentive(Real(0.9), Real(0.1))) == Status::ok);
+  Design& problem = zero_sum_design();
   static ZeroSum zero_sum;
   for (auto oracle : {OracleKind::policy_mirror_descent, OracleKind::soft_value_iteration}) {
     CAPTURE(static_cast<int>(oracle));
@@ -461,12 +468,7 @@ TEST_CASE("tolerance mode in sampled mode: T grows with lambda up to its cap, wo
 }
 
 TEST_CASE("PbrlZeroSum in tolerance mode: the certified bound holds and the NE gap falls below epsilon") {
-  constexpr int GS = 4, A1 = 3, A2 = 2;
-  using Design = pbrl::IncentiveDesign<Real, GS, A1, A2>;
-  using ZeroSum = pbrl::PbrlZeroSum<Design>;
-  static GameData<GS, A1, A2> data(7);
-  static Design problem;
-  REQUIRE(problem.init(data.incentive(Real(0.9), Real(0.1))) == Status::ok);
+  Design& problem = zero_sum_design();
   pbrl::PbrlZeroSumSettings<Real> s;
   s.policy.parameterization = Parameterization::softmax;
   s.inner_steps = 1;

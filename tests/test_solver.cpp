@@ -21,14 +21,8 @@ struct ShapingInstance {
   RandomModel<S, A> task;
   pbrl::RewardShaping<Real, S, A> problem;
   explicit ShapingInstance(std::uint32_t seed, Real tau = Real(0.1)) : task(seed, Real(0.7)) {
-    typename pbrl::RewardShaping<Real, S, A>::Data data;
-    data.reward = task.reward;
-    data.transition = task.transition;
-    data.initial = task.initial;
-    data.discount = Real(0.9);
-    data.lower.tau = tau;
-    data.shaping = {Real(-1), Real(1)};
-    REQUIRE(problem.init(data) == Status::ok);
+    REQUIRE(problem.init(solver_support::shaping_task_data<pbrl::RewardShaping<Real, S, A>>(task, Real(0.9), tau)) ==
+            Status::ok);
   }
 };
 

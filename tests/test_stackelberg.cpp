@@ -84,6 +84,15 @@ struct Instance {
 };
 using SmallInstance = Instance<S, AL, AF>;
 
+// The learning runs' game, a TEST_CASE_FIXTURE (the case reads inst and game): gamma 0.8, tau_l
+// 0.05, tau_f 0.2 (both entropy), rewards sparse as the paper's (entries below 0.7 set to 0).
+template <std::uint32_t Seed>
+struct SparseGame {
+  std::unique_ptr<SmallInstance> inst = std::make_unique<SmallInstance>(
+      Seed, Real(0.8), Real(0.05), Real(0.2), RegularizerKind::entropy, RegularizerKind::entropy, Real(0.7));
+  const Game& game = inst->problem;
+};
+
 Params random_x(pbrl::Rng& rng, Real scale = Real(1.5)) {
   Params x;
   for (int k = 0; k < Game::kParams; ++k) x(k) = scale * (Real(2) * rng.uniform<Real>() - Real(1));
@@ -373,7 +382,7 @@ TEST_CASE("Stackelberg vjp gives grad_x V^pi(rho) and grad_x E_{rho,sigma} Q^pi 
   }
 }
 
-// vjp_pair(d1, pi1, v1, c1, d2, pi2, v2, c2) against vjp(d1 pi1, v1, c1) + vjp(d2 pi2, v2, c2): the
+// vjp_pair({d1, pi1, v1, c1}, {d2, pi2, v2, c2}) against vjp(d1 pi1, v1, c1) + vjp(d2 pi2, v2, c2): the
 // same sum, regrouped (one vector u per follower action against P's rows), so within rounding of
 // the terms' magnitude; and exactly zero where the two terms cancel term by term (unless fused).
 template <int NS, int NL, int NF>
@@ -402,7 +411,7 @@ void check_vjp_pair(std::uint32_t seed, Real value_scale) {
   game.vjp(*model, w2, v2, c2, two);
   game.vjp(*model, w1, v1, c1, g1);
   game.vjp(*model, w2, v2, c2, g2);
-  game.vjp_pair(*model, d1, pi1, v1, c1, d2, pi2, v2, c2, pair);  // adds to grad, as vjp()
+  game.vjp_pair(*model, {d1, pi1, v1, c1}, {d2, pi2, v2, c2}, pair);  // adds to grad, as vjp()
   // Each entry is a sum of about NF*(NS + 1) terms of size up to |c| d (|r| + |v|).
   const Real magnitude = std::abs(c1) * Real(5) * (Real(1) + value_scale);
   const Real tol = Real(16) * std::numeric_limits<Real>::epsilon() * Real(NF * (NS + 1)) * magnitude;
@@ -412,7 +421,7 @@ void check_vjp_pair(std::uint32_t seed, Real value_scale) {
   // the compiler fuses w1 v1 + w2 v2 (may_fuse, support.hpp), each entry of u is instead the
   // rounding error of one product, and the sum is within the comparison's rounding.
   typename G::Params cancel = G::Params::Zero();
-  game.vjp_pair(*model, d1, pi1, v1, c1, d1, pi1, v1, -c1, cancel);
+  game.vjp_pair(*model, {d1, pi1, v1, c1}, {d1, pi1, v1, -c1}, cancel);
   if (!may_fuse<Real>())
     CHECK(cancel.cwiseAbs().maxCoeff() == Real(0));
   else
@@ -646,13 +655,11 @@ TEST_CASE("Stackelberg cast to BM is exact: V_f of the joint chain = V^{pi_y} on
   }
 }
 
-TEST_CASE("PBRL on the Stackelberg game closes the follower's gap and raises the leader's value") {
+TEST_CASE_FIXTURE(SparseGame<306>,
+                  "PBRL on the Stackelberg game closes the follower's gap and raises the leader's value") {
   // At a stationary point of f + lambda*p the follower's gap is O(1/lambda): a larger penalty
   // constant (with steps 1/lambda) leaves a smaller gap, and both close most of the initial one.
   using Solver = pbrl::Pbrl<Game>;
-  auto inst = std::make_unique<SmallInstance>(306, Real(0.8), Real(0.05), Real(0.2), RegularizerKind::entropy,
-                                              RegularizerKind::entropy, Real(0.7));
-  const Game& game = inst->problem;
   ValueProbe values{game};
   auto solver = std::make_unique<Solver>();
   for (auto kind : {PenaltyKind::value, PenaltyKind::bellman}) {
@@ -692,11 +699,9 @@ TEST_CASE("PBRL on the Stackelberg game closes the follower's gap and raises the
   }
 }
 
-TEST_CASE("independent policy gradient: finite values, each player's own value improves with small steps") {
+TEST_CASE_FIXTURE(SparseGame<307>,
+                  "independent policy gradient: finite values, each player's own value improves with small steps") {
   using Baseline = pbrl::IndependentPolicyGradient<Game>;
-  auto inst = std::make_unique<SmallInstance>(307, Real(0.8), Real(0.05), Real(0.2), RegularizerKind::entropy,
-                                              RegularizerKind::entropy, Real(0.7));
-  const Game& game = inst->problem;
   ValueProbe values{game};
   auto ipg = std::make_unique<Baseline>();
   pbrl::Rng rng(37);
@@ -1142,13 +1147,11 @@ TEST_CASE("independent PG sampled mode: environment steps, the random stream, de
   CHECK(ipg->environment_steps() == 4 * B * H);
 }
 
-TEST_CASE("independent PG sampled mode with the paper's H = 5, B = 16: the follower closes most of its gap") {
+TEST_CASE_FIXTURE(SparseGame<322>,
+                  "independent PG sampled mode with the paper's H = 5, B = 16: the follower closes most of its gap") {
   // With H = 5 the follower ascends a truncated-horizon surrogate of V_f (estimators.hpp), so its
   // gap need not reach 0, but it falls well below the start's; the leader's value rises.
   using Baseline = pbrl::IndependentPolicyGradient<Game>;
-  auto inst = std::make_unique<SmallInstance>(322, Real(0.8), Real(0.05), Real(0.2), RegularizerKind::entropy,
-                                              RegularizerKind::entropy, Real(0.7));
-  const Game& game = inst->problem;
   auto ipg = std::make_unique<Baseline>();
   auto s = sampled_pg_settings(5, 16, 5u);
   s.step_leader = s.step_follower = Real(0.1);

@@ -2,6 +2,7 @@
 // example's B = 24 and H = 5 and T <= 3 (tests/CMakeLists.txt), so validation refuses more, the
 // trajectory buffer shrinks to the cap, and a solver at the caps runs. (libpbrl.a does not depend
 // on the caps: its sources include no header that uses them.)
+#include "solver_support.hpp"
 #include "support.hpp"
 
 #include "pbrl/baselines/drlhf.hpp"
@@ -14,17 +15,25 @@ static_assert(PBRL_MAX_BATCH == 24 && PBRL_MAX_HORIZON == 5 && PBRL_MAX_INNER_ST
 
 using pbrl::Status;
 
-TEST_CASE("the build's caps bound what validation accepts") {
-  CHECK(pbrl::kMaxBatch == 24);
-  CHECK(pbrl::kMaxHorizon == 5);
-  CHECK(pbrl::kMaxInnerSteps == 3);
-
+namespace {
+// Sampled PBRL settings with the policy-gradient oracle at the build's caps: T = 3, B = 24, H = 5.
+pbrl::PbrlSettings<Real> at_the_caps() {
   pbrl::PbrlSettings<Real> s;
   s.gradient = pbrl::GradientMode::sampled;
   s.oracle = pbrl::OracleKind::policy_gradient;
   s.inner_steps = 3;
   s.sampling.batch = 24;
   s.sampling.horizon = 5;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("the build's caps bound what validation accepts") {
+  CHECK(pbrl::kMaxBatch == 24);
+  CHECK(pbrl::kMaxHorizon == 5);
+  CHECK(pbrl::kMaxInnerSteps == 3);
+
+  pbrl::PbrlSettings<Real> s = at_the_caps();
   CHECK(pbrl::validate(s, 3) == Status::ok);
   auto t = s;
   t.sampling.batch = 25;
@@ -62,21 +71,9 @@ TEST_CASE("the trajectory buffer is sized by the horizon cap") {
 TEST_CASE("a sampled solver at the caps runs, and its steps are the capped work") {
   constexpr int S = 4, A = 3;
   RandomModel<S, A> task(71, Real(0.7));
-  typename pbrl::RewardShaping<Real, S, A>::Data data;
-  data.reward = task.reward;
-  data.transition = task.transition;
-  data.initial = task.initial;
-  data.discount = Real(0.9);
-  data.lower.tau = Real(0.1);
-  data.shaping = {Real(-1), Real(1)};
   auto problem = std::make_unique<pbrl::RewardShaping<Real, S, A>>();
-  REQUIRE(problem->init(data) == Status::ok);
-  pbrl::PbrlSettings<Real> s;
-  s.gradient = pbrl::GradientMode::sampled;
-  s.oracle = pbrl::OracleKind::policy_gradient;
-  s.inner_steps = 3;
-  s.sampling.batch = 24;
-  s.sampling.horizon = 5;
+  REQUIRE(problem->init(solver_support::shaping_task_data<pbrl::RewardShaping<Real, S, A>>(task)) == Status::ok);
+  pbrl::PbrlSettings<Real> s = at_the_caps();
   s.lambda_start = s.lambda_final = Real(2);
   using Solver = pbrl::Pbrl<pbrl::RewardShaping<Real, S, A>>;
   auto solver = std::make_unique<Solver>();

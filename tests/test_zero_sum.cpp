@@ -427,7 +427,8 @@ TEST_CASE("Nikaido-Isoda on a reward-only problem: one x-product of mu1 - mu2, a
     Joint mua, mub, diff;
     pbrl::joint_occupancy(da, p1a, p2a, mua);
     pbrl::joint_occupancy(db, p1b, p2b, mub);
-    pbrl::joint_occupancy_difference(da, p1a, p2a, db, p1b, p2b, diff);
+    const pbrl::StateVector<Real, S> unread = pbrl::StateVector<Real, S>::Zero();  // the points' values
+    pbrl::joint_occupancy_difference<Real, S, A1, A2>({p1a, p2a, unread, da}, {p1b, p2b, unread, db}, diff);
     for (int i = 0; i < S * A1 * A2; ++i) CHECK_CLOSE(diff.data()[i], mua.data()[i] - mub.data()[i], kTight, Real(3));
   }
   const auto data = std::make_unique<GameData<S, A1, A2>>(77);
@@ -667,8 +668,8 @@ TEST_CASE("meta-gradient: occupancy derivative, exact mixed derivative and meta-
   At a = at(x, pi1, pi2);
   Joint mu_dot;
   Vec<S> warm = Vec<S>::Zero();
-  REQUIRE(pbrl::occupancy_directional_derivative(a.g, a.mdp1, pi1, pi2, a.e.occupancy, u1, u2, *ws, warm, mu_dot,
-                                                  true) == Status::ok);
+  REQUIRE(pbrl::occupancy_directional_derivative(a.g, a.mdp1, {pi1, pi2, a.e.value, a.e.occupancy}, {u1, u2}, *ws,
+                                                  warm, mu_dot, true) == Status::ok);
   for (int s = 0; s < S; ++s)
     for (int j = 0; j < A1 * A2; ++j) {
       const Real fd = central_difference([&](Real h) {
@@ -688,8 +689,8 @@ TEST_CASE("meta-gradient: occupancy derivative, exact mixed derivative and meta-
     sws->max_sweeps = 5000;
     Joint swept;
     Vec<S> w2 = Vec<S>::Zero();
-    REQUIRE(pbrl::occupancy_directional_derivative(a.g, a.mdp1, pi1, pi2, a.e.occupancy, u1, u2, *sws, w2, swept) ==
-            Status::ok);
+    REQUIRE(pbrl::occupancy_directional_derivative(a.g, a.mdp1, {pi1, pi2, a.e.value, a.e.occupancy}, {u1, u2}, *sws,
+                                                    w2, swept) == Status::ok);
     CHECK((swept - mu_dot).cwiseAbs().maxCoeff() <= (kDouble ? Real(1e-9) : Real(1e-3)));
   }
 

@@ -21,6 +21,7 @@
 // check_symbols.cmake verifies on the linked ELF.
 #include "board.hpp"
 #include "incentive_model.hpp"
+#include "firmware.hpp"
 
 #include <pbrl/solver/checkpoint.hpp>
 #include <pbrl/problems/incentive_design.hpp>
@@ -29,10 +30,6 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
-
-// From the linker script and startup.c.
-extern "C" std::uint32_t __stack_limit, __stack_top;
-extern "C" const std::uint32_t firmware_stack_paint;
 
 namespace {
 
@@ -127,16 +124,7 @@ void reset_ram() {
 // there is one (else start from x = 0, uniform policies).
 bool power_on() {
   Problem::Data data;
-  data.reward = model::kReward;
-  data.transition = model::kTransition;
-  data.initial = model::kInitial;
-  data.discount = model::kDiscount;
-  data.regularizer1 = {pbrl::RegularizerKind::entropy, model::kTau, nullptr};
-  data.regularizer2 = {pbrl::RegularizerKind::entropy, model::kTau, nullptr};
-  data.designer_reward = model::kDesignerReward;
-  data.designer_transition = model::kDesignerTransition;
-  data.incentive_scale = model::kIncentiveScale;
-  data.incentive = {-model::kIncentiveBound, model::kIncentiveBound};
+  firmware::set_model_data(data, model::kTransition);
   if (!check(workspace.problem.init(data), "model")) return false;
 
   pbrl::PbrlZeroSumSettings<float> s;
@@ -314,27 +302,11 @@ RunResult run(const char* name, bool cut) {
   return result;
 }
 
-// Deepest stack use: painted words the run never overwrote, counted from the low end.
-std::size_t stack_used() {
-  const std::uint32_t* p = &__stack_limit;
-  while (p < &__stack_top && *p == firmware_stack_paint) ++p;
-  return static_cast<std::size_t>(reinterpret_cast<const char*>(&__stack_top) - reinterpret_cast<const char*>(p));
-}
-
 }  // namespace
 
 extern "C" void SysTick_Handler() { workspace.ticks = workspace.ticks + 1u; }
 int main() {
-  board::Line()
-      .text("pbrl firmware example: incentive design, ")
-      .integer(model::kStates)
-      .text(" states, ")
-      .integer(model::kActions1)
-      .text("x")
-      .integer(model::kActions2)
-      .text(" actions, model seed ")
-      .integer(static_cast<long long>(model::kSeed))
-      .print();
+  firmware::print_model("pbrl firmware example: ");
   board::Line()
       .text("workspace ")
       .integer(static_cast<long long>(sizeof(Workspace)))
@@ -385,7 +357,7 @@ int main() {
         .text("k ")
         .integer(reference.histogram[b]);
   line.print();
-  board::Line().text("stack: deepest use ").integer(static_cast<long long>(stack_used())).text(" bytes").print();
+  firmware::print_stack_used();
   board::Line()
       .text(same ? "resumed run ends in the uninterrupted run's state (images identical): PASS"
                  : "resumed run's final state differs from the uninterrupted run: FAIL")

@@ -34,6 +34,7 @@
 // linked ELF). The World and the measurements are the example's, not the device's.
 #include "adaptive_model.hpp"
 #include "board.hpp"
+#include "firmware.hpp"
 #include "settings.hpp"
 #include "world.hpp"
 
@@ -43,9 +44,6 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
-
-extern "C" std::uint32_t __stack_limit, __stack_top;
-extern "C" const std::uint32_t firmware_stack_paint;
 
 namespace {
 
@@ -154,16 +152,7 @@ bool check(pbrl::Status st, const char* what) {
 
 Problem::Data prior_data() {
   Problem::Data d;
-  d.reward = model::kReward;
-  d.transition = model::kPrior;
-  d.initial = model::kInitial;
-  d.discount = model::kDiscount;
-  d.regularizer1 = {pbrl::RegularizerKind::entropy, model::kTau, nullptr};
-  d.regularizer2 = {pbrl::RegularizerKind::entropy, model::kTau, nullptr};
-  d.designer_reward = model::kDesignerReward;
-  d.designer_transition = model::kDesignerTransition;
-  d.incentive_scale = model::kIncentiveScale;
-  d.incentive = {-model::kIncentiveBound, model::kIncentiveBound};
+  firmware::set_model_data(d, model::kPrior);
   return d;
 }
 
@@ -612,27 +601,12 @@ bool run(const char* name, bool cut) {
   return log_.stat[kTickWork].max <= kTickBudget;
 }
 
-std::size_t stack_used() {
-  const std::uint32_t* p = &__stack_limit;
-  while (p < &__stack_top && *p == firmware_stack_paint) ++p;
-  return static_cast<std::size_t>(reinterpret_cast<const char*>(&__stack_top) - reinterpret_cast<const char*>(p));
-}
-
 }  // namespace
 
 extern "C" void SysTick_Handler() { ticks = ticks + 1u; }
 
 int main() {
-  board::Line()
-      .text("pbrl adaptive firmware example: incentive design, ")
-      .integer(model::kStates)
-      .text(" states, ")
-      .integer(model::kActions1)
-      .text("x")
-      .integer(model::kActions2)
-      .text(" actions, model seed ")
-      .integer(static_cast<long long>(model::kSeed))
-      .print();
+  firmware::print_model("pbrl adaptive firmware example: ");
   board::Line()
       .text("device ")
       .integer(static_cast<long long>(sizeof(Device)))
@@ -673,6 +647,6 @@ int main() {
   if (!measure()) return 1;
   if (!run("uninterrupted", false)) return 1;
   if (!run("power cut during a checkpoint write", true)) return 1;
-  board::Line().text("stack: deepest use ").integer(static_cast<long long>(stack_used())).text(" bytes").print();
+  firmware::print_stack_used();
   return 0;
 }

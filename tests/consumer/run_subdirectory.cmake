@@ -6,9 +6,7 @@ cmake_minimum_required(VERSION 3.20)
 set(consumer_tag "subdirectory consumer")
 include("${CMAKE_CURRENT_LIST_DIR}/steps.cmake")
 consumer_require(run_subdirectory.cmake PBRL_SOURCE_DIR CODEGEN WORK_DIR GENERATOR C_COMPILER CXX_COMPILER CTEST)
-if(NOT EXISTS "${CODEGEN}")
-  message(FATAL_ERROR "pbrl-codegen is not built (${CODEGEN} is missing): run `cmake --build` before ctest")
-endif()
+consumer_require_built("${CODEGEN}" pbrl-codegen)
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(args -S "${PBRL_SOURCE_DIR}/tests/consumer/subdirectory" -B "${WORK_DIR}" -G "${GENERATOR}"

@@ -11,6 +11,13 @@ function(consumer_require script)
   endforeach()
 endfunction()
 
+# Fails unless the file at path, the built target what, exists: the tests run after the build.
+function(consumer_require_built path what)
+  if(NOT EXISTS "${path}")
+    message(FATAL_ERROR "${what} is not built (${path} is missing): run `cmake --build` before ctest")
+  endif()
+endfunction()
+
 # Runs the command after what; fails unless it exits 0.
 function(run_step what)
   message(STATUS "[${consumer_tag}] ${what}")

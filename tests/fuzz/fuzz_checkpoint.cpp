@@ -544,9 +544,7 @@ void write_seeds(const std::string& dir) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  cases = new Cases();
-  fuzz::write_seeds_if_asked(write_seeds);
-  return 0;
+  return fuzz::initialize(cases, write_seeds);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1308,11 +1308,9 @@ void write_seeds(const std::string& dir) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  cases = new Cases();
   if (const char* s = std::getenv("PBRL_FUZZ_STRICT")) strict = s[0] != '0';
   if (const char* s = std::getenv("PBRL_FUZZ_TRACE")) trace = s[0] == '1';
-  fuzz::write_seeds_if_asked(write_seeds);
-  return 0;
+  return fuzz::initialize(cases, write_seeds);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

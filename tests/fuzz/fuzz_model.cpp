@@ -45,6 +45,8 @@ namespace {
 using pbrl::EvaluationMethod;
 using pbrl::Status;
 using fuzz::Bytes;
+using fuzz::bytes_of;
+using fuzz::same_bytes;
 
 constexpr int kSteps = 3;
 constexpr int kMaxBatch = 8, kMaxHorizon = 8, kMaxInner = 8, kMaxSweeps = 50;
@@ -63,11 +65,7 @@ void distribution(fuzz::Input& in, T* p, int rows, int m) {
     for (int i = 0; i < rows * m; ++i) p[i] = in.real<T>();
     return;
   }
-  for (int r = 0; r < rows; ++r) {
-    T sum(0);
-    for (int j = 0; j < m; ++j) sum += p[r * m + j] = in.unit<T>();
-    for (int j = 0; j < m; ++j) p[r * m + j] = sum > T(0) ? p[r * m + j] / sum : T(1) / T(m);
-  }
+  fuzz::normalized_rows(in, p, rows, m);
   if (mode == 2) p[in.u32() % std::uint32_t(rows * m)] = in.real<T>();
 }
 template <typename T>
@@ -134,17 +132,6 @@ void sweep_settings(fuzz::Input& in, Ws& ws) {
   (void)in, (void)ws;
 }
 
-template <class Object>
-Bytes bytes_of(const Object& o) {
-  Bytes b(sizeof(Object));
-  std::memcpy(b.data(), static_cast<const void*>(&o), sizeof(Object));
-  return b;
-}
-template <class Object>
-bool same_bytes(const Object& o, const Bytes& b) {
-  return std::memcmp(b.data(), static_cast<const void*>(&o), sizeof(Object)) == 0;
-}
-
 template <class Solver>
 Bytes save(const Solver& s) {
   constexpr std::size_t n = pbrl::checkpoint_size<Solver>();
@@ -201,11 +188,7 @@ struct PbrlRun {
     if (in.flag()) reals(in, y0.data(), S * A);
     else distribution(in, y0.data(), S, A);
     sweep_settings(in, solver->evaluation_workspace());
-    const Bytes before = bytes_of(*solver);
-    if (solver->init(problem, s, x0, y0) != Status::ok) {
-      FUZZ_CHECK(same_bytes(*solver, before));
-      return;
-    }
+    if (!fuzz::ok_or_unchanged(*solver, [&] { return solver->init(problem, s, x0, y0); })) return;
     const auto ws = solver->evaluation_workspace();
     steps(
         *solver, *probe,
@@ -245,11 +228,7 @@ struct ShapingModel {
     regularizer(in, d.upper, reference[1]);
     d.shaping.lower = in.real<T>();
     d.shaping.upper = in.real<T>();
-    const Bytes before = bytes_of(*problem);
-    if (problem->init(d) != Status::ok) {
-      FUZZ_CHECK(same_bytes(*problem, before));
-      return;
-    }
+    if (!fuzz::ok_or_unchanged(*problem, [&] { return problem->init(d); })) return;
     if (in.flag()) sweeps.run(in, *problem);
     else direct.run(in, *problem);
   }
@@ -277,11 +256,7 @@ struct StackelbergModel {
     regularizer(in, d.leader, ref_l);
     regularizer(in, d.follower, ref_f);
     d.logit_bound = in.real<T>();
-    const Bytes before = bytes_of(*problem);
-    if (problem->init(d) != Status::ok) {
-      FUZZ_CHECK(same_bytes(*problem, before));
-      return;
-    }
+    if (!fuzz::ok_or_unchanged(*problem, [&] { return problem->init(d); })) return;
     direct.run(in, *problem);
   }
 };
@@ -320,11 +295,7 @@ struct IncentiveModel {
     if (in.flag()) d.incentive_scale = in.real<T>();
     d.incentive.lower = in.real<T>();
     d.incentive.upper = in.real<T>();
-    const Bytes problem_before = bytes_of(*problem);
-    if (problem->init(d) != Status::ok) {
-      FUZZ_CHECK(same_bytes(*problem, problem_before));
-      return;
-    }
+    if (!fuzz::ok_or_unchanged(*problem, [&] { return problem->init(d); })) return;
     typename Solver::Settings s;
     penalty_settings(in, s);
     if (in.flag()) s.step_pi = in.real<T>();
@@ -340,11 +311,7 @@ struct IncentiveModel {
       distribution(in, y2.data(), S, A2);
     }
     sweep_settings(in, solver->evaluation_workspace());
-    const Bytes before = bytes_of(*solver);
-    if (solver->init(*problem, s, x0, y1, y2) != Status::ok) {
-      FUZZ_CHECK(same_bytes(*solver, before));
-      return;
-    }
+    if (!fuzz::ok_or_unchanged(*solver, [&] { return solver->init(*problem, s, x0, y1, y2); })) return;
     const auto ws = solver->evaluation_workspace();
     const Problem& p = *problem;
     steps(
@@ -396,9 +363,7 @@ void write_seeds(const std::string& dir) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  models = new Models();
-  fuzz::write_seeds_if_asked(write_seeds);
-  return 0;
+  return fuzz::initialize(models, write_seeds);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -32,6 +32,8 @@ namespace {
 using pbrl::Label;
 using pbrl::Status;
 using fuzz::Bytes;
+using fuzz::bytes_of;
+using fuzz::same_bytes;
 using T = double;
 constexpr int S = 4, A = 3, MaxLen = 4, Capacity = 5;
 using Segment = pbrl::Segment<S, A, MaxLen>;
@@ -39,17 +41,6 @@ using Buffer = pbrl::PreferenceBuffer<S, A, MaxLen, Capacity>;
 using Problem = pbrl::RlhfProblem<T, S, A, MaxLen, Capacity>;
 using Sampler = pbrl::SegmentSampler<T, S, A>;
 using Matrix = pbrl::StateActionMatrix<T, S, A>;
-
-template <class Object>
-Bytes bytes_of(const Object& o) {
-  Bytes b(sizeof(Object));
-  std::memcpy(b.data(), static_cast<const void*>(&o), sizeof(Object));
-  return b;
-}
-template <class Object>
-bool same_bytes(const Object& o, const Bytes& b) {
-  return std::memcmp(b.data(), static_cast<const void*>(&o), sizeof(Object)) == 0;
-}
 
 // A segment: its length (mostly 0..MaxLen+1, sometimes any int) and MaxLen state and action
 // bytes (states and actions out of range too).
@@ -75,11 +66,7 @@ void distribution(fuzz::Input& in, V* p, int rows, int m) {
     for (int i = 0; i < rows * m; ++i) p[i] = in.real<V>();
     return;
   }
-  for (int r = 0; r < rows; ++r) {
-    V sum(0);
-    for (int j = 0; j < m; ++j) sum += p[r * m + j] = in.unit<V>();
-    for (int j = 0; j < m; ++j) p[r * m + j] = sum > V(0) ? p[r * m + j] / sum : V(1) / V(m);
-  }
+  fuzz::normalized_rows(in, p, rows, m);
 }
 
 void check_buffer(const Buffer& b) {
@@ -179,11 +166,7 @@ void problem(fuzz::Input& in, State& st) {
   d.reward.upper = in.real<T>();
   d.l2 = in.flag() ? in.real<T>() : T(0);
   d.preferences = in.byte() == 0 ? nullptr : &st.buffer;
-  const Bytes before = bytes_of(st.problem);
-  if (st.problem.init(d) != Status::ok) {
-    FUZZ_CHECK(same_bytes(st.problem, before));
-    return;
-  }
+  if (!fuzz::ok_or_unchanged(st.problem, [&] { return st.problem.init(d); })) return;
   Problem::Params x;
   for (int i = 0; i < Problem::kParams; ++i) x(i) = in.real<T>();
   Problem::Params grad = Problem::Params::Constant(T(7));
@@ -214,11 +197,9 @@ void collect(fuzz::Input& in, State& st) {
   distribution(in, st.transition, S * A, S);
   distribution(in, st.initial, 1, S);
   const int burn_in = in.range(-1, 4);
-  const Bytes sampler_before = bytes_of(st.sampler);
-  if (st.sampler.init(st.transition, st.initial, in.u32(), burn_in) != Status::ok) {
-    FUZZ_CHECK(same_bytes(st.sampler, sampler_before));
+  if (!fuzz::ok_or_unchanged(st.sampler,
+                             [&] { return st.sampler.init(st.transition, st.initial, in.u32(), burn_in); }))
     return;
-  }
   Matrix pi;
   distribution(in, pi.data(), S, A);
   const int length = in.byte() < 240 ? in.range(0, MaxLen + 1) : in.any_int();
@@ -270,9 +251,7 @@ void write_seeds(const std::string& dir) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  state = new State();
-  fuzz::write_seeds_if_asked(write_seeds);
-  return 0;
+  return fuzz::initialize(state, write_seeds);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

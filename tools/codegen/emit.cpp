@@ -29,6 +29,12 @@ std::string layout(const std::vector<std::string>& axes) {
   return expr;
 }
 
+std::string axis_list(const std::vector<std::string>& axes) {
+  std::string names;
+  for (std::size_t i = 0; i < axes.size(); ++i) names += (i ? ", " : "") + axes[i];
+  return names;
+}
+
 std::string literal(float v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));
@@ -72,9 +78,7 @@ std::string model_header(const Model<Scalar>& model) {
 
   const std::size_t per_line = sizeof(Scalar) == 4 ? 6 : 4;
   for (const auto& a : model.arrays) {
-    std::string names;
-    for (const auto& axis : a.axes) names += (names.empty() ? "" : ", ") + axis;
-    out += "\n// " + a.field + " (" + names + ") from " + a.name + ",\n";
+    out += "\n// " + a.field + " (" + axis_list(a.axes) + ") from " + a.name + ",\n";
     out += "//   [i0, ...] at " + layout(a.axes) + "\n";
     out += "constexpr " + type + " " + a.constant() + "[" + std::to_string(a.values.size()) + "] = {";
     for (std::size_t i = 0; i < a.values.size(); ++i) {

@@ -19,6 +19,8 @@ std::string literal(double v);
 // "((i0*actions1 + i1)*actions2 + i2)*states + i3": where entry [i0, i1, i2, i3] of an array with
 // these axes sits in its flat layout.
 std::string layout(const std::vector<std::string>& axes);
+// "actions1, actions2, states": the axes' names, comma-separated.
+std::string axis_list(const std::vector<std::string>& axes);
 
 // The C interface of the manifest's model (include/pbrl/c/detail/c_api.hpp runs it): <name>.h, the C
 // declarations; <name>_c_api.cpp, their definitions; <name>_sizes.cpp, the probe from which the

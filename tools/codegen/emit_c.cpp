@@ -128,9 +128,7 @@ std::string c_header(const Manifest& m) {
     out += "#define " + N + upper(spec.sizes[i]) + " " + std::to_string(m.sizes[i]) + "\n";
   std::vector<std::string> axes;
   for (int a : spec.params) axes.push_back(spec.sizes[std::size_t(a)]);
-  out += "/* Entries of x, (";
-  for (std::size_t i = 0; i < axes.size(); ++i) out += (i ? ", " : "") + axes[i];
-  out += "): [i0, ...] at [" + layout(axes) + "]. */\n";
+  out += "/* Entries of x, (" + axis_list(axes) + "): [i0, ...] at [" + layout(axes) + "]. */\n";
   out += "#define " + N + "PARAMS " + std::to_string(product(m, spec.params)) + "\n";
   const std::string states = spec.sizes[0], first = spec.sizes[std::size_t(spec.policy_actions[0])];
   out += "/* Entries of the lower level's policies, pi(a|s) at [s*" + first + " + a]";
@@ -151,9 +149,8 @@ std::string c_header(const Manifest& m) {
       row_axes.push_back(spec.sizes[i]);
       rows *= m.sizes[i];
     }
-    out += "/* Joint rows of the estimated transition model, (";
-    for (std::size_t i = 0; i < row_axes.size(); ++i) out += (i ? ", " : "") + row_axes[i];
-    out += "): row [i0, ...] at [" + layout(row_axes) + "]. */\n";
+    out += "/* Joint rows of the estimated transition model, (" + axis_list(row_axes) + "): row [i0, ...] at [" +
+           layout(row_axes) + "]. */\n";
     out += "#define " + N + "ROWS " + std::to_string(rows) + "\n";
   }
   out += "\n";

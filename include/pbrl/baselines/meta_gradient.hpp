@@ -21,9 +21,17 @@
 
 namespace pbrl {
 
+/// A direction (u1, u2) of a joint policy (pi1, pi2): references to the caller's matrices.
+template <typename Scalar, int S, int A1, int A2>
+struct JointDirection {
+  const StateActionMatrix<Scalar, S, A1>& u1;  ///< player 1's
+  const StateActionMatrix<Scalar, S, A2>& u2;  ///< player 2's
+};
+
 /// mu_dot = d/d eps mu_{(pi1 + eps u1) x (pi2 + eps u2)}, the joint occupancy's directional
-/// derivative. mdp1 = player1_mdp(game, pi2) (its chain under pi1 is the joint chain) and d the
-/// state occupancy of (pi1, pi2). `warm` is the sweeps' warm start of d' (kept by the caller).
+/// derivative at the point `at` (its policies pi1, pi2 and d, their state occupancy; its value
+/// and logs are not read) along u. mdp1 = player1_mdp(game, pi2) (its chain under pi1 is the joint
+/// chain). `warm` is the sweeps' warm start of d' (kept by the caller).
 /// Pass factors_current = true only right after evaluate(mdp1, pi1, ws, ...): the direct method
 /// then reuses that factorization.
 /// @return ok; null_pointer, bad_discount or bad_regularization (the settings of game and mdp1);
@@ -32,12 +40,15 @@ namespace pbrl {
 ///         scratch).
 template <typename Scalar, int S, int A1, int A2, EvaluationMethod M>
 Status occupancy_directional_derivative(const MarkovGame<Scalar, S, A1, A2>& game, const Mdp<Scalar, S, A1>& mdp1,
-                                        const StateActionMatrix<Scalar, S, A1>& pi1,
-                                        const StateActionMatrix<Scalar, S, A2>& pi2, const StateVector<Scalar, S>& d,
-                                        const StateActionMatrix<Scalar, S, A1>& u1,
-                                        const StateActionMatrix<Scalar, S, A2>& u2,
+                                        const GamePoint<Scalar, S, A1, A2>& at,
+                                        const JointDirection<Scalar, S, A1, A2>& u,
                                         EvaluationWorkspace<Scalar, S, M>& ws, StateVector<Scalar, S>& warm,
                                         JointMatrix<Scalar, S, A1, A2>& mu_dot, bool factors_current = false) {
+  const StateActionMatrix<Scalar, S, A1>& pi1 = at.pi1;
+  const StateActionMatrix<Scalar, S, A2>& pi2 = at.pi2;
+  const StateVector<Scalar, S>& d = at.occupancy;
+  const StateActionMatrix<Scalar, S, A1>& u1 = u.u1;
+  const StateActionMatrix<Scalar, S, A2>& u2 = u.u2;
   if (Status st = detail::check_game(game); st != Status::ok) return st;
   if (Status st = detail::check_call(mdp1, pi1, ws); st != Status::ok) return st;
   if (Status st = validate_policy(pi2); st != Status::ok) return st;
@@ -51,16 +62,7 @@ Status occupancy_directional_derivative(const MarkovGame<Scalar, S, A1, A2>& gam
         if (w != Scalar(0)) ws.rhs.noalias() += w * P.row((s * A1 + a1) * A2 + a2).transpose();
       }
   ws.rhs *= game.discount;
-  if constexpr (M == EvaluationMethod::direct) {
-    if (!factors_current) detail::factorize(mdp1, pi1, ws);
-    ws.occupancy = ws.rhs;
-    detail::lu_solve_transposed<Scalar, S>(ws.lu, ws.occupancy);
-  } else {
-    ws.occupancy = warm;
-    detail::record_max_sweeps(ws, detail::sweep_solve<true>(mdp1, pi1, ws.rhs, ws, ws.occupancy));
-  }
-  if (!all_finite(ws.occupancy)) return Status::numerical_failure;
-  warm = ws.occupancy;
+  if (Status st = detail::solve_occupancy(mdp1, pi1, ws, warm, factors_current); st != Status::ok) return st;
   for (int s = 0; s < S; ++s)
     for (int a1 = 0; a1 < A1; ++a1)
       mu_dot.row(s).segment(a1 * A2, A2) = (ws.occupancy(s) * pi1(s, a1) + d(s) * u1(s, a1)) * pi2.row(s) +
@@ -200,11 +202,8 @@ class MetaGradient : public BaselineCore<MetaGradient<GameProblem, Method, Sourc
   Status init(const GameProblem& problem, const Settings& settings, const Params& x0, const Matrix1& y1,
               const Matrix2& y2) {
     if (Status st = validate(settings); st != Status::ok) return st;
-    if (Status st = validate<Scalar, A1>(settings.policy); st != Status::ok) return st;
-    if (Status st = validate<Scalar, A2>(settings.policy); st != Status::ok) return st;
-    if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
-    if (Status st = validate_parameters<Scalar, S, A1>(settings.policy, y1); st != Status::ok) return st;
-    if (Status st = validate_parameters<Scalar, S, A2>(settings.policy, y2); st != Status::ok) return st;
+    if (Status st = detail::validate_for_actions<Scalar, A1, A2>(settings.policy); st != Status::ok) return st;
+    if (Status st = detail::validate_start(problem, x0, settings.policy, y1, y2); st != Status::ok) return st;
     if (Status st = Core::check_mode(settings, has_game_sample_vjp<GameProblem>::value); st != Status::ok) return st;
     this->start(problem, settings, x0);
     y1_ = y1;
@@ -297,8 +296,8 @@ class MetaGradient : public BaselineCore<MetaGradient<GameProblem, Method, Sourc
           meta_next_ += eta * sampled_.mixed;
         }
       } else {
-        if (Status st = occupancy_directional_derivative(game, mdp1, pi1_, pi2_, eval1_.occupancy, u1_, u2_, ws_,
-                                                         warm_next_, mu_dot_, false);
+        if (Status st = occupancy_directional_derivative(game, mdp1, {pi1_, pi2_, eval1_.value, eval1_.occupancy},
+                                                         {u1_, u2_}, ws_, warm_next_, mu_dot_, false);
             st != Status::ok)
           return st;
         problem.vjp(model_, mu_dot_, eval1_.value, eta, meta_next_);

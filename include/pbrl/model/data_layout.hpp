@@ -15,11 +15,23 @@ namespace layout {
 
 /// One of a problem's sizes: its position among the class template's int parameters (after
 /// Scalar) and its value. A problem derives one struct per size that adds `name`, the size's
-/// manifest key (tools/codegen).
+/// manifest key (tools/codegen), or uses States and Actions below.
 template <int Position, int Extent>
 struct Axis {
   static constexpr int position = Position;  ///< among the problem template's int parameters
   static constexpr int extent = Extent;      ///< the size
+};
+
+/// S, the number of states, a problem's first size.
+template <int S>
+struct States : Axis<0, S> {
+  static constexpr const char* name = "states";  ///< its key in a pbrl-codegen manifest
+};
+
+/// A, the number of actions: a single-agent problem's second size.
+template <int A>
+struct Actions : Axis<1, A> {
+  static constexpr const char* name = "actions";  ///< its key in a pbrl-codegen manifest
 };
 
 /// What init() checks of an array's rows, beyond every entry finite.

@@ -585,6 +585,31 @@ Status evaluate_on_chain(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Sca
   return evaluate(m, pi, ws, out);
 }
 
+namespace detail {
+
+// ws.occupancy = the solution d' of (I - gamma*P_pi^T) d' = ws.rhs on m's chain under pi: direct,
+// with the factorization of (m, pi) (reused when factors_current: made by the last evaluate(m, pi,
+// ws, ...)); sweeps, warm-started from warm. Then warm = d', or numerical_failure (warm
+// unchanged) when d' is not finite.
+template <typename Scalar, int S, int A, EvaluationMethod M>
+Status solve_occupancy(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& pi,
+                       EvaluationWorkspace<Scalar, S, M>& ws, StateVector<Scalar, S>& warm, bool factors_current) {
+  if constexpr (M == EvaluationMethod::direct) {
+    if (!factors_current) factorize(m, pi, ws);
+    ws.occupancy = ws.rhs;
+    lu_solve_transposed<Scalar, S>(ws.lu, ws.occupancy);
+  } else {
+    (void)factors_current;
+    ws.occupancy = warm;
+    record_max_sweeps(ws, sweep_solve<true>(m, pi, ws.rhs, ws, ws.occupancy));
+  }
+  if (!pbrl::all_finite(ws.occupancy)) return Status::numerical_failure;
+  warm = ws.occupancy;
+  return Status::ok;
+}
+
+}  // namespace detail
+
 /// State-action occupancy of trajectories that start with s_0 ~ rho, a_0 ~ sigma(s_0) and follow
 /// pi afterwards: mu'(s,a) = rho(s) sigma(a|s) + m(s) pi(a|s), with
 /// (I - gamma*P_pi^T) m = gamma * sum_{s,a} rho(s) sigma(a|s) P(.|s,a).
@@ -605,16 +630,7 @@ Status occupancy_from_start(const Mdp<Scalar, S, A>& m, const StateActionMatrix<
   const auto rho = m.rho();
   detail::apply_transition_transposed(m, sigma, rho, ws.rhs);
   ws.rhs *= m.discount;
-  if constexpr (M == EvaluationMethod::direct) {
-    if (!factors_current) detail::factorize(m, pi, ws);
-    ws.occupancy = ws.rhs;
-    detail::lu_solve_transposed<Scalar, S>(ws.lu, ws.occupancy);
-  } else {
-    ws.occupancy = warm;
-    detail::record_max_sweeps(ws, detail::sweep_solve<true>(m, pi, ws.rhs, ws, ws.occupancy));
-  }
-  if (!all_finite(ws.occupancy)) return Status::numerical_failure;
-  warm = ws.occupancy;
+  if (Status st = detail::solve_occupancy(m, pi, ws, warm, factors_current); st != Status::ok) return st;
   for (int s = 0; s < S; ++s) mu.row(s) = rho(s) * sigma.row(s) + ws.occupancy(s) * pi.row(s);
   return Status::ok;
 }

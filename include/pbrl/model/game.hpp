@@ -18,6 +18,7 @@
 #include "pbrl/model/evaluation.hpp"
 #include "pbrl/model/mdp.hpp"
 #include "pbrl/model/policy.hpp"
+#include "pbrl/model/problem.hpp"
 #include "pbrl/model/regularizer.hpp"
 #include "pbrl/core/status.hpp"
 
@@ -26,15 +27,10 @@
 
 namespace pbrl {
 
-/// Whether GameProblem offers the per-sample hook sample_vjp(model, s, j, s_next, rw, tw, grad).
-template <class GameProblem, class = void>
-struct has_game_sample_vjp : std::false_type {};
+/// Whether GameProblem offers the per-sample hook sample_vjp(model, s, j, s_next, rw, tw, grad), j
+/// the joint action: the signature has_sample_vjp (problem.hpp) detects.
 template <class GameProblem>
-struct has_game_sample_vjp<GameProblem, std::void_t<decltype(std::declval<const GameProblem&>().sample_vjp(
-                                            std::declval<const typename GameProblem::Model&>(), 0, 0, 0,
-                                            std::declval<typename GameProblem::Scalar>(),
-                                            std::declval<typename GameProblem::Scalar>(),
-                                            std::declval<typename GameProblem::Params&>()))>> : std::true_type {};
+struct has_game_sample_vjp : has_sample_vjp<GameProblem> {};
 
 /// Whether GameProblem declares kRewardOnly = true: its transitions do not depend on x, so
 /// J^T(w, v) does not read v and is linear in w.
@@ -242,20 +238,6 @@ void joint_occupancy(const StateVector<Scalar, S>& d, const StateActionMatrix<Sc
     for (int a1 = 0; a1 < A1; ++a1) mu.row(s).segment(a1 * A2, A2) = (d(s) * pi1(s, a1)) * pi2.row(s);
 }
 
-/// mu = mu_a - mu_b of two joint occupancies (joint_occupancy) in one pass: the weights of a single
-/// J^T product where J^T(w, v) is linear in w alone (is_reward_only).
-template <typename Scalar, int S, int A1, int A2>
-void joint_occupancy_difference(const StateVector<Scalar, S>& da, const StateActionMatrix<Scalar, S, A1>& pi1a,
-                                const StateActionMatrix<Scalar, S, A2>& pi2a, const StateVector<Scalar, S>& db,
-                                const StateActionMatrix<Scalar, S, A1>& pi1b,
-                                const StateActionMatrix<Scalar, S, A2>& pi2b, JointMatrix<Scalar, S, A1, A2>& mu) {
-  for (int s = 0; s < S; ++s)
-    for (int a1 = 0; a1 < A1; ++a1) {
-      const Scalar ua = da(s) * pi1a(s, a1), ub = db(s) * pi1b(s, a1);
-      for (int a2 = 0; a2 < A2; ++a2) mu(s, a1 * A2 + a2) = ua * pi2a(s, a2) - ub * pi2b(s, a2);
-    }
-}
-
 namespace detail {
 // Q(s, j) = r(s, j) + gamma <P(.|s, j), v> of the game at joint action j = a1*A2 + a2.
 template <typename Scalar, int S, int A1, int A2>
@@ -305,6 +287,21 @@ struct GamePoint {
   /// pi2's logs, or nullptr.
   const StateActionMatrix<Scalar, S, A2>* log_pi2 = nullptr;
 };
+
+/// mu = mu_a - mu_b, the joint occupancies (joint_occupancy) of points a and b, in one pass: the
+/// weights of a single J^T product where J^T(w, v) is linear in w alone (is_reward_only). Reads
+/// each point's occupancy and policies only.
+template <typename Scalar, int S, int A1, int A2>
+void joint_occupancy_difference(const GamePoint<Scalar, S, A1, A2>& a, const GamePoint<Scalar, S, A1, A2>& b,
+                                JointMatrix<Scalar, S, A1, A2>& mu) {
+  const StateVector<Scalar, S>& da = a.occupancy;
+  const StateVector<Scalar, S>& db = b.occupancy;
+  for (int s = 0; s < S; ++s)
+    for (int a1 = 0; a1 < A1; ++a1) {
+      const Scalar ua = da(s) * a.pi1(s, a1), ub = db(s) * b.pi1(s, a1);
+      for (int a2 = 0; a2 < A2; ++a2) mu(s, a1 * A2 + a2) = ua * a.pi2(s, a2) - ub * b.pi2(s, a2);
+    }
+}
 
 /// Policy gradients of V^{pi1,pi2}(rho) in direct coordinates at the point p, with
 /// Q(s,a1,a2) = r(s,a1,a2) + gamma*<P(.|s,a1,a2), v>:

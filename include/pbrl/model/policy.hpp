@@ -217,6 +217,29 @@ Status validate_parameters(const PolicySet<Scalar>& set, const StateActionMatrix
   return detail::all_within(y.data(), S * A, -set.logit_bound, set.logit_bound) ? Status::ok : Status::bad_policy;
 }
 
+namespace detail {
+
+// validate<Scalar, A>(set) for each action count A in turn: the first error, else ok.
+template <typename Scalar, int... A>
+Status validate_for_actions(const PolicySet<Scalar>& set) {
+  Status st = Status::ok;
+  (void)(... && ((st = pbrl::validate<Scalar, A>(set)) == Status::ok));
+  return st;
+}
+
+// A solver's start point, checked in its init()'s order: x0 by the problem (its box), then each
+// player's y in the policy set. The first error, else ok.
+template <class Problem, typename Scalar, int S, int... A>
+Status validate_start(const Problem& problem, const typename Problem::Params& x0, const PolicySet<Scalar>& set,
+                      const StateActionMatrix<Scalar, S, A>&... y) {
+  if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
+  Status st = Status::ok;
+  (void)(... && ((st = pbrl::validate_parameters<Scalar, S, A>(set, y)) == Status::ok));
+  return st;
+}
+
+}  // namespace detail
+
 /// Checks that pi (probabilities) has rows that are distributions; zeros allowed.
 /// @return ok; not_finite; bad_policy (a negative entry or a row not summing to one).
 template <typename Scalar, int S, int A>

@@ -10,7 +10,8 @@
 //       (overwritten; grad_pi in probabilities); it may use model as scratch but must leave what
 //       the MDP view, vjp() and sample_vjp() read unchanged
 //   validate_parameters(x) -> Status; project_parameters(x)       x in X; projection onto X
-// Optional: box() (X itself); vjp_pair() (the value penalty's two products in one call);
+// Optional: box() (X itself); vjp_pair(model, first, second, grad) (the value penalty's two
+// products in one call, each a VjpTerm);
 // sample_vjp(model, s, a, s_next, reward_weight, transition_weight, grad) for sampled mode, called
 // only where P_x(s_next|s,a) > 0 and sound only if P_x's support does not depend on x. A solver's
 // sampled mode refuses a problem without sample_vjp (Status::bad_setting).
@@ -54,23 +55,28 @@ struct has_sample_vjp<Problem, std::void_t<decltype(std::declval<const Problem&>
                                    std::declval<typename Problem::Scalar>(),
                                    std::declval<typename Problem::Params&>()))>> : std::true_type {};
 
-/// Whether Problem offers vjp_pair (the value penalty's two products in one call).
+/// One of vjp_pair's two products, scale * J^T(mu, v) with mu(s,a) = occupancy(s) pi(a|s): its
+/// role in the value penalty (pi-hat's or pi_y's occupancy, policy, values and sign times lambda).
+template <typename Scalar, int S, int A>
+struct VjpTerm {
+  const StateVector<Scalar, S>& occupancy;        ///< d, the state occupancy of pi
+  const StateActionMatrix<Scalar, S, A>& pi;      ///< the policy, in probabilities
+  const StateVector<Scalar, S>& value;            ///< v, the values J^T reads
+  Scalar scale;                                   ///< the product's factor
+};
+
+/// Whether Problem offers vjp_pair(model, first, second, grad) (the value penalty's two products
+/// in one call; first and second are VjpTerm).
 template <class Problem, class = void>
 struct has_vjp_pair : std::false_type {};
 template <class Problem>
-struct has_vjp_pair<Problem, std::void_t<decltype(std::declval<const Problem&>().vjp_pair(
-                                 std::declval<const typename Problem::Model&>(),
-                                 std::declval<const StateVector<typename Problem::Scalar, Problem::kStates>&>(),
-                                 std::declval<const StateActionMatrix<typename Problem::Scalar, Problem::kStates,
-                                                                      Problem::kActions>&>(),
-                                 std::declval<const StateVector<typename Problem::Scalar, Problem::kStates>&>(),
-                                 std::declval<typename Problem::Scalar>(),
-                                 std::declval<const StateVector<typename Problem::Scalar, Problem::kStates>&>(),
-                                 std::declval<const StateActionMatrix<typename Problem::Scalar, Problem::kStates,
-                                                                      Problem::kActions>&>(),
-                                 std::declval<const StateVector<typename Problem::Scalar, Problem::kStates>&>(),
-                                 std::declval<typename Problem::Scalar>(),
-                                 std::declval<typename Problem::Params&>()))>> : std::true_type {};
+struct has_vjp_pair<
+    Problem,
+    std::void_t<decltype(std::declval<const Problem&>().vjp_pair(
+        std::declval<const typename Problem::Model&>(),
+        std::declval<const VjpTerm<typename Problem::Scalar, Problem::kStates, Problem::kActions>&>(),
+        std::declval<const VjpTerm<typename Problem::Scalar, Problem::kStates, Problem::kActions>&>(),
+        std::declval<typename Problem::Params&>()))>> : std::true_type {};
 
 /// Box X = [lower, upper]^d, the set the paper's projected update uses for x.
 template <typename Scalar>

@@ -154,6 +154,40 @@ Status regularized_best_response(const Mdp<Scalar, S, A>& m, const BestResponseS
   return Status::ok;
 }
 
+/// Caller storage of value_at_best_response for a problem whose answer is pi*(x) of its learner's
+/// MDP M(x) scored on a task MDP (RewardShaping, RlhfProblem: their BilevelValueWorkspace).
+/// @tparam Model the problem's Model, build()'s storage for M(x)
+template <typename Scalar, int S, int A, class Model>
+struct TaskValueWorkspace {
+  /// The caps and the certificate's tolerance.
+  BestResponseSettings<Scalar> settings{};
+  /// Scratch: M(x), as build() writes it.
+  Model model;
+  /// After a success: pi*(x) in optimum.pi; the warm start.
+  RegularizedOptimum<Scalar, S, A> optimum{};
+  /// After a success: pi*(x) on the task.
+  Evaluation<Scalar, S, A> task_evaluation{};
+};
+
+namespace detail {
+
+// value_at_best_response's answer once M(x) is built into learner (a view of ws.model): pi*(x) by
+// regularized_best_response, then its V(rho) on task (which the caller has validated). out gets
+// the certificate and that value; on error out is unchanged.
+template <typename Scalar, int S, int A, class Model>
+Status value_on_task(const Mdp<Scalar, S, A>& learner, const Mdp<Scalar, S, A>& task,
+                     TaskValueWorkspace<Scalar, S, A, Model>& ws, BestResponseValue<Scalar>& out) {
+  BestResponseValue<Scalar> lower;
+  if (Status st = regularized_best_response(learner, ws.settings, ws.optimum, lower); st != Status::ok) return st;
+  if (Status st = evaluate(task, ws.optimum.pi, ws.optimum.workspace, ws.task_evaluation); st != Status::ok)
+    return st;
+  out = lower;
+  out.value = ws.task_evaluation.value_rho;
+  return Status::ok;
+}
+
+}  // namespace detail
+
 // ---- The regularized Nash equilibrium of a zero-sum Markov game --------------------------------
 //
 // Method: Shapley's value iteration on the regularized game (ERRATA item 8),

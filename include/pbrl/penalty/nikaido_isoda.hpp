@@ -44,9 +44,13 @@ Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProb
                              StateActionMatrix<Scalar, S, A1>& grad_pi1,
                              StateActionMatrix<Scalar, S, A2>& grad_pi2) {
   scratch.value = -hat2.eval.value;
+  // The penalty's two points: (pi-hat1, pi2) on player 1's MDP and (pi1, pi-hat2) on player 2's.
+  const GamePoint<Scalar, S, A1, A2> first{hat1.pi, y2.pi, hat1.eval.value, hat1.eval.occupancy, hat1.log_pi,
+                                           y2.log_pi};
+  const GamePoint<Scalar, S, A1, A2> second{y1.pi, hat2.pi, scratch.value, hat2.eval.occupancy, y1.log_pi,
+                                            hat2.log_pi};
   if constexpr (is_reward_only<GameProblem>::value) {  // one product, with mu1 - mu2
-    joint_occupancy_difference(hat1.eval.occupancy, hat1.pi, y2.pi, hat2.eval.occupancy, y1.pi, hat2.pi,
-                               scratch.weights);
+    joint_occupancy_difference(first, second, scratch.weights);
     problem.vjp(model, scratch.weights, hat1.eval.value, lambda, grad_x);
   } else {
     joint_occupancy(hat1.eval.occupancy, hat1.pi, y2.pi, scratch.weights);
@@ -54,10 +58,7 @@ Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProb
     joint_occupancy(hat2.eval.occupancy, y1.pi, hat2.pi, scratch.weights);
     problem.vjp(model, scratch.weights, scratch.value, -lambda, grad_x);
   }
-  add_game_policy_gradient_pair(game, {hat1.pi, y2.pi, hat1.eval.value, hat1.eval.occupancy, hat1.log_pi, y2.log_pi},
-                                lambda, grad_pi2,
-                                {y1.pi, hat2.pi, scratch.value, hat2.eval.occupancy, y1.log_pi, hat2.log_pi}, -lambda,
-                                grad_pi1);
+  add_game_policy_gradient_pair(game, first, lambda, grad_pi2, second, -lambda, grad_pi1);
   return hat1.eval.value_rho + hat2.eval.value_rho;
 }
 

@@ -23,8 +23,8 @@ Scalar value_penalty(const Problem& problem, const typename Problem::Model& mode
                      StateActionMatrix<Scalar, S, A>& weights, typename Problem::Params& grad_x,
                      StateActionMatrix<Scalar, S, A>& grad_pi) {
   if constexpr (has_vjp_pair<Problem>::value) {
-    problem.vjp_pair(model, hat.eval.occupancy, hat.pi, hat.eval.value, lambda, y.eval.occupancy, y.pi, y.eval.value,
-                     -lambda, grad_x);
+    problem.vjp_pair(model, {hat.eval.occupancy, hat.pi, hat.eval.value, lambda},
+                     {y.eval.occupancy, y.pi, y.eval.value, -lambda}, grad_x);
   } else {
     state_action_occupancy(hat.eval, hat.pi, weights);
     problem.vjp(model, weights, hat.eval.value, lambda, grad_x);

@@ -55,9 +55,7 @@ class IncentiveDesign {
   /// The designer's MDP over joint actions.
   using DesignerMdp = Mdp<Scalar, S, A1 * A2>;
   /// S, the number of states: an axis of Data's arrays (data_layout.hpp).
-  struct States : layout::Axis<0, S> {
-    static constexpr const char* name = "states";  ///< its key in a pbrl-codegen manifest
-  };
+  using States = layout::States<S>;
   /// A1, agent 1's actions: an axis of Data's arrays (data_layout.hpp).
   struct Actions1 : layout::Axis<1, A1> {
     static constexpr const char* name = "actions1";  ///< its key in a pbrl-codegen manifest

@@ -44,13 +44,9 @@ class RewardShaping {
   /// The shaped MDP M(x) and the task.
   using MdpType = Mdp<Scalar, S, A>;
   /// S, the number of states: an axis of Data's arrays (data_layout.hpp).
-  struct States : layout::Axis<0, S> {
-    static constexpr const char* name = "states";  ///< its key in a pbrl-codegen manifest
-  };
+  using States = layout::States<S>;
   /// A, the number of actions: an axis of Data's arrays (data_layout.hpp).
-  struct Actions : layout::Axis<1, A> {
-    static constexpr const char* name = "actions";  ///< its key in a pbrl-codegen manifest
-  };
+  using Actions = layout::Actions<A>;
 
   /// Caller storage for what build() takes from x.
   struct Model {
@@ -91,17 +87,8 @@ class RewardShaping {
   /// The problem's kind, which a checkpoint records (model_digest.hpp).
   static constexpr ProblemKind kProblemKind = ProblemKind::reward_shaping;
 
-  /// Caller storage of value_at_best_response (bilevel_value.hpp).
-  struct BilevelValueWorkspace {
-    /// The caps and the certificate's tolerance.
-    BestResponseSettings<Scalar> settings{};
-    /// Scratch: r + x.
-    Model model;
-    /// After a success: pi*(x) in optimum.pi; the warm start.
-    RegularizedOptimum<Scalar, S, A> optimum{};
-    /// After a success: pi*(x) on the task.
-    Evaluation<Scalar, S, A> task_evaluation{};
-  };
+  /// Caller storage of value_at_best_response (bilevel_value.hpp); its model is scratch: r + x.
+  using BilevelValueWorkspace = TaskValueWorkspace<Scalar, S, A, Model>;
 
   /// Validates all data and keeps it (the arrays by pointer).
   /// @return ok; validate(Mdp)'s statuses for the task; the learner's regularizer's
@@ -202,13 +189,7 @@ class RewardShaping {
     if (Status st = validate_parameters(x); st != Status::ok) return st;
     MdpType shaped;
     if (Status st = build(x, ws.model, shaped); st != Status::ok) return st;
-    BestResponseValue<Scalar> lower;
-    if (Status st = regularized_best_response(shaped, ws.settings, ws.optimum, lower); st != Status::ok) return st;
-    if (Status st = evaluate(task_, ws.optimum.pi, ws.optimum.workspace, ws.task_evaluation); st != Status::ok)
-      return st;
-    out = lower;
-    out.value = ws.task_evaluation.value_rho;
-    return Status::ok;
+    return detail::value_on_task(shaped, task_, ws, out);
   }
 
  private:

@@ -55,9 +55,7 @@ class Stackelberg {
   /// The follower's MDP M(x).
   using MdpType = Mdp<Scalar, S, AF>;
   /// S, the number of states: an axis of Data's arrays (data_layout.hpp).
-  struct States : layout::Axis<0, S> {
-    static constexpr const char* name = "states";  ///< its key in a pbrl-codegen manifest
-  };
+  using States = layout::States<S>;
   /// AL, the leader's actions: an axis of Data's arrays (data_layout.hpp).
   struct LeaderActions : layout::Axis<1, AL> {
     static constexpr const char* name = "leader_actions";  ///< its key in a pbrl-codegen manifest
@@ -254,15 +252,21 @@ class Stackelberg {
     }
   }
 
-  /// grad += scale1 * J^T(mu1, v1) + scale2 * J^T(mu2, v2), mu_i(s,a_f) = d_i(s) pi_i(a_f|s) (the
-  /// value penalty's two products; problem.hpp).
+  /// grad += scale1 * J^T(mu1, v1) + scale2 * J^T(mu2, v2), mu_i(s,a_f) = d_i(s) pi_i(a_f|s), the
+  /// two VjpTerm (the value penalty's two products; problem.hpp).
   /// Why one pass: both G's are sums over the same rows of P, so per state and follower action
   /// one vector u = gamma (c1 v1 + c2 v2), c_i = scale_i mu_i(s,a_f), meets the A_l rows once,
   /// G(b) = sum_{a_f} (c1 + c2) r_f(s,b,a_f) + <P(.|s,b,a_f), u>:
   /// 2*A_f*S + A_l*A_f*S multiply-adds a state where two vjp() calls take 2*A_l*A_f*S.
-  void vjp_pair(const Model& model, const StateVector<Scalar, S>& d1, const Matrix& pi1,
-                const StateVector<Scalar, S>& v1, Scalar scale1, const StateVector<Scalar, S>& d2, const Matrix& pi2,
-                const StateVector<Scalar, S>& v2, Scalar scale2, Params& grad) const {
+  void vjp_pair(const Model& model, const VjpTerm<Scalar, S, AF>& first, const VjpTerm<Scalar, S, AF>& second,
+                Params& grad) const {
+    const StateVector<Scalar, S>& d1 = first.occupancy;
+    const StateVector<Scalar, S>& d2 = second.occupancy;
+    const StateVector<Scalar, S>& v1 = first.value;
+    const StateVector<Scalar, S>& v2 = second.value;
+    const Matrix& pi1 = first.pi;
+    const Matrix& pi2 = second.pi;
+    const Scalar scale1 = first.scale, scale2 = second.scale;
     const Scalar gamma = data_.discount;
 #ifdef EIGEN_VECTORIZE
     StateVector<Scalar, S> u;
@@ -367,13 +371,8 @@ class Stackelberg {
   template <EvaluationMethod M>
   Status leader_value(const Params& x, const Matrix& pi_y, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
                       Evaluation<Scalar, S, AF>& eval, Scalar& value) const {
-    if (Status st = validate_parameters(x); st != Status::ok) return st;
-    if (Status st = validate_policy(pi_y); st != Status::ok) return st;
-    MdpType mdp;
-    if (Status st = build(x, model, mdp); st != Status::ok) return st;
-    if (Status st = evaluate_leader(pi_y, model, ws, eval); st != Status::ok) return st;
-    value = eval.value_rho;
-    return Status::ok;
+    return value_on_built(x, pi_y, model, eval, value,
+                          [&](const MdpType&) { return evaluate_leader(pi_y, model, ws, eval); });
   }
 
   /// V_f^{pi_x,pi_y}(rho) = V^{pi_y}_{M(x)}(rho), the follower's value with its own regularizer,
@@ -383,13 +382,8 @@ class Stackelberg {
   template <EvaluationMethod M>
   Status follower_value(const Params& x, const Matrix& pi_y, Model& model, EvaluationWorkspace<Scalar, S, M>& ws,
                         Evaluation<Scalar, S, AF>& eval, Scalar& value) const {
-    if (Status st = validate_parameters(x); st != Status::ok) return st;
-    if (Status st = validate_policy(pi_y); st != Status::ok) return st;
-    MdpType mdp;
-    if (Status st = build(x, model, mdp); st != Status::ok) return st;
-    if (Status st = evaluate(mdp, pi_y, ws, eval); st != Status::ok) return st;
-    value = eval.value_rho;
-    return Status::ok;
+    return value_on_built(x, pi_y, model, eval, value,
+                          [&](const MdpType& mdp) { return evaluate(mdp, pi_y, ws, eval); });
   }
 
   /// The follower's optimality gap V_f^{pi_x,pi*(x)}(rho) - V_f^{pi_x,pi_y}(rho) >= 0 (up to the
@@ -521,6 +515,20 @@ class Stackelberg {
   }
   static Vector<Scalar, AL> leader_log_row(const Model& model, int s) {
     return Eigen::Map<const Vector<Scalar, AL>>(model.leader_log_policy + s * AL);
+  }
+
+  // leader_value's and follower_value's common part: x and pi_y checked, M(x) built into model,
+  // then evaluate_on(M(x)) fills eval, whose V(rho) becomes value (unchanged on error).
+  template <class EvaluateOn>
+  Status value_on_built(const Params& x, const Matrix& pi_y, Model& model, const Evaluation<Scalar, S, AF>& eval,
+                        Scalar& value, EvaluateOn&& evaluate_on) const {
+    if (Status st = validate_parameters(x); st != Status::ok) return st;
+    if (Status st = validate_policy(pi_y); st != Status::ok) return st;
+    MdpType mdp;
+    if (Status st = build(x, model, mdp); st != Status::ok) return st;
+    if (Status st = evaluate_on(mdp); st != Status::ok) return st;
+    value = eval.value_rho;
+    return Status::ok;
   }
 
   MdpType follower_mdp(const Model& model) const {

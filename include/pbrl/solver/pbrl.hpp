@@ -126,8 +126,7 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
   Status init(const Problem& problem, const Settings& settings, const Params& x0, const Matrix& y0) {
     if (Status st = validate(settings, A); st != Status::ok) return st;
     if (Status st = validate<Scalar, A>(settings.oracle_policy); st != Status::ok) return st;
-    if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
-    if (Status st = validate_parameters<Scalar, S, A>(settings.policy, y0); st != Status::ok) return st;
+    if (Status st = detail::validate_start(problem, x0, settings.policy, y0); st != Status::ok) return st;
     if (settings.gradient == GradientMode::sampled && (!kSampled || !has_sample_vjp<Problem>::value))
       return Status::bad_setting;
     this->start(problem, settings, x0);
@@ -240,8 +239,8 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
       }
       case StepPart::oracle_step:
         // pi-hat was checked by init(), the last oracle run or restore_checkpoint().
-        if (Status st = detail::oracle_step<false>(oracle_spec(), p.mdp, ws_, weights_,
-                                                   {eval_hat_, log_pi_next_, pi_next_, value_next_}, p.run);
+        if (Status st = detail::oracle_step<false>(this->oracle_spec(schedule_.oracle_target(settings_)), p.mdp, ws_,
+                                                   weights_, {eval_hat_, log_pi_next_, pi_next_, value_next_}, p.run);
             st != Status::ok)
           return st;
         if (p.run.done) p.next = StepPart::evaluation;
@@ -395,16 +394,6 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
       ++p.batch_step;
       return policy_ascent_update<Scalar, S, A>(set, settings_.oracle_step, weights_, log_pi_next_, pi_next_);
     }
-  }
-
-  // The exact oracle's run at the schedule's current steps and target.
-  OracleSpec<Scalar> oracle_spec() const {
-    return {settings_.oracle,
-            settings_.oracle_policy,
-            settings_.oracle_step,
-            schedule_.inner_steps_min(settings_),
-            schedule_.inner_steps_max(settings_),
-            schedule_.oracle_target(settings_)};
   }
 
   // The sampled penalty's two batches (sampled_value_penalty or sampled_bellman_penalty), before

@@ -130,13 +130,9 @@ class PbrlZeroSum
   Status init(const GameProblem& problem, const Settings& settings, const Params& x0, const Matrix1& y1,
               const Matrix2& y2) {
     if (Status st = validate(settings); st != Status::ok) return st;
-    if (Status st = validate<Scalar, A1>(settings.policy); st != Status::ok) return st;
-    if (Status st = validate<Scalar, A2>(settings.policy); st != Status::ok) return st;
-    if (Status st = validate<Scalar, A1>(settings.oracle_policy); st != Status::ok) return st;
-    if (Status st = validate<Scalar, A2>(settings.oracle_policy); st != Status::ok) return st;
-    if (Status st = problem.validate_parameters(x0); st != Status::ok) return st;
-    if (Status st = validate_parameters<Scalar, S, A1>(settings.policy, y1); st != Status::ok) return st;
-    if (Status st = validate_parameters<Scalar, S, A2>(settings.policy, y2); st != Status::ok) return st;
+    if (Status st = detail::validate_for_actions<Scalar, A1, A2>(settings.policy); st != Status::ok) return st;
+    if (Status st = detail::validate_for_actions<Scalar, A1, A2>(settings.oracle_policy); st != Status::ok) return st;
+    if (Status st = detail::validate_start(problem, x0, settings.policy, y1, y2); st != Status::ok) return st;
     if (settings.gradient == GradientMode::sampled && (!kSampled || !has_game_sample_vjp<GameProblem>::value))
       return Status::bad_setting;
     this->start(problem, settings, x0);
@@ -382,13 +378,8 @@ class PbrlZeroSum
   Status oracle_step_of(const Mdp<Scalar, S, A>& m, Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& scratch,
                         StateActionMatrix<Scalar, S, A>& log_pi_next, StateActionMatrix<Scalar, S, A>& pi_next,
                         StateVector<Scalar, S>& value_next, OracleRun& run) {
-    const OracleSpec<Scalar> spec{settings_.oracle,
-                                  settings_.oracle_policy,
-                                  settings_.oracle_step,
-                                  schedule_.inner_steps_min(settings_),
-                                  schedule_.inner_steps_max(settings_),
-                                  schedule_.oracle_target(settings_) / Scalar(2)};
-    return detail::oracle_step<false>(spec, m, ws_, scratch, {eval, log_pi_next, pi_next, value_next}, run);
+    return detail::oracle_step<false>(this->oracle_spec(schedule_.oracle_target(settings_) / Scalar(2)), m, ws_,
+                                      scratch, {eval, log_pi_next, pi_next, value_next}, run);
   }
 
   // Sampled mode's rollouts, at most max_rollouts of one batch: T sampled policy-gradient steps

@@ -14,6 +14,7 @@
 #include "pbrl/model/detail/model_digest.hpp"
 #include "pbrl/core/rng.hpp"
 #include "pbrl/solver/penalty_schedule.hpp"
+#include "pbrl/solver/detail/oracle_steps.hpp"
 #include "pbrl/solver/detail/projected_step.hpp"
 #include "pbrl/solver/detail/step_counts.hpp"
 #include "pbrl/solver/settings.hpp"
@@ -324,6 +325,17 @@ class PenaltySolverCore {
     p.sampled = kSampled && settings_.gradient == GradientMode::sampled;
     p.lambda = schedule_.lambda(settings_, counts_.iteration);
     return Status::ok;
+  }
+
+  // An exact oracle run at the schedule's current step counts, toward `target` (the schedule's
+  // oracle_target(), or a player's share of it).
+  OracleSpec<Scalar> oracle_spec(Scalar target) const {
+    return {settings_.oracle,
+            settings_.oracle_policy,
+            settings_.oracle_step,
+            schedule_.inner_steps_min(settings_),
+            schedule_.inner_steps_max(settings_),
+            target};
   }
 
   // The commit's shared part. Checks that every number the report would return is finite

@@ -3,45 +3,16 @@
  * changes nothing; steps and runs advance; a checkpoint restored into a second workspace continues
  * exactly like the first; a step in slices is the step. Compiled once per model: MODEL (its name), MODEL_UPPER and MODEL_HEADER
  * ("<name>.h") come from the build (tests/codegen/CMakeLists.txt). */
-#include MODEL_HEADER
+#include "c_api_check.h"
 
 #include <math.h>
-#include <stdio.h>
-#include <string.h>
-
-#define CAT3_(a, b, c) a##b##c
-#define CAT3(a, b, c) CAT3_(a, b, c)
-#define FN(f) CAT3(pbrl_, MODEL, _##f) /* FN(step): pbrl_<name>_step */
-#define K(c) CAT3(PBRL_, MODEL_UPPER, _##c) /* K(PARAMS): PBRL_<NAME>_PARAMS */
-#define T(t) CAT3(pbrl_, MODEL, _##t)
-
-typedef T(workspace) Workspace;
-typedef T(report) Report;
-typedef T(scalar) Scalar;
 
 enum { kParams = K(PARAMS), kPolicies = K(POLICY_ENTRIES), kImage = K(CHECKPOINT_BYTES) };
 
-static int failures = 0;
-#define CHECK(cond)                                                             \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                               \
-    }                                                                           \
-  } while (0)
-
 /* Static, as firmware holds them; ws3 is a copy of ws made with memcpy. */
-static Workspace ws, ws2, ws3, before;
+static Workspace ws, ws2, ws3;
 static unsigned char image[kImage + 8], image2[kImage + 8], slots[2][kImage], saved_image[kImage + 8];
 static Scalar x[kParams], x2[kParams], x0[kParams], pi[kPolicies], pi2[kPolicies];
-
-/* `call` returns `status` and the workspace `w` keeps every byte. */
-#define REFUSED(status, w, call)                            \
-  do {                                                      \
-    memcpy(&before, (w), sizeof before);                    \
-    CHECK((call) == (status));                              \
-    CHECK(memcmp(&before, (w), sizeof before) == 0);        \
-  } while (0)
 
 /* Every call on a workspace no init succeeded on. */
 static void refuses_uninitialized(Workspace* w) {
@@ -309,6 +280,5 @@ int main(void) {
 
   slices();
 
-  if (failures == 0) printf("%s: all checks passed\n", MODEL_HEADER);
-  return failures == 0 ? 0 : 1;
+  return checks_passed();
 }

@@ -4,20 +4,7 @@
  * checkpoint carries the estimate and a restored workspace, refreshed, goes on like the saved one.
  * Compiled once per model: MODEL, MODEL_UPPER, MODEL_HEADER and PLAYERS (1: observe(s, a, s'),
  * 2: observe(s, a1, a2, s')) come from the build (tests/codegen/CMakeLists.txt). */
-#include MODEL_HEADER
-
-#include <stdio.h>
-#include <string.h>
-
-#define CAT3_(a, b, c) a##b##c
-#define CAT3(a, b, c) CAT3_(a, b, c)
-#define FN(f) CAT3(pbrl_, MODEL, _##f)
-#define K(c) CAT3(PBRL_, MODEL_UPPER, _##c)
-#define T(t) CAT3(pbrl_, MODEL, _##t)
-
-typedef T(workspace) Workspace;
-typedef T(report) Report;
-typedef T(scalar) Scalar;
+#include "c_api_check.h"
 
 enum { kParams = K(PARAMS), kImage = K(CHECKPOINT_BYTES), kRows = K(ROWS), kStates = K(STATES) };
 /* Actions of the observed joint row: (a1, a2) of two players, a of one (a2 unused). */
@@ -32,26 +19,10 @@ enum { kA2 = 1 };
 #endif
 enum { kA1 = kRows / kStates / kA2 };
 
-static int failures = 0;
-#define CHECK(cond)                                                             \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                               \
-    }                                                                           \
-  } while (0)
-
-static Workspace ws, ws2, before;
+static Workspace ws, ws2;
 static unsigned char image[kImage], slots[2][kImage];
 static Scalar x[kParams], x2[kParams];
 static int64_t counts[kRows], counts2[kRows];
-
-#define REFUSED(status, w, call)                     \
-  do {                                               \
-    memcpy(&before, (w), sizeof before);             \
-    CHECK((call) == (status));                       \
-    CHECK(memcmp(&before, (w), sizeof before) == 0); \
-  } while (0)
 
 /* n observations, s' = (s + a1 + a2 + k) mod S: every row visited in turn. */
 static void observe_many(Workspace* w, int n) {
@@ -162,6 +133,5 @@ int main(void) {
   memset(image, 0x33, sizeof image);
   REFUSED(PBRL_CHECKPOINT_CORRUPT, &ws2, FN(restore_checkpoint)(&ws2, image, sizeof image));
 
-  if (failures == 0) printf("%s: all checks passed\n", MODEL_HEADER);
-  return failures == 0 ? 0 : 1;
+  return checks_passed();
 }

@@ -167,52 +167,47 @@ class Api {
   }
 
   static pbrl_status step(CWorkspace* ws, CReport* report) {
-    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
-    typename Solver::Report r;
-    // A report only when asked for: the solver skips the certificate's work without one.
-    const Status st = body(*ws).solver.step(report != nullptr ? &r : nullptr);
-    if (st == Status::ok && report != nullptr) *report = convert(r);
-    return to_c(st);
+    return reported(ws, report, [](Solver& solver, typename Solver::Report* r, bool& filled) {
+      filled = true;
+      return solver.step(r);
+    });
   }
 
   // As Solver::step_slice; the report is converted when the slice completes the step.
   static pbrl_status step_slice(CWorkspace* ws, std::int32_t max_rollouts, pbrl_slice* slice, CReport* report) {
     if (slice == nullptr) return PBRL_NULL_POINTER;
-    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
-    typename Solver::Report r;
-    SliceResult s;
-    const Status st = body(*ws).solver.step_slice(max_rollouts, s, report != nullptr ? &r : nullptr);
-    if (st != Status::ok) return to_c(st);
-    slice->part = static_cast<pbrl_step_part>(s.part);
-    slice->slice = s.slice;
-    slice->step_done = s.step_done;
-    if (s.step_done && report != nullptr) *report = convert(r);
-    return PBRL_OK;
+    return reported(ws, report, [&](Solver& solver, typename Solver::Report* r, bool& filled) {
+      SliceResult s;
+      if (Status st = solver.step_slice(max_rollouts, s, r); st != Status::ok) return st;
+      slice->part = static_cast<pbrl_step_part>(s.part);
+      slice->slice = s.slice;
+      slice->step_done = s.step_done;
+      filled = s.step_done;
+      return Status::ok;
+    });
   }
 
   // As Solver::run: steps done before an error stay done (iteration() counts them); the report is
   // the last step's, written only if all succeeded.
   static pbrl_status run(CWorkspace* ws, std::int64_t iterations, CReport* report) {
-    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
-    typename Solver::Report r;
-    const Status st = body(*ws).solver.run(iterations, report != nullptr ? &r : nullptr);
-    if (st == Status::ok && report != nullptr && iterations > 0) *report = convert(r);
-    return to_c(st);
+    return reported(ws, report, [&](Solver& solver, typename Solver::Report* r, bool& filled) {
+      filled = iterations > 0;
+      return solver.run(iterations, r);
+    });
   }
 
   // As Solver::solve: steps done before an error stay done; the result is written when it returns
   // ok, the report (the last step's) when a step ran.
   static pbrl_status solve(CWorkspace* ws, std::int64_t max_steps, pbrl_solve_result* result, CReport* report) {
     if (result == nullptr) return PBRL_NULL_POINTER;
-    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
-    typename Solver::Report r;
-    SolveResult out;
-    const Status st = body(*ws).solver.solve(max_steps, out, report != nullptr ? &r : nullptr);
-    if (st != Status::ok) return to_c(st);
-    result->outcome = static_cast<pbrl_solve_outcome>(out.outcome);
-    result->steps = out.steps;
-    if (report != nullptr && out.steps > 0) *report = convert(r);
-    return PBRL_OK;
+    return reported(ws, report, [&](Solver& solver, typename Solver::Report* r, bool& filled) {
+      SolveResult out;
+      if (Status st = solver.solve(max_steps, out, r); st != Status::ok) return st;
+      result->outcome = static_cast<pbrl_solve_outcome>(out.outcome);
+      result->steps = out.steps;
+      filled = out.steps > 0;
+      return Status::ok;
+    });
   }
 
   static pbrl_status iteration(const CWorkspace* ws, std::int64_t* out) {
@@ -401,6 +396,19 @@ class Api {
     if (out == nullptr) return PBRL_NULL_POINTER;
     if (pbrl_status st = check(ws); st != PBRL_OK) return st;
     return length < needed ? PBRL_BUFFER_TOO_SMALL : PBRL_OK;
+  }
+
+  // A stepping call on a checked workspace: call(solver, r, filled) runs it with a solver report
+  // only when the caller gave one (without, the solver skips the certificate's work) and sets
+  // filled when r holds a step's numbers; on ok those are converted into *report.
+  template <class Call>
+  static pbrl_status reported(CWorkspace* ws, CReport* report, Call&& call) {
+    if (pbrl_status st = check(ws); st != PBRL_OK) return st;
+    typename Solver::Report r;
+    bool filled = false;
+    const Status st = call(body(*ws).solver, report != nullptr ? &r : nullptr, filled);
+    if (st == Status::ok && filled && report != nullptr) *report = convert(r);
+    return to_c(st);
   }
 
   // x is checked on a problem on the stack before the workspace changes. What is left to fail

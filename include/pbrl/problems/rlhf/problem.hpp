@@ -48,13 +48,9 @@ class RlhfProblem {
   /// The preference buffer f is the loss of.
   using Buffer = PreferenceBuffer<S, A, MaxLen, Capacity>;
   /// S, the number of states: an axis of Data's arrays (data_layout.hpp).
-  struct States : layout::Axis<0, S> {
-    static constexpr const char* name = "states";  ///< its key in a pbrl-codegen manifest
-  };
+  using States = layout::States<S>;
   /// A, the number of actions: an axis of Data's arrays (data_layout.hpp).
-  struct Actions : layout::Axis<1, A> {
-    static constexpr const char* name = "actions";  ///< its key in a pbrl-codegen manifest
-  };
+  using Actions = layout::Actions<A>;
 
   /// Caller storage for what build() takes from x.
   struct Model {
@@ -96,17 +92,8 @@ class RlhfProblem {
   /// The problem's kind, which a checkpoint records (model_digest.hpp).
   static constexpr ProblemKind kProblemKind = ProblemKind::rlhf;
 
-  /// Caller storage of value_at_best_response (bilevel_value.hpp).
-  struct BilevelValueWorkspace {
-    /// The caps and the certificate's tolerance.
-    BestResponseSettings<Scalar> settings{};
-    /// Scratch: r_x = x.
-    Model model;
-    /// After a success: pi*(x) in optimum.pi; the warm start.
-    RegularizedOptimum<Scalar, S, A> optimum{};
-    /// After a success: pi*(x) on the task.
-    Evaluation<Scalar, S, A> task_evaluation{};
-  };
+  /// Caller storage of value_at_best_response (bilevel_value.hpp); its model is scratch: r_x = x.
+  using BilevelValueWorkspace = TaskValueWorkspace<Scalar, S, A, Model>;
 
   /// Validates all data and keeps it (the arrays and the buffer by pointer).
   /// @return ok; null_pointer; not_finite; bad_transition; bad_distribution; bad_discount;
@@ -217,13 +204,7 @@ class RlhfProblem {
     if (Status st = validate(task); st != Status::ok) return st;
     MdpType learner;
     if (Status st = build(x, ws.model, learner); st != Status::ok) return st;
-    BestResponseValue<Scalar> lower;
-    if (Status st = regularized_best_response(learner, ws.settings, ws.optimum, lower); st != Status::ok) return st;
-    if (Status st = evaluate(task, ws.optimum.pi, ws.optimum.workspace, ws.task_evaluation); st != Status::ok)
-      return st;
-    out = lower;
-    out.value = ws.task_evaluation.value_rho;
-    return Status::ok;
+    return detail::value_on_task(learner, task, ws, out);
   }
 
  private:

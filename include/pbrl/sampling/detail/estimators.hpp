@@ -185,6 +185,21 @@ void run_batch(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>
   run_rollouts(m, sigma, pi, values, settings.horizon, settings.batch, rng, traj, static_cast<Visit&&>(visit));
 }
 
+// A sampled gradient's whole batch, committed only when finite: on a copy of rng, grad is zeroed
+// and draw(local, w) runs the B rollouts, adding each one's term weighted by w = 1/B; then rng
+// and steps advance (B*H). On numerical_failure rng and steps are unchanged.
+template <typename Scalar, class Grad, class Draw>
+Status gradient_batch(const SamplingSettings& settings, Rng& rng, std::int64_t& steps, Grad& grad, Draw&& draw) {
+  Rng local = rng;
+  const Scalar w = Scalar(1) / Scalar(settings.batch);
+  grad.setZero();
+  draw(local, w);
+  if (!pbrl::all_finite(grad)) return Status::numerical_failure;
+  rng = local;
+  steps += batch_steps(settings);
+  return Status::ok;
+}
+
 template <typename Scalar, int S, int A, int MaxHorizon>
 Status check_penalty_call(const Mdp<Scalar, S, A>& m, Parameterization param,
                           const StateActionMatrix<Scalar, S, A>& pi_y,
@@ -290,16 +305,11 @@ Status sampled_vjp(const Problem& problem, const typename Problem::Model& model,
   static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
   if (Status st = validate_sampling<MaxHorizon>(settings); st != Status::ok) return st;
   if (Status st = detail::check_rollout(m, sigma, pi, settings.horizon, MaxHorizon); st != Status::ok) return st;
-  Rng local = rng;
-  const Scalar w = Scalar(1) / Scalar(settings.batch);
-  grad.setZero();
-  detail::run_batch(m, sigma, pi, settings, local, scratch, [&](const Trajectory<Scalar, MaxHorizon>& traj) {
-    detail::accumulate_vjp(problem, model, m.discount, traj, w, grad);
+  return detail::gradient_batch<Scalar>(settings, rng, steps, grad, [&](Rng& local, Scalar w) {
+    detail::run_batch(m, sigma, pi, settings, local, scratch, [&](const Trajectory<Scalar, MaxHorizon>& traj) {
+      detail::accumulate_vjp(problem, model, m.discount, traj, w, grad);
+    });
   });
-  if (!all_finite(grad)) return Status::numerical_failure;
-  rng = local;
-  steps += batch_steps(settings);
-  return Status::ok;
 }
 
 namespace detail {

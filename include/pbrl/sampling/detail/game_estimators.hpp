@@ -299,16 +299,11 @@ Status sampled_game_vjp(const GameProblem& problem, const typename GameProblem::
   static_assert(has_game_sample_vjp<GameProblem>::value, "sampled estimators need GameProblem::sample_vjp");
   if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
     return st;
-  Rng local = rng;
-  const Scalar w = Scalar(1) / Scalar(settings.batch);
-  grad.setZero();
-  detail::run_game_batch(g, pi1, pi2, settings, local, scratch, [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
-    detail::accumulate_game_vjp(problem, model, g.discount, traj, w, grad);
+  return detail::gradient_batch<Scalar>(settings, rng, steps, grad, [&](Rng& local, Scalar w) {
+    detail::run_game_batch(g, pi1, pi2, settings, local, scratch, [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
+      detail::accumulate_game_vjp(problem, model, g.discount, traj, w, grad);
+    });
   });
-  if (!all_finite(grad)) return Status::numerical_failure;
-  rng = local;
-  steps += batch_steps(settings);
-  return Status::ok;
 }
 
 namespace detail {
@@ -431,22 +426,17 @@ Status sampled_directional_vjp(const GameProblem& problem, const typename GamePr
   if (Status st = detail::check_game_call<Scalar, S, A1, A2, MaxHorizon>(g, pi1, pi2, settings); st != Status::ok)
     return st;
   if (!all_finite(u1) || !all_finite(u2)) return Status::not_finite;
-  Rng local = rng;
-  const Scalar w = Scalar(1) / Scalar(settings.batch);
-  grad.setZero();
-  detail::run_game_batch(g, pi1, pi2, settings, local, scratch, [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
-    Scalar d = w, c(0);
-    for (int t = 0; t < traj.horizon; ++t) {
-      const int s = traj.state[t], a1 = traj.action1[t], a2 = traj.action2[t];
-      c += u1(s, a1) / pi1(s, a1) + u2(s, a2) / pi2(s, a2);  // drawn actions: pi > 0
-      problem.sample_vjp(model, s, a1 * A2 + a2, traj.state[t + 1], d * c, Scalar(0), grad);
-      d *= g.discount;
-    }
+  return detail::gradient_batch<Scalar>(settings, rng, steps, grad, [&](Rng& local, Scalar w) {
+    detail::run_game_batch(g, pi1, pi2, settings, local, scratch, [&](const GameTrajectory<Scalar, MaxHorizon>& traj) {
+      Scalar d = w, c(0);
+      for (int t = 0; t < traj.horizon; ++t) {
+        const int s = traj.state[t], a1 = traj.action1[t], a2 = traj.action2[t];
+        c += u1(s, a1) / pi1(s, a1) + u2(s, a2) / pi2(s, a2);  // drawn actions: pi > 0
+        problem.sample_vjp(model, s, a1 * A2 + a2, traj.state[t + 1], d * c, Scalar(0), grad);
+        d *= g.discount;
+      }
+    });
   });
-  if (!all_finite(grad)) return Status::numerical_failure;
-  rng = local;
-  steps += batch_steps(settings);
-  return Status::ok;
 }
 
 }  // namespace pbrl
