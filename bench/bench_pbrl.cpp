@@ -191,7 +191,7 @@ std::unique_ptr<pbrl::StateActionMatrix<Scalar, S, kA>[]> policy_pair(benchmark:
   pi[0] = shaped.inst->pi0;
   pi[1] = shaped.inst->pi0;
   Matrix log_pi = shaped.inst->pi0.array().log().matrix();
-  if (!ok(state, pbrl::pmd_step(shaped.mdp, Scalar(1), *shaped.ws, *shaped.eval, log_pi, pi[1]))) return nullptr;
+  if (!ok(state, pbrl::pmd_step(shaped.mdp, Scalar(1), *shaped.ws, *shaped.eval, {log_pi, pi[1]}))) return nullptr;
   return pi;
 }
 
@@ -260,7 +260,7 @@ void BM_PmdStep(benchmark::State& state) {
       *log_pi = log_pi0;
       k = 0;
     }
-    if (!ok(state, pbrl::pmd_step(m->mdp, eta, *m->ws, *m->eval, *log_pi, *pi))) break;
+    if (!ok(state, pbrl::pmd_step(m->mdp, eta, *m->ws, *m->eval, {*log_pi, *pi}))) break;
     ++k;
     if constexpr (Method::value == pbrl::EvaluationMethod::sweeps) sweeps += m->ws->last_sweeps;
     benchmark::DoNotOptimize(pi->data());

@@ -98,7 +98,7 @@ int run(const Options& opt) {
   static pbrl::StateVector<Real, S> v;
   static pbrl::StateActionMatrix<Real, S, A> q, log_pi, pi, pi_y;
   v.setZero();
-  if (pbrl::soft_value_iteration(unshaped, 2000, Real(1e-12), v, q, log_pi, pi) != pbrl::Status::ok) return 1;
+  if (pbrl::soft_value_iteration(unshaped, 2000, Real(1e-12), v, q, {log_pi, pi}) != pbrl::Status::ok) return 1;
   static pbrl::EvaluationWorkspace<Real, S, pbrl::EvaluationMethod::direct> ws;
   static pbrl::Evaluation<Real, S, A> before, after;
   solver.policy(pi_y);

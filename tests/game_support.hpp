@@ -127,7 +127,8 @@ class MixtureGame {
 
   // Per-sample hook (problem.hpp) over joint actions j:
   // grad += rw * grad r_x(s,j) + tw * grad log P_x(s'|s,j).
-  void sample_vjp(const Model& model, int s, int j, int s_next, Real rw, Real tw, Params& grad) const {
+  void sample_vjp(const Model& model, const pbrl::VjpSample<Real>& sample, Params& grad) const {
+    const auto [s, j, s_next, rw, tw] = sample;
     const int sj = s * J + j;
     const Real t = model.tanh[sj];
     const Real m = model.mix[sj];

@@ -83,7 +83,7 @@ template <int S, int A>
 Optimum<S, A> optimum(const pbrl::Mdp<Real, S, A>& m) {
   Optimum<S, A> o;
   pbrl::SoftValueIterationResult<Real> res;
-  REQUIRE(pbrl::soft_value_iteration(m, 20000, Real(0), o.value, o.q, o.log_pi, o.pi, &res) ==
+  REQUIRE(pbrl::soft_value_iteration(m, 20000, Real(0), o.value, o.q, {o.log_pi, o.pi}, &res) ==
           pbrl::Status::ok);
   return o;
 }
@@ -156,8 +156,8 @@ class MixtureProblem {
   //   grad += rw * grad_x r_x(s,a) + tw * grad_x log P_x(s'|s,a), with
   //   grad_x log P_x(s'|s,a) = sig'(<C,x>) C(s,a) (P1(s'|s,a) - P0(s'|s,a)) / P_x(s'|s,a),
   //   sig' = m (1 - m); P_x(s'|s,a) > 0 because s' was drawn from it.
-  void sample_vjp(const Model& model, int s, int a, int s_next, Real reward_weight, Real transition_weight,
-                  Params& grad) const {
+  void sample_vjp(const Model& model, const pbrl::VjpSample<Real>& sample, Params& grad) const {
+    const auto [s, a, s_next, reward_weight, transition_weight] = sample;
     const Params x = built_for(model);
     const int sa = s * A + a;
     const Real t = shaping(sa, x);

@@ -186,7 +186,7 @@ std::array<Policy<T, S, A>, Count> policies(const pbrl::Mdp<T, S, A>& m, const R
   Policy<T, S, A> p = out[0];
   const T eta = T(10) / (m.tau() > T(0) ? m.tau() : T(1));
   for (int k = 0; k < 40; ++k) {
-    REQUIRE(pbrl::pmd_step(m, eta, *ws, e, p.log_pi, p.pi) == Status::ok);
+    REQUIRE(pbrl::pmd_step(m, eta, *ws, e, {p.log_pi, p.pi}) == Status::ok);
     if (k == 2) out[2] = p, out[2].name = "pmd 3 steps";
   }
   out[3] = p, out[3].name = "pmd 40 steps";

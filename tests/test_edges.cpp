@@ -70,9 +70,10 @@ Status call(Oracle o, const pbrl::Mdp<Real, S, A>& m, Real eta, Run& r) {
   pbrl::PolicySet<Real> set;
   set.parameterization = o == Oracle::gradient_direct ? Parameterization::direct : Parameterization::softmax;
   switch (o) {
-    case Oracle::pmd: return pbrl::pmd_step(m, eta, r.ws, r.eval, r.log_pi, r.pi);
-    case Oracle::soft_value_iteration: return pbrl::soft_value_iteration(m, 50, Real(0), r.value, r.q, r.log_pi, r.pi);
-    default: return pbrl::policy_gradient_step(m, set, eta, r.ws, r.eval, r.grad, r.log_pi, r.pi);
+    case Oracle::pmd: return pbrl::pmd_step(m, eta, r.ws, r.eval, {r.log_pi, r.pi});
+    case Oracle::soft_value_iteration:
+      return pbrl::soft_value_iteration(m, 50, Real(0), r.value, r.q, {r.log_pi, r.pi});
+    default: return pbrl::policy_gradient_step(m, set, eta, r.ws, r.eval, r.grad, {r.log_pi, r.pi});
   }
 }
 
@@ -138,7 +139,7 @@ TEST_CASE("pmd_step accepts its own output: S = 2, A = 2, gamma 0.999, tau 0.1, 
   Mat<2, 2> pi = uniform<2, 2>(), log_pi = pi.array().log().matrix();
   for (int k = 0; k < 20; ++k) {
     CAPTURE(k);
-    const Status st = pbrl::pmd_step(m, Real(1), *ws, eval, log_pi, pi);
+    const Status st = pbrl::pmd_step(m, Real(1), *ws, eval, {log_pi, pi});
     CHECK(st == Status::ok);
     if (st != Status::ok) break;
     check_policy_pair<2, 2>(log_pi, pi);

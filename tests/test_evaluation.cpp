@@ -73,7 +73,7 @@ TEST_CASE("evaluate and policy_gradient from the policy's logs: std::log(pi)'s n
     // a few eps * max|log pi| per state and V by at most tau/(1 - gamma) times that.
     Mat<S, A> lp = log_pi, p = pi;
     pbrl::Evaluation<Real, S, A> scratch;
-    REQUIRE(pbrl::pmd_step(m, Real(3), *ws, scratch, lp, p) == Status::ok);
+    REQUIRE(pbrl::pmd_step(m, Real(3), *ws, scratch, {lp, p}) == Status::ok);
     REQUIRE(pbrl::evaluate(m, p, *ws, taken) == Status::ok);
     REQUIRE(pbrl::evaluate(m, p, *ws, given, &lp) == Status::ok);
     const Real eps = std::numeric_limits<Real>::epsilon();

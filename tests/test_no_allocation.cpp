@@ -393,31 +393,30 @@ void primitives_do_not_allocate(std::uint32_t seed, int max_sweeps) {
     CHECK_NO_ALLOCATION(st = pbrl::occupancy_from_start(m, b->sigma, b->pi, b->sweeps, b->warm, b->mu));
     CHECK(st == Status::ok);
     // oracles
-    CHECK_NO_ALLOCATION(st = pbrl::pmd_step(m, Real(1), b->direct, b->eval, b->log_pi, b->pi));
+    CHECK_NO_ALLOCATION(st = pbrl::pmd_step(m, Real(1), b->direct, b->eval, {b->log_pi, b->pi}));
     CHECK(st == Status::ok);
-    CHECK_NO_ALLOCATION(st = pbrl::pmd_step(m, Real(1), b->sweeps, b->eval, b->log_pi, b->pi));
+    CHECK_NO_ALLOCATION(st = pbrl::pmd_step(m, Real(1), b->sweeps, b->eval, {b->log_pi, b->pi}));
     CHECK(st == Status::ok);
     for (const auto& set : {softmax, direct}) {
       CHECK_NO_ALLOCATION(st = pbrl::policy_gradient_step(m, set, Real(0.5), b->direct, b->eval, b->grad,
-                                                          b->log_pi, b->pi));
+                                                          {b->log_pi, b->pi}));
       CHECK(st == Status::ok);
       CHECK_NO_ALLOCATION(st = pbrl::policy_gradient_step(m, set, Real(0.5), b->sweeps, b->eval, b->grad,
-                                                          b->log_pi, b->pi));
+                                                          {b->log_pi, b->pi}));
       CHECK(st == Status::ok);
     }
-    CHECK_NO_ALLOCATION(st = pbrl::soft_value_iteration(m, 200, Real(1e-6), b->value, b->q, b->log_pi,
-                                                        b->pi_hat, &b->svi));
+    CHECK_NO_ALLOCATION(
+        st = pbrl::soft_value_iteration(m, 200, Real(1e-6), b->value, b->q, {b->log_pi, b->pi_hat}, &b->svi));
     CHECK(st == Status::ok);
     const pbrl::Mdp<Real, S, A> hard = model->mdp(Real(0.9), Real(0), kind);
-    CHECK_NO_ALLOCATION(st = pbrl::soft_value_iteration(hard, 200, Real(1e-6), b->value, b->q, b->log_pi,
-                                                        b->pi_hat));
+    CHECK_NO_ALLOCATION(st = pbrl::soft_value_iteration(hard, 200, Real(1e-6), b->value, b->q, {b->log_pi, b->pi_hat}));
     CHECK(st == Status::ok);
     // error paths
     b->grad = b->pi;
     b->grad(0, 0) = Real(-1);
     CHECK_NO_ALLOCATION(st = pbrl::evaluate(m, b->grad, b->direct, b->eval));
     CHECK(st == Status::bad_policy);
-    CHECK_NO_ALLOCATION(st = pbrl::pmd_step(m, Real(-1), b->sweeps, b->eval, b->log_pi, b->pi));
+    CHECK_NO_ALLOCATION(st = pbrl::pmd_step(m, Real(-1), b->sweeps, b->eval, {b->log_pi, b->pi}));
     CHECK(st == Status::bad_step_size);
     const char* volatile name = nullptr;
     CHECK_NO_ALLOCATION(name = pbrl::to_string(Status::numerical_failure));
@@ -448,7 +447,7 @@ void primitives_do_not_allocate(std::uint32_t seed, int max_sweeps) {
   CHECK_NO_ALLOCATION(st = problem->upper(b->pi, *shaping_model, b->sweeps, b->eval, f, *grad_x, b->grad_pi));
   CHECK(st == Status::ok);
   CHECK_NO_ALLOCATION(problem->vjp(*shaping_model, b->mu, b->value, Real(0.5), *grad_x));
-  REQUIRE(pbrl::soft_value_iteration(mdp, 500, Real(1e-8), b->value, b->q, b->log_pi, b->pi_hat) == Status::ok);
+  REQUIRE(pbrl::soft_value_iteration(mdp, 500, Real(1e-8), b->value, b->q, {b->log_pi, b->pi_hat}) == Status::ok);
   REQUIRE(pbrl::evaluate(mdp, b->pi, b->direct, b->eval) == Status::ok);
   REQUIRE(pbrl::evaluate(mdp, b->pi_hat, b->direct, b->eval_hat) == Status::ok);
   Real p(0);

@@ -42,19 +42,19 @@ TEST_CASE("soft value iteration: stopping at max_iterations is an outcome (conve
   Vec<S> v = Vec<S>::Zero();
   Mat<S, A> q, log_pi, pi;
   pbrl::SoftValueIterationResult<Real> few, enough, exact;
-  CHECK(pbrl::soft_value_iteration(m, 3, tolerance, v, q, log_pi, pi, &few) == Status::ok);
+  CHECK(pbrl::soft_value_iteration(m, 3, tolerance, v, q, {log_pi, pi}, &few) == Status::ok);
   CHECK(few.iterations == 3);
   CHECK_FALSE(few.converged);
   CHECK(few.change > tolerance);
   CHECK(pbrl::validate_policy(pi) == Status::ok);  // a usable policy all the same
   v.setZero();
-  CHECK(pbrl::soft_value_iteration(m, 5000, tolerance, v, q, log_pi, pi, &enough) == Status::ok);
+  CHECK(pbrl::soft_value_iteration(m, 5000, tolerance, v, q, {log_pi, pi}, &enough) == Status::ok);
   CHECK(enough.converged);
   CHECK(enough.iterations < 5000);
   CHECK(enough.change <= tolerance);
   // Exactly the sweeps it needs: it converges on the last one allowed.
   v.setZero();
-  CHECK(pbrl::soft_value_iteration(m, enough.iterations, tolerance, v, q, log_pi, pi, &exact) == Status::ok);
+  CHECK(pbrl::soft_value_iteration(m, enough.iterations, tolerance, v, q, {log_pi, pi}, &exact) == Status::ok);
   CHECK(exact.iterations == enough.iterations);
   CHECK(exact.converged);
 }
@@ -160,7 +160,7 @@ TEST_CASE("PMD converges linearly to the soft-value-iteration optimum") {
   const Real floor_error = kDouble ? Real(1e-11) : Real(1e-4);
   Real last_error = 0;
   for (int t = 0; t < 120; ++t) {
-    REQUIRE(pbrl::pmd_step(m, eta, *ws, e, log_pi, pi) == Status::ok);
+    REQUIRE(pbrl::pmd_step(m, eta, *ws, e, {log_pi, pi}) == Status::ok);
     const Real error = (opt.q - eval_of(m, pi).q).cwiseAbs().maxCoeff();
     CHECK(error <= bound + floor_error);
     bound *= rate;
@@ -183,7 +183,7 @@ TEST_CASE("PMD improves the value at every state and handles a reference policy 
     Vec<S> previous = eval_of(m, pi).value;
     const Real gap0 = (opt.value - previous).cwiseAbs().maxCoeff();
     for (int t = 0; t < 60; ++t) {
-      REQUIRE(pbrl::pmd_step(m, Real(2), *ws, e, log_pi, pi) == Status::ok);
+      REQUIRE(pbrl::pmd_step(m, Real(2), *ws, e, {log_pi, pi}) == Status::ok);
       const Vec<S> v = eval_of(m, pi).value;
       CHECK((v.array() >= previous.array() - Real(10) * kTight).all());
       previous = v;
@@ -213,7 +213,7 @@ TEST_CASE("policy-gradient oracles ascend towards the optimum") {
     Real previous = eval_of(m, pi).value_rho;
     const Real eta = param == pbrl::Parameterization::direct ? Real(0.05) : Real(0.5);
     for (int t = 0; t < 400; ++t) {
-      REQUIRE(pbrl::policy_gradient_step(m, set, eta, *ws, e, grad, log_pi, pi) == Status::ok);
+      REQUIRE(pbrl::policy_gradient_step(m, set, eta, *ws, e, grad, {log_pi, pi}) == Status::ok);
       const Real v = eval_of(m, pi).value_rho;
       CHECK(v >= previous - Real(10) * kTight);
       previous = v;

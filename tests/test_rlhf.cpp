@@ -441,7 +441,7 @@ TEST_CASE("Bradley-Terry loss: exact gradient, and gradient descent fits the lab
   inst->problem.vjp(*built, w, Vec<S>::Constant(Real(3)), Real(2), acc);
   CHECK(acc == Real(2) * Eigen::Map<const Params>(w.data()));
   acc.setZero();
-  inst->problem.sample_vjp(*built, 2, 1, 0, Real(0.5), Real(9), acc);
+  inst->problem.sample_vjp(*built, {2, 1, 0, Real(0.5), Real(9)}, acc);
   CHECK(acc(2 * A + 1) == Real(0.5));
   CHECK(acc.cwiseAbs().sum() == Real(0.5));
   inst->data.l2 = Real(0);
@@ -567,7 +567,7 @@ TEST_CASE("Remark 'Connection with DPO': gamma = 0, T = 0, KL to pi_ref") {
   pbrl::Evaluation<Real, S, A> eval;
   Mat<S, A> pi = Mat<S, A>::Constant(Real(1) / A), log_pi = pi.array().log().matrix();
   const Real eta = Real(4);  // contraction 1/3 per step
-  for (int k = 0; k < 40; ++k) REQUIRE(pbrl::pmd_step(m, eta, *ws, eval, log_pi, pi) == Status::ok);
+  for (int k = 0; k < 40; ++k) REQUIRE(pbrl::pmd_step(m, eta, *ws, eval, {log_pi, pi}) == Status::ok);
   CHECK((pi - closed_form).cwiseAbs().maxCoeff() <= kTight);
   for (int s = 0; s < S; ++s)
     for (int a = 0; a < A; ++a)

@@ -136,7 +136,9 @@ class Steering {
         grad(k) += scale * w(sa / A, sa % A) * kGamma * m * (Real(1) - m) * c_[sa * K + k] * dv;
     }
   }
-  void sample_vjp(const Model& model, int s, int a, int s_next, Real, Real transition_weight, Params& grad) const {
+  void sample_vjp(const Model& model, const pbrl::VjpSample<Real>& sample, Params& grad) const {
+    const auto [s, a, s_next, reward_weight, transition_weight] = sample;
+    (void)reward_weight;  // r does not depend on x
     const Params x = Eigen::Map<const Params>(model.x);
     const int sa = s * A + a;
     const Real m = mix(sa, x);
@@ -415,8 +417,8 @@ TEST_CASE("the mixture problem's per-sample hook matches finite differences of r
   for (int trial = 0; trial < 6; ++trial) {
     const int s = int(rng.below(S)), a = int(rng.below(A)), t = int(rng.below(S));
     Mixture::Params g_r = Mixture::Params::Zero(), g_p = Mixture::Params::Zero();
-    problem.sample_vjp(*at_x, s, a, t, Real(1), Real(0), g_r);
-    problem.sample_vjp(*at_x, s, a, t, Real(0), Real(1), g_p);
+    problem.sample_vjp(*at_x, {s, a, t, Real(1), Real(0)}, g_r);
+    problem.sample_vjp(*at_x, {s, a, t, Real(0), Real(1)}, g_p);
     for (int k = 0; k < K; ++k) {
       auto at = [&](Real h, bool reward) {
         Mixture::Params xh = x;
@@ -433,7 +435,7 @@ TEST_CASE("the mixture problem's per-sample hook matches finite differences of r
   // Reward shaping: e_{(s,a)}, no transition term.
   ShapingAtZero<Shaping> shaping(93);
   Shaping::Params g = Shaping::Params::Zero();
-  shaping.problem.sample_vjp(shaping.model, 2, 1, 4, Real(0.5), Real(7), g);
+  shaping.problem.sample_vjp(shaping.model, {2, 1, 4, Real(0.5), Real(7)}, g);
   CHECK(g(2 * A + 1) == Real(0.5));
   CHECK(g.cwiseAbs().sum() == Real(0.5));
   static_assert(pbrl::has_sample_vjp<Shaping>::value, "reward shaping offers the hook");
@@ -815,7 +817,7 @@ TEST_CASE_FIXTURE(MixtureAtRandomX<121>,
 namespace {
 // Reward shaping whose per-sample hook returns NaN: a numerical failure after validation.
 struct PoisonedShaping : Shaping {
-  void sample_vjp(const Model&, int, int, int, Real, Real, Params& grad) const {
+  void sample_vjp(const Model&, const pbrl::VjpSample<Real>&, Params& grad) const {
     grad(0) = std::numeric_limits<Real>::quiet_NaN();
   }
 };

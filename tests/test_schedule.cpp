@@ -91,7 +91,7 @@ template <int NS, int NA>
 Real optimal_value(const pbrl::Mdp<Real, NS, NA>& mdp) {
   pbrl::StateVector<Real, NS> v = pbrl::StateVector<Real, NS>::Zero();
   pbrl::StateActionMatrix<Real, NS, NA> q, log_pi, pi;
-  REQUIRE(pbrl::soft_value_iteration(mdp, 5000, kSviTolerance, v, q, log_pi, pi) == Status::ok);
+  REQUIRE(pbrl::soft_value_iteration(mdp, 5000, kSviTolerance, v, q, {log_pi, pi}) == Status::ok);
   WsT<NS> ws;
   pbrl::Evaluation<Real, NS, NA> best;
   REQUIRE(pbrl::evaluate(mdp, pi, ws, best) == Status::ok);
@@ -105,7 +105,7 @@ Real exact_gap(const Problem& problem, const Solver& solver) {
   REQUIRE(problem.build(solver.x(), model, mdp) == Status::ok);
   pbrl::StateVector<Real, S> v = pbrl::StateVector<Real, S>::Zero();
   FollowerMatrix q, log_pi, pi, pi_y;
-  REQUIRE(pbrl::soft_value_iteration(mdp, 5000, kSviTolerance, v, q, log_pi, pi) == Status::ok);
+  REQUIRE(pbrl::soft_value_iteration(mdp, 5000, kSviTolerance, v, q, {log_pi, pi}) == Status::ok);
   WsT<S> ws;
   pbrl::Evaluation<Real, S, AF> best, current;
   solver.policy(pi_y);

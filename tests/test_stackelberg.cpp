@@ -494,8 +494,8 @@ TEST_CASE("Stackelberg sample_vjp: grad_x r_x and grad_x log P_x per sample; its
     for (int a = 0; a < AF; ++a) {
       const int t = (s + 3 * a + 1) % S;
       Params gr = Params::Zero(), gp = Params::Zero();
-      game.sample_vjp(*at_x, s, a, t, Real(1), Real(0), gr);
-      game.sample_vjp(*at_x, s, a, t, Real(0), Real(1), gp);
+      game.sample_vjp(*at_x, {s, a, t, Real(1), Real(0)}, gr);
+      game.sample_vjp(*at_x, {s, a, t, Real(0), Real(1)}, gp);
       for (int k = 0; k < Game::kParams; ++k) {
         const Real fr = central_difference([&](Real h) {
           Params xh = x;
@@ -521,9 +521,9 @@ TEST_CASE("Stackelberg sample_vjp: grad_x r_x and grad_x log P_x per sample; its
   game.vjp(*model, w, v, Real(1), expected);
   for (int s = 0; s < S; ++s)
     for (int a = 0; a < AF; ++a) {
-      game.sample_vjp(*model, s, a, 0, w(s, a), Real(0), sampled);
+      game.sample_vjp(*model, {s, a, 0, w(s, a), Real(0)}, sampled);
       for (int t = 0; t < S; ++t)
-        game.sample_vjp(*model, s, a, t, Real(0), m.P()(s * AF + a, t) * w(s, a) * m.discount * v(t), sampled);
+        game.sample_vjp(*model, {s, a, t, Real(0), m.P()(s * AF + a, t) * w(s, a) * m.discount * v(t)}, sampled);
     }
   CHECK((sampled - expected).cwiseAbs().maxCoeff() <= kTight * (1 + expected.cwiseAbs().maxCoeff()));
 

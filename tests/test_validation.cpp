@@ -808,14 +808,14 @@ void pmd_rejects() {
   out->log_pi = out->pi.array().log().matrix();
   {
     auto scratch = std::make_unique<Outputs<M>>(*out);
-    REQUIRE(pbrl::pmd_step(good, Real(1), scratch->ws, scratch->eval, scratch->log_pi, scratch->pi) ==
+    REQUIRE(pbrl::pmd_step(good, Real(1), scratch->ws, scratch->eval, {scratch->log_pi, scratch->pi}) ==
             Status::ok);
   }
   auto expect = [&](const char* what, const MdpT& m, Real eta, Status expected) {
     const auto before = std::make_unique<Outputs<M>>(*out);
     INFO(doctest::String(what));
     CAPTURE(eta);
-    CHECK(pbrl::pmd_step(m, eta, out->ws, out->eval, out->log_pi, out->pi) == expected);
+    CHECK(pbrl::pmd_step(m, eta, out->ws, out->eval, {out->log_pi, out->pi}) == expected);
     CHECK(same(*out, *before));
   };
   for (Real eta : {Real(0), -Real(0), Real(-1), kNaN, kInf, -kInf})
@@ -827,7 +827,7 @@ void pmd_rejects() {
 
   policy_rejects(*out, good, nulled, 2, 2,
                  [&](const char* what, const MdpT& m, Status st) { expect(what, m, Real(1), st); },
-                 [&](const MdpT& m) { return pbrl::pmd_step(m, Real(1), out->ws, out->eval, out->log_pi, out->pi); });
+                 [&](const MdpT& m) { return pbrl::pmd_step(m, Real(1), out->ws, out->eval, {out->log_pi, out->pi}); });
 }
 
 template <EvaluationMethod M>
@@ -841,14 +841,14 @@ void policy_gradient_rejects(Parameterization param) {
   {
     auto scratch = std::make_unique<Outputs<M>>(*out);
     REQUIRE(pbrl::policy_gradient_step(good, set, Real(1), scratch->ws, scratch->eval, scratch->grad,
-                                       scratch->log_pi, scratch->pi) == Status::ok);
+                                       {scratch->log_pi, scratch->pi}) == Status::ok);
   }
   auto expect = [&](const char* what, const MdpT& m, const pbrl::PolicySet<Real>& st, Real eta,
                     Status expected) {
     const auto before = std::make_unique<Outputs<M>>(*out);
     INFO(doctest::String(what));
     CAPTURE(eta);
-    CHECK(pbrl::policy_gradient_step(m, st, eta, out->ws, out->eval, out->grad, out->log_pi, out->pi) ==
+    CHECK(pbrl::policy_gradient_step(m, st, eta, out->ws, out->eval, out->grad, {out->log_pi, out->pi}) ==
           expected);
     CHECK(same(*out, *before));
   };
@@ -869,8 +869,8 @@ void policy_gradient_rejects(Parameterization param) {
   policy_rejects(*out, good, nulled, 0, 1,
                  [&](const char* what, const MdpT& m, Status st) { expect(what, m, set, Real(1), st); },
                  [&](const MdpT& m) {
-                   return pbrl::policy_gradient_step(m, set, Real(1), out->ws, out->eval, out->grad, out->log_pi,
-                                                     out->pi);
+                   return pbrl::policy_gradient_step(m, set, Real(1), out->ws, out->eval, out->grad,
+                                                     {out->log_pi, out->pi});
                  });
 }
 
@@ -882,7 +882,7 @@ void soft_value_iteration_rejects() {
   out->value.setZero();
   {
     auto s = std::make_unique<Outputs<M>>(*out);
-    REQUIRE(pbrl::soft_value_iteration(good, 10, Real(0), s->value, s->q, s->log_pi, s->pi, &s->result) ==
+    REQUIRE(pbrl::soft_value_iteration(good, 10, Real(0), s->value, s->q, {s->log_pi, s->pi}, &s->result) ==
             Status::ok);
   }
   auto expect = [&](const char* what, const MdpT& m, int iterations, Real tol, Status expected) {
@@ -891,7 +891,7 @@ void soft_value_iteration_rejects() {
       INFO(doctest::String(what));
       CAPTURE(iterations);
       CAPTURE(tol);
-      CHECK(pbrl::soft_value_iteration(m, iterations, tol, out->value, out->q, out->log_pi, out->pi,
+      CHECK(pbrl::soft_value_iteration(m, iterations, tol, out->value, out->q, {out->log_pi, out->pi},
                                        with_result ? &out->result : nullptr) == expected);
       CHECK(same(*out, *before));
     }
@@ -940,7 +940,7 @@ TEST_CASE("policy_gradient_step: a gradient overflow is a numerical failure that
     out->log_pi = out->pi.array().log().matrix();
     const Mat<S, A> log_pi = out->log_pi, pi = out->pi;
     CHECK(pbrl::policy_gradient_step(m, pbrl::PolicySet<Real>{p}, Real(1), out->ws, out->eval, out->grad,
-                                     out->log_pi, out->pi) == Status::numerical_failure);
+                                     {out->log_pi, out->pi}) == Status::numerical_failure);
     CHECK(same(out->log_pi, log_pi));
     CHECK(same(out->pi, pi));
   }
@@ -1569,7 +1569,7 @@ TEST_CASE("soft_value_iteration keeps value and q when it fails (regression)") {
   auto out = std::make_unique<Outputs<EvaluationMethod::direct>>(120);
   out->value.setZero();
   const auto before = std::make_unique<Outputs<EvaluationMethod::direct>>(*out);
-  CHECK(pbrl::soft_value_iteration(m, 100, Real(0), out->value, out->q, out->log_pi, out->pi, &out->result) ==
+  CHECK(pbrl::soft_value_iteration(m, 100, Real(0), out->value, out->q, {out->log_pi, out->pi}, &out->result) ==
         Status::numerical_failure);
   CHECK(same(out->value, before->value));
   CHECK(same(out->q, before->q));
@@ -1594,10 +1594,10 @@ TEST_CASE("oracle steps never report ok with a non-finite policy (regression)") 
     const Mat<S, A> pi = out->pi, log_pi = out->log_pi;
     Status st;
     if (oracle == 0) {
-      st = pbrl::pmd_step(m, eta, out->ws, out->eval, out->log_pi, out->pi);
+      st = pbrl::pmd_step(m, eta, out->ws, out->eval, {out->log_pi, out->pi});
     } else {
       const pbrl::PolicySet<Real> set{oracle == 1 ? Parameterization::direct : Parameterization::softmax};
-      st = pbrl::policy_gradient_step(m, set, eta, out->ws, out->eval, out->grad, out->log_pi, out->pi);
+      st = pbrl::policy_gradient_step(m, set, eta, out->ws, out->eval, out->grad, {out->log_pi, out->pi});
     }
     if (st == Status::ok) {
       CHECK(pbrl::validate_policy<Real, S, A>(out->pi) == Status::ok);

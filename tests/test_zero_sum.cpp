@@ -579,7 +579,7 @@ TEST_CASE("incentive design: build, vjp, f and its gradients") {
     const Real slope = Real(0.2) * sg * (Real(1) - sg);
     CHECK(model->slope[i] == slope);
     CHECK(fused(at_x2(i), Real(0.25) + Real(-0.5) * mu(i / (A1 * A2), i % (A1 * A2)) * slope));
-    problem.sample_vjp(*model, i / (A1 * A2), i % (A1 * A2), 0, Real(0.7), Real(9), sampled_x2);
+    problem.sample_vjp(*model, {i / (A1 * A2), i % (A1 * A2), 0, Real(0.7), Real(9)}, sampled_x2);
     CHECK(fused(sampled_x2(i), Real(0.25) + Real(0.7) * slope));
   }
   static_assert(!vjp_takes_x<Incentive>::value, "vjp() reads x's factors from the model only");

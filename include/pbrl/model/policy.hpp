@@ -53,6 +53,16 @@ Status validate(const PolicySet<Scalar>& set) {
   return validate(set, A);
 }
 
+/// A policy an oracle updates in place, in the two forms it keeps: log_pi, normalized
+/// log-probabilities, and pi = exp(log_pi) (normalize_policy_row forms both). References to the
+/// caller's matrices: build it in the call, {log_pi, pi}. Why a struct: the oracles' other matrix
+/// arguments (q, grad) have the same Eigen type; one named pair cannot be passed in their place.
+template <typename Scalar, int S, int A>
+struct PolicyPair {
+  StateActionMatrix<Scalar, S, A>& log_pi;  ///< normalized log-probabilities
+  StateActionMatrix<Scalar, S, A>& pi;      ///< the probabilities, exp(log_pi)
+};
+
 /// Euclidean projection of one row onto {p : p_a >= floor, sum_a p_a = 1}, in place.
 /// Sort-based (Duchi et al. 2008) on a copy of A numbers; A is an action count, small. A row with
 /// a non-finite entry becomes all NaN, so that the caller's finiteness check sees it.

@@ -12,7 +12,7 @@
 //   validate_parameters(x) -> Status; project_parameters(x)       x in X; projection onto X
 // Optional: box() (X itself); vjp_pair(model, first, second, grad) (the value penalty's two
 // products in one call, each a VjpTerm);
-// sample_vjp(model, s, a, s_next, reward_weight, transition_weight, grad) for sampled mode, called
+// sample_vjp(model, sample, grad) for sampled mode (sample: a VjpSample), called
 // only where P_x(s_next|s,a) > 0 and sound only if P_x's support does not depend on x. A solver's
 // sampled mode refuses a problem without sample_vjp (Status::bad_setting).
 
@@ -44,15 +44,27 @@ auto upper_on_chain(const Problem& problem, const Chain* chain, Args&&... args) 
   return detail::upper_on_chain(0, problem, chain, std::forward<Args>(args)...);
 }
 
+/// One sampled step as sample_vjp reads it: the transition (s, a, s_next) of a rollout and the
+/// weights of its two terms, grad += reward_weight * grad_x r_x(s,a) + transition_weight *
+/// grad_x log P_x(s_next|s,a). Why a struct: the hook's unit is one sampled step, and as one
+/// argument it keeps every problem's hook at three parameters.
+template <typename Scalar>
+struct VjpSample {
+  int s;                     ///< the state
+  int a;                     ///< the action taken in s (a game: the joint action)
+  int s_next;                ///< the state drawn from P_x(.|s,a)
+  Scalar reward_weight;      ///< the reward term's factor
+  Scalar transition_weight;  ///< the transition term's factor
+};
+
 /// Whether Problem offers the per-sample hook sample_vjp (the interface above; sampled mode
 /// needs it).
 template <class Problem, class = void>
 struct has_sample_vjp : std::false_type {};
 template <class Problem>
 struct has_sample_vjp<Problem, std::void_t<decltype(std::declval<const Problem&>().sample_vjp(
-                                   std::declval<const typename Problem::Model&>(), 0, 0, 0,
-                                   std::declval<typename Problem::Scalar>(),
-                                   std::declval<typename Problem::Scalar>(),
+                                   std::declval<const typename Problem::Model&>(),
+                                   std::declval<const VjpSample<typename Problem::Scalar>&>(),
                                    std::declval<typename Problem::Params&>()))>> : std::true_type {};
 
 /// One of vjp_pair's two products, scale * J^T(mu, v) with mu(s,a) = occupancy(s) pi(a|s): its

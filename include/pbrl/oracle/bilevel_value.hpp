@@ -140,7 +140,7 @@ Status regularized_best_response(const Mdp<Scalar, S, A>& m, const BestResponseS
   SoftValueIterationResult<Scalar> sweeps;
   if (Status st = soft_value_iteration(m, static_cast<int>(settings.max_iterations),
                                        detail::soft_sweep_tolerance(m, settings.tolerance), opt.next, opt.q,
-                                       opt.log_pi, opt.pi, &sweeps);
+                                       {opt.log_pi, opt.pi}, &sweeps);
       st != Status::ok)
     return st;
   Scalar gap(0);

@@ -31,9 +31,10 @@ namespace detail {
 // start the caller knows valid (a solver's pi-hat: detail::oracle_step, solver/detail/oracle_steps.hpp).
 template <bool CheckPolicy, typename Scalar, int S, int A, EvaluationMethod M>
 Status pmd_step(const Mdp<Scalar, S, A>& m, Scalar eta, EvaluationWorkspace<Scalar, S, M>& ws,
-                Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& log_pi,
-                StateActionMatrix<Scalar, S, A>& pi) {
+                Evaluation<Scalar, S, A>& eval, PolicyPair<Scalar, S, A> policy) {
   if (!std::isfinite(eta) || eta <= Scalar(0)) return Status::bad_step_size;
+  StateActionMatrix<Scalar, S, A>& log_pi = policy.log_pi;
+  StateActionMatrix<Scalar, S, A>& pi = policy.pi;
   if constexpr (CheckPolicy) {
     if (!pbrl::all_finite(log_pi)) return Status::not_finite;
     if (Status st = pbrl::evaluate(m, pi, ws, eval, &log_pi); st != Status::ok) return st;  // h from log_pi
@@ -52,7 +53,7 @@ Status pmd_step(const Mdp<Scalar, S, A>& m, Scalar eta, EvaluationWorkspace<Scal
 }
 }  // namespace detail
 
-/// One regularized policy mirror descent step from (log_pi, pi), with step size eta.
+/// One regularized policy mirror descent step from policy = (log_pi, pi), with step size eta.
 /// eval is workspace: it receives the evaluation of the policy before the step (on error its
 /// contents are unspecified). log_pi rows are normalized log-probabilities and pi = exp(log_pi) on
 /// return, both formed by normalize_policy_row (so the output is always a valid input).
@@ -61,9 +62,8 @@ Status pmd_step(const Mdp<Scalar, S, A>& m, Scalar eta, EvaluationWorkspace<Scal
 ///         and pi are unchanged.
 template <typename Scalar, int S, int A, EvaluationMethod M>
 Status pmd_step(const Mdp<Scalar, S, A>& m, Scalar eta, EvaluationWorkspace<Scalar, S, M>& ws,
-                Evaluation<Scalar, S, A>& eval, StateActionMatrix<Scalar, S, A>& log_pi,
-                StateActionMatrix<Scalar, S, A>& pi) {
-  return detail::pmd_step<true>(m, eta, ws, eval, log_pi, pi);
+                Evaluation<Scalar, S, A>& eval, PolicyPair<Scalar, S, A> policy) {
+  return detail::pmd_step<true>(m, eta, ws, eval, policy);
 }
 
 }  // namespace pbrl

@@ -16,11 +16,13 @@ namespace pbrl {
 /// In both, pi sums to 1 within a few eps however large eta*g is (the projection works relative
 /// to the row's maximum), so the result always passes validate_policy on the next call.
 /// g is consumed (it holds the new policy afterwards).
-/// @return ok, or numerical_failure (a non-finite result), and then log_pi and pi are unchanged.
+/// @return ok, or numerical_failure (a non-finite result), and then policy is unchanged.
 template <typename Scalar, int S, int A>
 Status policy_ascent_update(const PolicySet<Scalar>& set, Scalar eta, StateActionMatrix<Scalar, S, A>& g,
-                            StateActionMatrix<Scalar, S, A>& log_pi, StateActionMatrix<Scalar, S, A>& pi) {
+                            PolicyPair<Scalar, S, A> policy) {
   StateActionMatrix<Scalar, S, A>& next = g;  // the gradient is consumed row by row
+  StateActionMatrix<Scalar, S, A>& log_pi = policy.log_pi;
+  StateActionMatrix<Scalar, S, A>& pi = policy.pi;
   if (set.parameterization == Parameterization::direct) {
     next = pi + eta * g;
     if (!all_finite(next)) return Status::numerical_failure;  // before the projection hides it
@@ -45,10 +47,11 @@ namespace detail {
 template <bool CheckPolicy, typename Scalar, int S, int A, EvaluationMethod M>
 Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>& set, Scalar eta,
                             EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& eval,
-                            StateActionMatrix<Scalar, S, A>& grad, StateActionMatrix<Scalar, S, A>& log_pi,
-                            StateActionMatrix<Scalar, S, A>& pi) {
+                            StateActionMatrix<Scalar, S, A>& grad, PolicyPair<Scalar, S, A> policy) {
   if (!std::isfinite(eta) || eta <= Scalar(0)) return Status::bad_step_size;
   if (Status st = pbrl::validate<Scalar, A>(set); st != Status::ok) return st;
+  StateActionMatrix<Scalar, S, A>& log_pi = policy.log_pi;
+  StateActionMatrix<Scalar, S, A>& pi = policy.pi;
   // h and dh/dpi from log_pi (the log of pi, kept beside it): no logs taken.
   if constexpr (CheckPolicy) {
     if (!pbrl::all_finite(log_pi)) return Status::not_finite;
@@ -60,7 +63,7 @@ Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>&
   if (!pbrl::all_finite(grad)) return Status::numerical_failure;
   if (set.parameterization == Parameterization::softmax)
     pbrl::chain_policy_gradient<Scalar, S, A>(Parameterization::softmax, pi, grad, grad);
-  return pbrl::policy_ascent_update<Scalar, S, A>(set, eta, grad, log_pi, pi);
+  return pbrl::policy_ascent_update<Scalar, S, A>(set, eta, grad, policy);
 }
 }  // namespace detail
 
@@ -74,10 +77,8 @@ Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>&
 template <typename Scalar, int S, int A, EvaluationMethod M>
 Status policy_gradient_step(const Mdp<Scalar, S, A>& m, const PolicySet<Scalar>& set, Scalar eta,
                             EvaluationWorkspace<Scalar, S, M>& ws, Evaluation<Scalar, S, A>& eval,
-                            StateActionMatrix<Scalar, S, A>& grad,
-                            StateActionMatrix<Scalar, S, A>& log_pi,
-                            StateActionMatrix<Scalar, S, A>& pi) {
-  return detail::policy_gradient_step<true>(m, set, eta, ws, eval, grad, log_pi, pi);
+                            StateActionMatrix<Scalar, S, A>& grad, PolicyPair<Scalar, S, A> policy) {
+  return detail::policy_gradient_step<true>(m, set, eta, ws, eval, grad, policy);
 }
 
 }  // namespace pbrl

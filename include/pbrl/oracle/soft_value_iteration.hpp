@@ -20,8 +20,8 @@ struct SoftValueIterationResult {
 };
 
 /// Soft value iteration: at most max_iterations sweeps from the warm start `value` until the
-/// sup-norm change is <= tolerance. On return value = V, q = Q of V, and (log_pi, pi) the greedy
-/// soft policy. Stopping at max_iterations first is an outcome (result->converged = false), not
+/// sup-norm change is <= tolerance. On return value = V, q = Q of V, and policy = (log_pi, pi)
+/// the greedy soft policy. Stopping at max_iterations first is an outcome (result->converged = false), not
 /// an error.
 /// @return ok; the model's null_pointer, bad_discount or bad_regularization; bad_setting
 ///         (max_iterations < 1, tolerance not >= 0); not_finite (value); numerical_failure.
@@ -31,9 +31,7 @@ struct SoftValueIterationResult {
 template <typename Scalar, int S, int A>
 Status soft_value_iteration(const Mdp<Scalar, S, A>& m, int max_iterations, Scalar tolerance,
                             StateVector<Scalar, S>& value, StateActionMatrix<Scalar, S, A>& q,
-                            StateActionMatrix<Scalar, S, A>& log_pi,
-                            StateActionMatrix<Scalar, S, A>& pi,
-                            SoftValueIterationResult<Scalar>* result = nullptr) {
+                            PolicyPair<Scalar, S, A> policy, SoftValueIterationResult<Scalar>* result = nullptr) {
   if (Status st = detail::check_model(m); st != Status::ok) return st;
   if (max_iterations < 1 || !(tolerance >= Scalar(0))) return Status::bad_setting;
   if (!all_finite(value)) return Status::not_finite;
@@ -55,8 +53,8 @@ Status soft_value_iteration(const Mdp<Scalar, S, A>& m, int max_iterations, Scal
   res.converged = res.change <= tolerance;  // a NaN change is no convergence
   if (!detail::write_q(m, value, q)) return Status::numerical_failure;
   for (int s = 0; s < S; ++s) {
-    detail::soft_argmax_logits(m.regularizer, s, q.row(s), log_pi.row(s));
-    normalize_policy_row(log_pi.row(s), pi.row(s));
+    detail::soft_argmax_logits(m.regularizer, s, q.row(s), policy.log_pi.row(s));
+    normalize_policy_row(policy.log_pi.row(s), policy.pi.row(s));
   }
   if (result != nullptr) *result = res;
   return Status::ok;

@@ -98,12 +98,12 @@ Status nikaido_isoda_exact(const MarkovGame<Scalar, S, A1, A2>& game, const Stat
   Mdp<Scalar, S, A1> m1;
   Mdp<Scalar, S, A2> m2;
   if (Status st = player1_mdp(game, pi2, ws.model, m1); st != Status::ok) return st;
-  if (Status st = soft_value_iteration(m1, max_iterations, tolerance, ws.value1, ws.q1, ws.log_pi1, ws.pi1,
+  if (Status st = soft_value_iteration(m1, max_iterations, tolerance, ws.value1, ws.q1, {ws.log_pi1, ws.pi1},
                                        &ws.result1);
       st != Status::ok)
     return st;
   if (Status st = player2_mdp(game, pi1, ws.model, m2); st != Status::ok) return st;
-  if (Status st = soft_value_iteration(m2, max_iterations, tolerance, ws.value2, ws.q2, ws.log_pi2, ws.pi2,
+  if (Status st = soft_value_iteration(m2, max_iterations, tolerance, ws.value2, ws.q2, {ws.log_pi2, ws.pi2},
                                        &ws.result2);
       st != Status::ok)
     return st;

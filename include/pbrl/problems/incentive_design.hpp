@@ -223,10 +223,9 @@ class IncentiveDesign {
 
   /// Per-sample form of vjp() for sampled mode (game.hpp; a = a1*A2 + a2, the joint action):
   /// grad += reward_weight * grad_x r_x(s,a); P does not depend on x, so the transition term is 0.
-  void sample_vjp(const Model& model, int s, int a, int /*s_next*/, Scalar reward_weight,
-                  Scalar /*transition_weight*/, Params& grad) const {
-    const int i = s * A1 * A2 + a;
-    grad(i) += reward_weight * model.slope[i];
+  void sample_vjp(const Model& model, const VjpSample<Scalar>& sample, Params& grad) const {
+    const int i = sample.s * A1 * A2 + sample.a;
+    grad(i) += sample.reward_weight * model.slope[i];
   }
 
   /// The designer's MDP over joint actions (unregularized); reads model.designer_reward, which

@@ -152,9 +152,8 @@ class RewardShaping {
 
   /// Per-sample hook of sampled mode (problem.hpp): grad += reward_weight * e_{(s,a)}, as
   /// grad_x r_x(s,a) = e_{(s,a)}; P does not depend on x, so the transition term is zero.
-  void sample_vjp(const Model& /*model*/, int s, int a, int /*s_next*/, Scalar reward_weight,
-                  Scalar /*transition_weight*/, Params& grad) const {
-    grad(s * A + a) += reward_weight;
+  void sample_vjp(const Model& /*model*/, const VjpSample<Scalar>& sample, Params& grad) const {
+    grad(sample.s * A + sample.a) += sample.reward_weight;
   }
 
   /// f = -V^{pi}_{task}(rho); grad_x f = 0, grad_pi f = -dV_task/dpi. chain: pi's evaluation on

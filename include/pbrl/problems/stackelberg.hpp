@@ -302,8 +302,8 @@ class Stackelberg {
   /// zero in every other state's logits. pi_x > 0 (bounded logits), so the support of P_x(.|s,a)
   /// is that of sum_b P(.|s,b,a) for every x, as the likelihood ratio requires; s' was drawn from
   /// P_x(.|s,a), so P_x(s'|s,a) > 0 (a zero is skipped rather than divided by).
-  void sample_vjp(const Model& model, int s, int a, int s_next, Scalar reward_weight, Scalar transition_weight,
-                  Params& grad) const {
+  void sample_vjp(const Model& model, const VjpSample<Scalar>& sample, Params& grad) const {
+    const auto [s, a, s_next, reward_weight, transition_weight] = sample;
     const Vector<Scalar, AL> p = leader_row(model, s);
     Vector<Scalar, AL> g = Vector<Scalar, AL>::Zero();
     if (reward_weight != Scalar(0)) {
@@ -448,8 +448,8 @@ class Stackelberg {
     if (mdp.initial == nullptr) return Status::null_pointer;
     opt.next = opt.value;
     SoftValueIterationResult<Scalar> result;
-    if (Status st = soft_value_iteration(mdp, opt.max_iterations, opt.tolerance, opt.next, opt.q, opt.log_pi,
-                                         opt.pi, &result);
+    if (Status st = soft_value_iteration(mdp, opt.max_iterations, opt.tolerance, opt.next, opt.q,
+                                         {opt.log_pi, opt.pi}, &result);
         st != Status::ok)
       return st;
     opt.value = opt.next;

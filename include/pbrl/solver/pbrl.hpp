@@ -392,7 +392,7 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
       p.steps += batch_steps(sampling);
       p.batch_started = false;
       ++p.batch_step;
-      return policy_ascent_update<Scalar, S, A>(set, settings_.oracle_step, weights_, log_pi_next_, pi_next_);
+      return policy_ascent_update<Scalar, S, A>(set, settings_.oracle_step, weights_, {log_pi_next_, pi_next_});
     }
   }
 

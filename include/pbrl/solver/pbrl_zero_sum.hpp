@@ -422,9 +422,9 @@ class PbrlZeroSum
       p.batch_started = false;
       ++p.batch_step;
       const Scalar eta = settings_.oracle_step;
-      if (first) return policy_ascent_update<Scalar, S, A1>(set, eta, grad_y1_, log_pi1_next_, pi1_next_);
+      if (first) return policy_ascent_update<Scalar, S, A1>(set, eta, grad_y1_, {log_pi1_next_, pi1_next_});
       grad_y2_ = -grad_y2_;
-      return policy_ascent_update<Scalar, S, A2>(set, eta, grad_y2_, log_pi2_next_, pi2_next_);
+      return policy_ascent_update<Scalar, S, A2>(set, eta, grad_y2_, {log_pi2_next_, pi2_next_});
     }
   }
 

@@ -29,8 +29,8 @@ class RlhfOracle {
     if (max_iterations < 1 || !(tolerance >= Scalar(0))) return Status::bad_setting;
     value_next_ = value_;
     SoftValueIterationResult<Scalar> result;
-    if (Status st = soft_value_iteration(truth, max_iterations, tolerance, value_next_, q_next_, log_pi_next_,
-                                         pi_next_, &result);
+    if (Status st = soft_value_iteration(truth, max_iterations, tolerance, value_next_, q_next_,
+                                         {log_pi_next_, pi_next_}, &result);
         st != Status::ok)
       return st;
     const Scalar value_rho = truth.rho().dot(value_next_);

@@ -163,9 +163,8 @@ class RlhfProblem {
 
   /// Per-sample form of vjp() for a sampled lower level (the optional hook of problem.hpp):
   /// grad += reward_weight * e_{(s,a)}; P does not depend on x, so the transition term is zero.
-  void sample_vjp(const Model& /*model*/, int s, int a, int /*s_next*/, Scalar reward_weight,
-                  Scalar /*transition_weight*/, Params& grad) const {
-    grad(s * A + a) += reward_weight;
+  void sample_vjp(const Model& /*model*/, const VjpSample<Scalar>& sample, Params& grad) const {
+    grad(sample.s * A + sample.a) += sample.reward_weight;
   }
 
   /// f(x) = mean Bradley-Terry NLL of the buffer under r_x (+ l2/2 |x|^2) and grad_x f.

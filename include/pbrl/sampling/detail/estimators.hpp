@@ -156,8 +156,9 @@ void accumulate_vjp(const Problem& problem, const typename Problem::Model& model
                     const Trajectory<Scalar, MaxHorizon>& traj, Scalar w, typename Problem::Params& grad) {
   Scalar d = w;
   for (int t = 0; t < traj.horizon; ++t) {
-    problem.sample_vjp(model, traj.state[t], traj.action[t], traj.state[t + 1], d,
-                       d * gamma * traj.value[t + 1], grad);
+    problem.sample_vjp(
+        model, VjpSample<Scalar>{traj.state[t], traj.action[t], traj.state[t + 1], d, d * gamma * traj.value[t + 1]},
+        grad);
     d *= gamma;
   }
 }
@@ -289,7 +290,7 @@ Status sampled_policy_gradient_steps(const Mdp<Scalar, S, A>& m, const PolicySet
     if (Status st = sampled_policy_gradient(m, set.parameterization, pi, settings, rng, scratch, steps, value, grad);
         st != Status::ok)
       return st;
-    if (Status st = policy_ascent_update<Scalar, S, A>(set, eta, grad, log_pi, pi); st != Status::ok) return st;
+    if (Status st = policy_ascent_update<Scalar, S, A>(set, eta, grad, {log_pi, pi}); st != Status::ok) return st;
   }
   return Status::ok;
 }

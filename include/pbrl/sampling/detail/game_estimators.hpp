@@ -159,7 +159,8 @@ void accumulate_game_vjp(const GameProblem& problem, const typename GameProblem:
   Scalar d = w;
   for (int t = 0; t < H; ++t) {
     const int j = traj.action1[t] * A2 + traj.action2[t];
-    problem.sample_vjp(model, traj.state[t], j, traj.state[t + 1], d, d * gamma * traj.value[t + 1], grad);
+    problem.sample_vjp(model, VjpSample<Scalar>{traj.state[t], j, traj.state[t + 1], d, d * gamma * traj.value[t + 1]},
+                       grad);
     d *= gamma;
   }
 }
@@ -432,7 +433,7 @@ Status sampled_directional_vjp(const GameProblem& problem, const typename GamePr
       for (int t = 0; t < traj.horizon; ++t) {
         const int s = traj.state[t], a1 = traj.action1[t], a2 = traj.action2[t];
         c += u1(s, a1) / pi1(s, a1) + u2(s, a2) / pi2(s, a2);  // drawn actions: pi > 0
-        problem.sample_vjp(model, s, a1 * A2 + a2, traj.state[t + 1], d * c, Scalar(0), grad);
+        problem.sample_vjp(model, VjpSample<Scalar>{s, a1 * A2 + a2, traj.state[t + 1], d * c, Scalar(0)}, grad);
         d *= g.discount;
       }
     });

@@ -89,15 +89,15 @@ Status oracle_step(const OracleSpec<Scalar>& spec, const Mdp<Scalar, S, A>& mdp,
   };
   switch (spec.kind) {
     case OracleKind::policy_mirror_descent:
-      if (Status st = pmd_step<CheckWarmStart>(mdp, spec.eta, ws, it.eval, it.log_pi, it.pi); st != Status::ok)
+      if (Status st = pmd_step<CheckWarmStart>(mdp, spec.eta, ws, it.eval, {it.log_pi, it.pi}); st != Status::ok)
         return st;
       ++result.steps;
       result.converged = certified();
       run.done = result.converged || result.steps >= spec.max_steps;
       break;
     case OracleKind::policy_gradient:
-      if (Status st = policy_gradient_step<CheckWarmStart>(mdp, spec.set, spec.eta, ws, it.eval, scratch, it.log_pi,
-                                                           it.pi);
+      if (Status st =
+              policy_gradient_step<CheckWarmStart>(mdp, spec.set, spec.eta, ws, it.eval, scratch, {it.log_pi, it.pi});
           st != Status::ok)
         return st;
       ++result.steps;
@@ -107,7 +107,7 @@ Status oracle_step(const OracleSpec<Scalar>& spec, const Mdp<Scalar, S, A>& mdp,
     case OracleKind::soft_value_iteration: {
       const Scalar change = spec.target * (Scalar(1) - mdp.discount) * (Scalar(1) - mdp.discount) / Scalar(2);
       SoftValueIterationResult<Scalar> sweeps;
-      if (Status st = soft_value_iteration(mdp, spec.max_steps, change, it.value, scratch, it.log_pi, it.pi, &sweeps);
+      if (Status st = soft_value_iteration(mdp, spec.max_steps, change, it.value, scratch, {it.log_pi, it.pi}, &sweeps);
           st != Status::ok)
         return st;
       result.steps = sweeps.iterations;
