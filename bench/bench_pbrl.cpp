@@ -410,16 +410,24 @@ std::unique_ptr<GameInstance<Scalar, S>> make_game(benchmark::State& state) {
   return make_checked<GameInstance<Scalar, S>>(state, kSeed + 7 * S);
 }
 
-template <typename Scalar, int S>
-void BM_Build(benchmark::State& state) {
+// Times write(inst, model), a call that writes the game's model M(x) into a model allocated once
+// (BM_Build, BM_BuildFloor).
+template <typename Scalar, int S, class Write>
+void time_model_writes(benchmark::State& state, Write&& write) {
   using Game = typename GameInstance<Scalar, S>::Game;
   auto inst = make_game<Scalar, S>(state);
   if (!inst) return;
   auto model = std::make_unique<typename Game::Model>();
+  time_calls(state, S, sizeof(typename Game::Model), [&] { return write(*inst, *model); });
+}
+
+template <typename Scalar, int S>
+void BM_Build(benchmark::State& state) {
+  using Game = typename GameInstance<Scalar, S>::Game;
   typename Game::MdpType mdp;
-  time_calls(state, S, sizeof(typename Game::Model), [&] {
-    if (!ok(state, inst->game.build(inst->x, *model, mdp))) return false;
-    benchmark::DoNotOptimize(model->transition);
+  time_model_writes<Scalar, S>(state, [&](const GameInstance<Scalar, S>& inst, typename Game::Model& model) {
+    if (!ok(state, inst.game.build(inst.x, model, mdp))) return false;
+    benchmark::DoNotOptimize(model.transition);
     return true;
   });
 }
@@ -429,19 +437,16 @@ void BM_Build(benchmark::State& state) {
 template <typename Scalar, int S>
 void BM_BuildFloor(benchmark::State& state) {
   using Game = typename GameInstance<Scalar, S>::Game;
-  auto inst = make_game<Scalar, S>(state);
-  if (!inst) return;
-  auto model = std::make_unique<typename Game::Model>();
-  const Scalar* in = inst->transition;
-  Scalar* out = model->transition;
-  time_calls(state, S, sizeof(typename Game::Model), [&] {
+  time_model_writes<Scalar, S>(state, [&](const GameInstance<Scalar, S>& inst, typename Game::Model& model) {
+    const Scalar* in = inst.transition;
+    Scalar* out = model.transition;
     for (int s = 0; s < S; ++s)
       for (int af = 0; af < kAF; ++af) {
         const Scalar* first = in + (s * kAL * kAF + af) * S;  // P(.|s,0,af); a_l steps by kAF*S
         Scalar* row = out + (s * kAF + af) * S;
         for (int t = 0; t < S; ++t) {
           Scalar acc(0);
-          for (int al = 0; al < kAL; ++al) acc += inst->pi_x(s, al) * first[al * kAF * S + t];
+          for (int al = 0; al < kAL; ++al) acc += inst.pi_x(s, al) * first[al * kAF * S + t];
           row[t] = acc;
         }
       }

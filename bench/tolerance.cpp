@@ -265,6 +265,25 @@ const Kind kKinds[] = {
     {"incentive", kIncentiveSizes, int(std::size(kIncentiveSizes))},
 };
 
+// The entries of table named by names, in their order (null for an unknown name, which is reported
+// as an unknown `what` and sets bad).
+template <class Entry, std::size_t N>
+std::vector<const Entry*> by_name(const Entry (&table)[N], const std::vector<std::string>& names, const char* what,
+                                  bool& bad) {
+  std::vector<const Entry*> entries;
+  for (const auto& name : names) {
+    const Entry* found = nullptr;
+    for (const auto& e : table)
+      if (name == e.name) found = &e;
+    if (!found) {
+      std::fprintf(stderr, "error: unknown %s '%s'\n", what, name.c_str());
+      bad = true;
+    }
+    entries.push_back(found);
+  }
+  return entries;
+}
+
 // ---- Output ------------------------------------------------------------------------------------
 
 const char* kCsvHeader =
@@ -435,29 +454,9 @@ int main(int argc, char** argv) {
     }
     g_defaults.emplace_back(name, v);
   }
-  std::vector<const Configuration*> configs;
-  std::vector<const Kind*> kinds;
   bool bad = false;
-  for (const auto& name : config_names) {
-    const Configuration* found = nullptr;
-    for (const auto& c : kConfigurations)
-      if (name == c.name) found = &c;
-    if (!found) {
-      std::fprintf(stderr, "error: unknown configuration '%s'\n", name.c_str());
-      bad = true;
-    }
-    configs.push_back(found);
-  }
-  for (const auto& name : kind_names) {
-    const Kind* found = nullptr;
-    for (const auto& k : kKinds)
-      if (name == k.name) found = &k;
-    if (!found) {
-      std::fprintf(stderr, "error: unknown kind '%s'\n", name.c_str());
-      bad = true;
-    }
-    kinds.push_back(found);
-  }
+  const std::vector<const Configuration*> configs = by_name(kConfigurations, config_names, "configuration", bad);
+  const std::vector<const Kind*> kinds = by_name(kKinds, kind_names, "kind", bad);
   if (!(eps > 0) || !(eps_sweep > 0)) {
     std::fprintf(stderr, "error: tolerances must be > 0\n");
     bad = true;

@@ -383,13 +383,20 @@ struct FigureConfig : RunConfig<N> {
   long points = 0;  // checkpoints on the cost axis
 };
 
+// A figure program's defaults of its instances, budget and checkpoints (full size, and --quick's),
+// which read_figure_options reads and the usage texts (figure_run_usage) state.
+struct FigureDefaults {
+  long instances, quick_instances;
+  long budget, quick_budget;  // environment steps per run
+  long points;
+};
+
 // Reads the common options (read_options) with a figure's --budget and --points after --seed.
 template <int N>
-OptionTexts read_figure_options(Options& opt, FigureConfig<N>& c, const Program& p, long instances,
-                                long quick_instances, long full_budget, long quick_budget, long default_points) {
-  return read_options(opt, c, p, instances, quick_instances, [] {}, [&] {
-    c.budget = opt.integer("budget", c.quick ? quick_budget : full_budget, 1);
-    c.points = opt.integer("points", default_points, 2);
+OptionTexts read_figure_options(Options& opt, FigureConfig<N>& c, const Program& p, const FigureDefaults& d) {
+  return read_options(opt, c, p, d.instances, d.quick_instances, [] {}, [&] {
+    c.budget = opt.integer("budget", c.quick ? d.quick_budget : d.budget, 1);
+    c.points = opt.integer("points", d.points, 2);
   });
 }
 
@@ -534,6 +541,44 @@ inline std::string padded(const std::string& text, std::size_t width, bool chara
   std::size_t n = 0;
   for (unsigned char ch : text) n += !characters || (ch & 0xC0) != 0x80;
   return text + std::string(n < width ? width - n : 0, ' ');
+}
+
+// ---- The figure programs' usage texts: the options read_figure_options reads ------------------
+
+// --gradient: in sampled mode `learner` ("the agents learn") from batches of B rollouts of H steps;
+// `exact_steps` (lines ending in '\n') how exact mode counts each method's steps.
+inline std::string figure_gradient_usage(const char* learner, int batch, int horizon, const std::string& exact_steps) {
+  return std::string("  --gradient exact|sampled  sampled (default): ") + learner + " from Monte-Carlo rollouts\n" +
+         "                            (B = " + std::to_string(batch) + ", H = " + std::to_string(horizon) +
+         "); the x axis is the solvers' own environment-step\n"
+         "                            count. exact: model-based gradients; the x axis counts the steps the\n"
+         "                            same iterations would take in sampled mode: " +
+         exact_steps + "                            In both modes the metrics are exact (model-based).\n";
+}
+
+// --<instances_option> to --methods, with their defaults.
+inline std::string figure_run_usage(const Program& p, const Figure& f, const FigureDefaults& d) {
+  std::string methods;
+  for (const char* m : f.methods) methods += (methods.empty() ? "" : ",") + std::string(m);
+  return padded(std::string("  --") + p.instances_option + " N", 28, false) + "random " + f.instances_word +
+         " (default " + std::to_string(d.instances) + ")\n" +
+         "  --seed N                  " + f.instance_word + " g uses seed N*1000 + g (default 1)\n" +
+         "  --budget STEPS            environment steps per run; every method runs until it used them\n"
+         "                            (default " + std::to_string(d.budget) + ")\n" +
+         "  --points N                checkpoints on the environment-step axis (default " + std::to_string(d.points) +
+         ")\n" + "  --methods LIST            comma-separated subset of " + methods + "\n";
+}
+
+// --jobs to --help: --quick's demo size is `demo` ("2 environments") with d's quick budget.
+inline std::string figure_output_usage(const Figure& f, const FigureDefaults& d, const std::string& demo) {
+  return std::string("  --jobs N                  ") + f.instances_word +
+         " run on N threads (default 1; results do not depend on it)\n" +
+         "  --out DIR                 output directory, created if needed (default results):\n" +
+         "                            DIR/" + f.base + ".csv and DIR/" + f.base + ".png\n" +
+         "  --quick                   demo size: " + demo + ", budget " + std::to_string(d.quick_budget) +
+         " (options above override)\n" +
+         "  --quiet                   no progress on stderr\n"
+         "  --help                    this text\n";
 }
 
 // The table: per method (label(mi)) the iterations, cost, wall time and the values at the start and

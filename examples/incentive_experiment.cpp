@@ -76,6 +76,8 @@ using Config = experiment::FigureConfig<kMethodCount>;
 const experiment::Program kProgram = {"games", "sampled", kNames,
                                       "--oracle pmd needs --gradient exact (sampled mode learns from rollouts by policy "
                                       "gradient; a sweep's sampled runs fall back to it)"};
+const experiment::FigureDefaults kDefaults = {cfg::kGames, cfg::kQuickGames, cfg::kBudget, cfg::kQuickBudget,
+                                             cfg::kPoints};
 
 bool is_pbrl(Method m) { return m == Method::pbrl_ni; }
 
@@ -421,44 +423,31 @@ int run(const Config& c) {
 }
 
 std::string usage() {
-  char b[6144];
+  char head[1024], exact_steps[512];
   std::snprintf(
-      b, sizeof b,
+      head, sizeof head,
       "usage: incentive_experiment [options]\n"
       "The paper's Figure 3: the designer's reward and the agents' NE gap against environment steps\n"
       "for PBRL-NI (lambda %g, T %d), the meta-gradient method and the start line (agents learning\n"
       "without incentive) on random incentive-design problems (settings in\n"
       "examples/experiment_settings.hpp). The designer's reward is reported twice: at the agents'\n"
       "current policies (the paper's metric) and at the exact regularized Nash equilibrium of M(x)\n"
-      "(the bilevel answer).\n\n"
-      "  --gradient exact|sampled  sampled (default): the agents learn from Monte-Carlo rollouts\n"
-      "                            (B = %d, H = %d); the x axis is the solvers' own environment-step\n"
-      "                            count. exact: model-based gradients; the x axis counts the steps the\n"
-      "                            same iterations would take in sampled mode: (2T_k+2)*B*H per PBRL-NI\n"
-      "                            iteration (T_k its oracle steps per player), (T+1)*B*H per\n"
-      "                            meta-gradient one and T*B*H per start-line one (B*H = %ld).\n"
-      "                            In both modes the metrics are exact (model-based).\n"
-      "  --games N                 random environments (default %d)\n"
-      "  --seed N                  environment g uses seed N*1000 + g (default 1)\n"
-      "  --budget STEPS            environment steps per run; every method runs until it used them\n"
-      "                            (default %ld)\n"
-      "  --points N                checkpoints on the environment-step axis (default %d)\n"
-      "  --methods LIST            comma-separated subset of pbrl_ni,meta_gradient,start_line\n"
-      "Hyperparameters (PBRL-NI's; --step also the meta-gradient's and the start line's learning\n"
-      "rates, --inner-steps also their agents' steps T per iteration, --iterations every method's):\n"
-      "%s"
-      "  --sweep-lambda L1,L2,...  PBRL-NI at each fixed lambda, exact and sampled, and in tolerance\n"
-      "                            mode (--gap-tolerance, default 0.01): final NE gap and designer\n"
-      "                            rewards against lambda in DIR/figure3_lambda_sweep.csv and .png\n"
-      "  --jobs N                  environments run on N threads (default 1; results do not depend on it)\n"
-      "  --out DIR                 output directory, created if needed (default results):\n"
-      "                            DIR/figure3_incentive.csv and DIR/figure3_incentive.png\n"
-      "  --quick                   demo size: %d environments, budget %ld (options above override)\n"
-      "  --quiet                   no progress on stderr\n"
-      "  --help                    this text\n",
-      cfg::kLambda, cfg::kInner, cfg::kBatch, settings::kHorizon, kBH, cfg::kGames, cfg::kBudget, cfg::kPoints,
-      experiment::Hyperparameters::usage(), cfg::kQuickGames, cfg::kQuickBudget);
-  return b;
+      "(the bilevel answer).\n\n",
+      cfg::kLambda, cfg::kInner);
+  std::snprintf(exact_steps, sizeof exact_steps,
+                "(2T_k+2)*B*H per PBRL-NI\n"
+                "                            iteration (T_k its oracle steps per player), (T+1)*B*H per\n"
+                "                            meta-gradient one and T*B*H per start-line one (B*H = %ld).\n",
+                kBH);
+  return head + experiment::figure_gradient_usage("the agents learn", cfg::kBatch, settings::kHorizon, exact_steps) +
+         experiment::figure_run_usage(kProgram, kFigure, kDefaults) +
+         "Hyperparameters (PBRL-NI's; --step also the meta-gradient's and the start line's learning\n"
+         "rates, --inner-steps also their agents' steps T per iteration, --iterations every method's):\n" +
+         experiment::Hyperparameters::usage() +
+         "  --sweep-lambda L1,L2,...  PBRL-NI at each fixed lambda, exact and sampled, and in tolerance\n"
+         "                            mode (--gap-tolerance, default 0.01): final NE gap and designer\n"
+         "                            rewards against lambda in DIR/figure3_lambda_sweep.csv and .png\n" +
+         experiment::figure_output_usage(kFigure, kDefaults, std::to_string(kDefaults.quick_instances) + " environments");
 }
 
 }  // namespace
@@ -466,8 +455,7 @@ std::string usage() {
 int main(int argc, char** argv) {
   experiment::Options opt(argc, argv, usage());
   Config c;
-  const experiment::OptionTexts texts = experiment::read_figure_options(
-      opt, c, kProgram, cfg::kGames, cfg::kQuickGames, cfg::kBudget, cfg::kQuickBudget, cfg::kPoints);
+  const experiment::OptionTexts texts = experiment::read_figure_options(opt, c, kProgram, kDefaults);
   // A sweep runs PBRL-NI alone.
   const int code = experiment::check_figure_options(opt, c, texts, kProgram, [](const Config& run) -> std::string {
     const bool sweep = !run.sweep.empty();

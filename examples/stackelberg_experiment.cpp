@@ -68,6 +68,8 @@ struct Config : experiment::FigureConfig<kMethodCount> {
 };
 const experiment::Program kProgram = {
     "games", "sampled", kNames, "--oracle pmd needs --gradient exact (sampled mode learns from rollouts by policy gradient)"};
+const experiment::FigureDefaults kDefaults = {cfg::kGames, cfg::kQuickGames, cfg::kBudget, cfg::kQuickBudget,
+                                             cfg::kPoints};
 
 const char* name(Method m) { return kNames[static_cast<std::size_t>(m)]; }
 
@@ -350,42 +352,31 @@ int run(Config c) {
 }
 
 std::string usage() {
-  char b[6144];
+  char head[1024], exact_steps[256];
   std::snprintf(
-      b, sizeof b,
+      head, sizeof head,
       "usage: stackelberg_experiment [options]\n"
       "The paper's Figure 1: leader value and follower optimality gap against environment steps for\n"
       "PBRL-value (lambda %g, T %d), PBRL-Bellman (lambda %g, T %d) and independent policy gradient on\n"
       "random Stackelberg Markov games (settings in examples/experiment_settings.hpp). The leader's value\n"
       "is reported twice: with the solver's current follower y (the paper's metric) and with the\n"
-      "follower's exact regularized best response pi*(x) (the bilevel answer).\n\n"
-      "  --gradient exact|sampled  sampled (default): the lower level learns from Monte-Carlo rollouts\n"
-      "                            (B = %d, H = %d); the x axis is the solvers' own environment-step\n"
-      "                            count. exact: model-based gradients; the x axis counts the steps the\n"
-      "                            same iterations would take in sampled mode: (T_k+2)*B*H per PBRL\n"
-      "                            iteration, B*H = %ld per independent-PG one.\n"
-      "                            In both modes the metrics are exact (model-based).\n"
-      "  --games N                 random games (default %d)\n"
-      "  --seed N                  game g uses seed N*1000 + g (default 1)\n"
-      "  --budget STEPS            environment steps per run; every method runs until it used them\n"
-      "                            (default %ld)\n"
-      "  --points N                checkpoints on the environment-step axis (default %d)\n"
-      "  --methods LIST            comma-separated subset of pbrl_value,pbrl_bellman,independent_pg\n"
-      "Hyperparameters (PBRL-value and PBRL-Bellman alike; --step also independent PG's):\n"
-      "%s"
-      "  --sweep-lambda L1,L2,...  the PBRL methods at each fixed lambda, exact and sampled, and in\n"
-      "                            tolerance mode (--gap-tolerance, default 0.01): final gap and leader\n"
-      "                            values against lambda in DIR/figure1_lambda_sweep.csv and .png\n"
-      "  --jobs N                  games run on N threads (default 1; results do not depend on it)\n"
-      "  --out DIR                 output directory, created if needed (default results):\n"
-      "                            DIR/figure1_stackelberg.csv and DIR/figure1_stackelberg.png\n"
-      "  --quick                   demo size: %d states, %d games, budget %ld (options above override)\n"
-      "  --quiet                   no progress on stderr\n"
-      "  --help                    this text\n",
-      cfg::kValueLambda, cfg::kValueInner, cfg::kBellmanLambda, cfg::kBellmanInner, cfg::kBatch, settings::kHorizon,
-      kBH, cfg::kGames, cfg::kBudget, cfg::kPoints, experiment::Hyperparameters::usage(), cfg::kQuickStates,
-      cfg::kQuickGames, cfg::kQuickBudget);
-  return b;
+      "follower's exact regularized best response pi*(x) (the bilevel answer).\n\n",
+      cfg::kValueLambda, cfg::kValueInner, cfg::kBellmanLambda, cfg::kBellmanInner);
+  std::snprintf(exact_steps, sizeof exact_steps,
+                "(T_k+2)*B*H per PBRL\n"
+                "                            iteration, B*H = %ld per independent-PG one.\n",
+                kBH);
+  return head +
+         experiment::figure_gradient_usage("the lower level learns", cfg::kBatch, settings::kHorizon, exact_steps) +
+         experiment::figure_run_usage(kProgram, kFigure, kDefaults) +
+         "Hyperparameters (PBRL-value and PBRL-Bellman alike; --step also independent PG's):\n" +
+         experiment::Hyperparameters::usage() +
+         "  --sweep-lambda L1,L2,...  the PBRL methods at each fixed lambda, exact and sampled, and in\n"
+         "                            tolerance mode (--gap-tolerance, default 0.01): final gap and leader\n"
+         "                            values against lambda in DIR/figure1_lambda_sweep.csv and .png\n" +
+         experiment::figure_output_usage(kFigure, kDefaults,
+                                         std::to_string(cfg::kQuickStates) + " states, " +
+                                             std::to_string(kDefaults.quick_instances) + " games");
 }
 
 }  // namespace
@@ -393,8 +384,7 @@ std::string usage() {
 int main(int argc, char** argv) {
   experiment::Options opt(argc, argv, usage());
   Config c;
-  const experiment::OptionTexts texts = experiment::read_figure_options(
-      opt, c, kProgram, cfg::kGames, cfg::kQuickGames, cfg::kBudget, cfg::kQuickBudget, cfg::kPoints);
+  const experiment::OptionTexts texts = experiment::read_figure_options(opt, c, kProgram, kDefaults);
   c.states = c.quick ? cfg::kQuickStates : cfg::kStates;
   // A sweep checks each of its runs (its sampled runs use the paper's oracle).
   const int code = experiment::check_figure_options(opt, c, texts, kProgram, [](const Config& run) -> std::string {

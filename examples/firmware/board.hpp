@@ -118,16 +118,6 @@ class Line {
   int n_ = 0;
 };
 
-// Lines "name[r] v[r*columns] ... v[r*columns + columns-1]" for r < rows, floats as Line::real.
-inline void print_rows(const char* name, const float* v, int rows, int columns) {
-  for (int r = 0; r < rows; ++r) {
-    Line line;
-    line.text(name).text("[").integer(r).text("]");
-    for (int c = 0; c < columns; ++c) line.text(" ").real(v[r * columns + c]);
-    line.print();
-  }
-}
-
 // SysTick on the processor clock. QEMU's mps2 boards clock it at 25 MHz; run with
 // -icount shift=0 (one instruction per virtual nanosecond) one count is 40 instructions, the same
 // on every run. QEMU counts instructions, not cycles: on hardware, read cycles from DWT->CYCCNT.

@@ -1,6 +1,7 @@
 #pragma once
 // What the incentive-design firmware images (firmware/main.cpp, firmware_adaptive/main.cpp) share
-// beside the board: the model's data, the banner line and the stack depth the run reached.
+// beside the board: the model's data, the banner lines, the simulated power supply and the stack
+// depth the run reached.
 // Include after the image's generated model header: the functions read its namespace model
 // (kReward, kInitial, kDiscount, kTau, kDesignerReward, kDesignerTransition, kIncentiveScale,
 // kIncentiveBound, kStates, kActions1, kActions2, kSeed), which both generators write.
@@ -47,6 +48,41 @@ inline void print_model(const char* title) {
       .integer(model::kActions2)
       .text(" actions, model seed ")
       .integer(static_cast<long long>(model::kSeed))
+      .print();
+}
+
+// Appends "checkpoint image <image_bytes> bytes, tick <tick_budget> instructions" to line: what
+// both images' banners say of the checkpoint image and the tick.
+inline board::Line& checkpoint_and_tick(board::Line& line, std::size_t image_bytes, std::uint32_t tick_budget) {
+  return line.text("checkpoint image ")
+      .integer(static_cast<long long>(image_bytes))
+      .text(" bytes, tick ")
+      .integer(tick_budget)
+      .text(" instructions");
+}
+
+// The same on a line begun here (a temporary, as the banners' other lines are).
+inline board::Line& checkpoint_and_tick(board::Line&& line, std::size_t image_bytes, std::uint32_t tick_budget) {
+  return checkpoint_and_tick(line, image_bytes, tick_budget);
+}
+
+// The simulated supply of a run with a power cut: the bytes the flash can still program before
+// power is lost (-1: never). A cut strikes when 3/5 of a checkpoint image has been programmed.
+struct Supply {
+  long bytes_left = -1;
+  // The bytes of an image of image_bytes programmed before the cut.
+  static constexpr std::size_t cut_bytes(std::size_t image_bytes) { return image_bytes * 3 / 5; }
+  // Power will be lost while the next image of image_bytes is programmed.
+  void cut_during(std::size_t image_bytes) { bytes_left = static_cast<long>(cut_bytes(image_bytes)); }
+};
+
+// Ends line, the report of a power cut during the programming of an image of image_bytes, with
+// "<cut> of <image_bytes> bytes written); rebooting" and prints it.
+inline void print_power_cut(board::Line& line, std::size_t image_bytes) {
+  line.integer(static_cast<long long>(Supply::cut_bytes(image_bytes)))
+      .text(" of ")
+      .integer(static_cast<long long>(image_bytes))
+      .text(" bytes written); rebooting")
       .print();
 }
 

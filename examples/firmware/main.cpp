@@ -52,9 +52,7 @@ constexpr std::uint32_t kSeed = 1u;   // solver's random stream
 // The run.
 constexpr long kIterations = 60;            // steps of each run
 constexpr long kCheckpointEvery = 10;       // steps between checkpoints
-constexpr long kCutAtIteration = 40;        // the second run loses power writing this checkpoint...
-constexpr std::size_t kCutNumerator = 3;    // ...after 3/5 of its bytes
-constexpr std::size_t kCutDenominator = 5;
+constexpr long kCutAtIteration = 40;        // the second run loses power writing this checkpoint
 // Tick period in SysTick counts; with QEMU -icount shift=0 one count is 40 instructions, so a tick
 // is 60,000 instructions: 0.36 ms on a 168 MHz Cortex-M4F at ~1 instruction per cycle, which leaves
 // a 1 kHz control loop 0.64 ms of each millisecond. Work that overruns its tick fails the run.
@@ -90,11 +88,7 @@ struct Flash {
 };
 __attribute__((section(".checkpoint"))) Flash flash;
 
-// The simulated supply: bytes the flash can still program before power is lost (-1: never).
-struct Supply {
-  long bytes_left = -1;
-};
-Supply supply;
+firmware::Supply supply;
 
 void erase(unsigned char* page_aligned, std::size_t size) { std::memset(page_aligned, 0xFF, size); }
 
@@ -257,7 +251,7 @@ RunResult run(const char* name, bool cut) {
     if (work == TickWork::stage_checkpoint) {
       if (used > workspace.staging_max) workspace.staging_max = used;
       if (cut_pending && k == kCutAtIteration) {
-        supply.bytes_left = static_cast<long>(kImageSize * kCutNumerator / kCutDenominator);
+        supply.cut_during(kImageSize);
         cut_pending = false;
       }
       next = TickWork::program_checkpoint;
@@ -266,15 +260,8 @@ RunResult run(const char* name, bool cut) {
     if (used > workspace.programming_max) workspace.programming_max = used;
     next = TickWork::slice;
     if (!programmed) {
-      board::Line()
-          .text("power cut while writing the checkpoint of iteration ")
-          .integer(k)
-          .text(" (")
-          .integer(static_cast<long long>(kImageSize * kCutNumerator / kCutDenominator))
-          .text(" of ")
-          .integer(static_cast<long long>(kImageSize))
-          .text(" bytes written); rebooting")
-          .print();
+      firmware::print_power_cut(
+          board::Line().text("power cut while writing the checkpoint of iteration ").integer(k).text(" ("), kImageSize);
       supply.bytes_left = -1;
       board::systick::stop();  // a reset stops the timer...
       reset_ram();
@@ -307,16 +294,14 @@ RunResult run(const char* name, bool cut) {
 extern "C" void SysTick_Handler() { workspace.ticks = workspace.ticks + 1u; }
 int main() {
   firmware::print_model("pbrl firmware example: ");
-  board::Line()
-      .text("workspace ")
-      .integer(static_cast<long long>(sizeof(Workspace)))
-      .text(" bytes RAM (solver ")
-      .integer(static_cast<long long>(sizeof(Solver)))
-      .text("), checkpoint image ")
-      .integer(static_cast<long long>(kImageSize))
-      .text(" bytes, tick ")
-      .integer(kTickBudget)
-      .text(" instructions, at most ")
+  firmware::checkpoint_and_tick(board::Line()
+                                    .text("workspace ")
+                                    .integer(static_cast<long long>(sizeof(Workspace)))
+                                    .text(" bytes RAM (solver ")
+                                    .integer(static_cast<long long>(sizeof(Solver)))
+                                    .text("), "),
+                                kImageSize, kTickBudget)
+      .text(", at most ")
       .integer(kSliceRollouts)
       .text(" rollouts per slice")
       .print();

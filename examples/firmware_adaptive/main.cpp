@@ -70,9 +70,7 @@ constexpr std::int64_t kDriftAt = 12000;         // the TRUE model changes at th
 constexpr std::int64_t kRespondEvery = 100;      // the agents take up a new x every so many observations
 constexpr std::int64_t kPrintEvery = 2000;       // observations between progress lines
 constexpr std::int64_t kCheckpointEvery = 2000;  // observations between checkpoints (with a step since)
-constexpr int kCutAtCheckpoint = 4;              // the second run loses power writing its 4th checkpoint...
-constexpr std::size_t kCutNumerator = 3;         // ...after 3/5 of its bytes
-constexpr std::size_t kCutDenominator = 5;
+constexpr int kCutAtCheckpoint = 4;              // the second run loses power writing its 4th checkpoint
 
 // Tick: 1500 SysTick counts of 40 instructions (QEMU -icount shift=0): 60,000 instructions, 0.36 ms
 // of a 168 MHz Cortex-M4F's 1 ms control period. The device packs refresh and step slices while
@@ -137,10 +135,7 @@ struct Log {
 };
 Log log_;
 
-struct Supply {
-  long bytes_left = -1;  // bytes the flash can still program before power is lost (-1: never)
-};
-Supply supply;
+firmware::Supply supply;
 
 volatile std::uint32_t ticks;
 
@@ -511,7 +506,7 @@ bool run(const char* name, bool cut) {
       ++units;
       last = work;
       if (work == kStageWork && cut_pending && log_.checkpoints_done + 1 == kCutAtCheckpoint) {
-        supply.bytes_left = static_cast<long>(kImageSize * kCutNumerator / kCutDenominator);
+        supply.cut_during(kImageSize);
         cut_pending = false;
       }
       if (work == kProgramWork && powered && device.checkpoint == Checkpoint::idle) {
@@ -539,19 +534,16 @@ bool run(const char* name, bool cut) {
     log_.stat[kTickWork].add(tick_used);
     if (units > log_.units_max) log_.units_max = units;
     if (!powered) {
-      board::Line()
-          .text("power cut while writing checkpoint ")
-          .integer(log_.checkpoints_done + 1)
-          .text(" (iteration ")
-          .integer(device.checkpoint_iteration)
-          .text(", ")
-          .integer(device.checkpoint_observations)
-          .text(" observations; ")
-          .integer(static_cast<long long>(kImageSize * kCutNumerator / kCutDenominator))
-          .text(" of ")
-          .integer(static_cast<long long>(kImageSize))
-          .text(" bytes written); rebooting")
-          .print();
+      firmware::print_power_cut(
+          board::Line()
+              .text("power cut while writing checkpoint ")
+              .integer(log_.checkpoints_done + 1)
+              .text(" (iteration ")
+              .integer(device.checkpoint_iteration)
+              .text(", ")
+              .integer(device.checkpoint_observations)
+              .text(" observations; "),
+          kImageSize);
       supply.bytes_left = -1;
       board::systick::stop();  // a reset stops the timer; the plant goes on
       if (!power_on()) return false;
@@ -621,12 +613,8 @@ int main() {
       .text("), world ")
       .integer(static_cast<long long>(sizeof(World)))
       .print();
-  board::Line()
-      .text("checkpoint image ")
-      .integer(static_cast<long long>(kImageSize))
-      .text(" bytes, tick ")
-      .integer(kTickBudget)
-      .text(" instructions (work budget ")
+  firmware::checkpoint_and_tick(board::Line(), kImageSize, kTickBudget)
+      .text(" (work budget ")
       .integer(kWorkBudget)
       .text("), ")
       .integer(kRefreshRows)

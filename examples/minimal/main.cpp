@@ -35,6 +35,16 @@ static Status tick() {
   return slice.step_done && solver.iteration() % kCheckpointEvery == 0 ? checkpoint() : Status::ok;
 }
 
+// Lines "name[r] v[r*columns] ... v[r*columns + columns-1]" for r < rows, floats as Line::real.
+static void print_rows(const char* name, const float* v, int rows, int columns) {
+  for (int r = 0; r < rows; ++r) {
+    board::Line line;
+    line.text(name).text("[").integer(r).text("]");
+    for (int c = 0; c < columns; ++c) line.text(" ").real(v[r * columns + c]);
+    line.print();
+  }
+}
+
 extern "C" void SysTick_Handler() {}  // startup.c's vector table names it; no timer runs here
 int main() {
   Status st = problem.init(minimal::data());  // then x = 0, uniform policies
@@ -53,7 +63,7 @@ int main() {
   solver.policy1(pi1);
   solver.policy2(pi2);
   // x(s, a1, a2) in row s*A1 + a1; the agents' policies pi1(a1|s), pi2(a2|s) in row s.
-  board::print_rows("x", solver.x().data(), Problem::kStates * Problem::kActions1, Problem::kActions2);
-  board::print_rows("pi1", pi1.data(), Problem::kStates, Problem::kActions1);
-  board::print_rows("pi2", pi2.data(), Problem::kStates, Problem::kActions2);
+  print_rows("x", solver.x().data(), Problem::kStates * Problem::kActions1, Problem::kActions2);
+  print_rows("pi1", pi1.data(), Problem::kStates, Problem::kActions1);
+  print_rows("pi2", pi2.data(), Problem::kStates, Problem::kActions2);
 }

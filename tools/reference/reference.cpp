@@ -64,6 +64,11 @@ std::string generated_note() {
          "`reference_pages_fresh` fails while a page is stale._\n";
 }
 
+// A page's opening: the generated note, the page's title and its introduction.
+std::string page_opening(const char* title, const std::string& introduction) {
+  return generated_note() + "\n# " + title + "\n\n" + introduction;
+}
+
 std::vector<std::string> read_lines(const std::string& relative) {
   const std::string path = std::string(PBRL_SOURCE_DIR) + "/" + relative;
   std::ifstream in(path);
@@ -243,15 +248,14 @@ std::string settings_section(const char* header, const char* use) {
 }
 
 std::string settings_page() {
-  std::string page = generated_note() + "\n# Settings\n\n";
-  page +=
+  std::string page = page_opening("Settings",
       "Every setting of every settings struct, as the struct's `visit()` lists it: the name (dotted for a nested "
       "struct's field) that settings files and `pbrl-codegen --settings KIND` use, the default of a "
       "default-constructed struct (in double; enums by name), and the values `validate()` accepts. An interval "
       "excludes infinities and NaN. *checked when*: the mode in which the setting is used and checked; in other "
       "modes any value passes. *refused with*: the status `validate()` (and `init()`) returns for a value "
       "outside the domain. *policy set*: checked against the problem's action count by "
-      "`validate(PolicySet, actions)` (`include/pbrl/model/policy.hpp`) when the solver starts.\n\n";
+      "`validate(PolicySet, actions)` (`include/pbrl/model/policy.hpp`) when the solver starts.\n\n");
   page += "The work caps in the bounds are the library's defaults (`include/pbrl/core/config.hpp`): `kMaxHorizon` = " +
           std::to_string(pbrl::kMaxHorizon) + ", `kMaxBatch` = " + std::to_string(pbrl::kMaxBatch) +
           ", `kMaxInnerSteps` = " + std::to_string(pbrl::kMaxInnerSteps) +
@@ -300,14 +304,13 @@ std::string statuses_page() {
   if (int(c_codes.size()) != pbrl::kStatusCount)
     throw Mismatch("include/pbrl/c/pbrl_status.h: " + std::to_string(c_codes.size()) + " codes for " +
                    std::to_string(pbrl::kStatusCount) + " statuses");
-  std::string page = generated_note() + "\n# Status codes\n\n";
-  page +=
+  std::string page = page_opening("Status codes",
       "Every call that can fail returns a `pbrl::Status` (`include/pbrl/core/status.hpp`); on any status but `ok` it "
       "has changed none of the data it was given. `pbrl::to_string(status)` gives the name, for logs. The C "
       "interfaces that `pbrl-codegen` writes return the same values as `pbrl_status` "
       "(`include/pbrl/c/pbrl_status.h`; `src/c_status.cpp` checks each at compile time), and "
       "`pbrl_status_string()` gives the same name. The names and meanings are `kStatusTable`'s, in "
-      "`status.hpp`.\n\n";
+      "`status.hpp`.\n\n");
   page += "| value | `pbrl::Status` | `to_string` | C code | meaning |\n|---|---|---|---|---|\n";
   for (int i = 0; i < pbrl::kStatusCount; ++i) {
     const pbrl::StatusInfo& info = pbrl::kStatusTable[i];
@@ -347,13 +350,12 @@ std::string report_section(const char* title, const char* use) {
 }
 
 std::string report_page() {
-  std::string page = generated_note() + "\n# Step reports\n\n";
-  page +=
+  std::string page = page_opening("Step reports",
       "What `step()`, `run()` and `solve()` report (`Report`, filled when a report is asked for). The fields below "
       "are the ones a firmware reads, in the order of the report's `visit()` (`include/pbrl/solver/solver_core.hpp`, "
       "`PenaltySolverReport::visit_fields`), from which `pbrl-codegen` writes the C interface's "
       "`pbrl_<name>_report` struct, field for field under the same names, and its copy. *scalar* is the "
-      "solver's `Scalar` (the manifest's `scalar` in C). Every value a report returns with `ok` is finite.\n\n";
+      "solver's `Scalar` (the manifest's `scalar` in C). Every value a report returns with `ok` is finite.\n\n");
   page += report_section<pbrl::PbrlReport<double>>("`PbrlReport` (`Pbrl`)", "Declared in `include/pbrl/solver/pbrl.hpp`.");
   page += report_section<pbrl::PbrlZeroSumReport<double>>("`PbrlZeroSumReport` (`PbrlZeroSum`)",
                                                           "Declared in `include/pbrl/solver/pbrl_zero_sum.hpp`.");
@@ -501,11 +503,10 @@ std::string checkpoint_comment_markdown() {
 std::string checkpoint_page() {
   std::string magic;
   for (int i = 0; i < 4; ++i) magic += char((pbrl::kCheckpointMagic >> (8 * i)) & 0xFFu);
-  std::string page = generated_note() + "\n# Checkpoint format\n\n";
-  page +=
+  std::string page = page_opening("Checkpoint format",
       "The image `save_checkpoint` writes and `restore_checkpoint` reads (`include/pbrl/solver/checkpoint.hpp`). The "
       "constants, from the code:\n\n"
-      "| constant | value | |\n|---|---|---|\n";
+      "| constant | value | |\n|---|---|---|\n");
   page += "| `kCheckpointMagic` | `" + hex(pbrl::kCheckpointMagic) + "` | bytes 0-3: \"" + magic + "\" |\n";
   page += "| `kCheckpointVersion` | " + std::to_string(pbrl::kCheckpointVersion) +
           " | the format version; an image of another version is refused (`checkpoint_mismatch`) |\n";
@@ -625,15 +626,14 @@ std::string kind_section(const codegen::KindSpec& k) {
 }
 
 std::string kinds_page() {
-  std::string page = generated_note() + "\n# Problem kinds\n\n";
-  page +=
+  std::string page = page_opening("Problem kinds",
       "The keys of a `pbrl-codegen` manifest that depend on its `kind` (the others: `tools/codegen/README.md`, "
       "\"The manifest\"), as the tool reads them (`tools/codegen/kinds.cpp`): one key per member of the problem's "
       "`Data`, in the order of `Data::visit()`, which states each array's axes and row check "
       "(`include/pbrl/model/data_layout.hpp`). *meaning* is the member's brief in the header. Sizes are integers in "
       "[2, 65535]. An array is a `.npy` or `.csv` file of that shape (numpy's axis order; flattened in C order it "
       "is the library's layout); sums are to one within `distribution_tolerance` (`include/pbrl/core/config.hpp`). "
-      "Every key is required unless it says optional.\n\n";
+      "Every key is required unless it says optional.\n\n");
   for (const codegen::KindSpec& k : codegen::kinds()) page += kind_section(k);
   page.pop_back();  // one newline at the end
   return page;

@@ -23,13 +23,4 @@ class Line {
   void print() { std::putchar('\n'); }
 };
 
-inline void print_rows(const char* name, const float* v, int rows, int columns) {
-  for (int r = 0; r < rows; ++r) {
-    Line line;
-    line.text(name).text("[").integer(r).text("]");
-    for (int c = 0; c < columns; ++c) line.text(" ").real(v[r * columns + c]);
-    line.print();
-  }
-}
-
 }  // namespace board
