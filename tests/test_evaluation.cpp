@@ -165,7 +165,7 @@ TEST_CASE("sweeps: stopping at max_sweeps is an outcome in the workspace, not an
   CHECK(pbrl::max_sweeps_hit_total(*ws) == 1);
   Vec<S> warm = Vec<S>::Zero();
   Mat<S, A> mu;
-  CHECK(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu) == Status::ok);
+  CHECK(pbrl::occupancy_from_start(m, {sigma, pi}, *ws, warm, mu) == Status::ok);
   CHECK(ws->max_sweeps_hit);
   CHECK(pbrl::max_sweeps_hit_total(*ws) == 2);
   // Enough sweeps: the tolerance is met, the flag clears, the count stays.
@@ -176,7 +176,7 @@ TEST_CASE("sweeps: stopping at max_sweeps is an outcome in the workspace, not an
   CHECK(needed < 5000);
   CHECK_FALSE(ws->max_sweeps_hit);
   warm.setZero();
-  CHECK(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu) == Status::ok);
+  CHECK(pbrl::occupancy_from_start(m, {sigma, pi}, *ws, warm, mu) == Status::ok);
   CHECK_FALSE(ws->max_sweeps_hit);
   CHECK(pbrl::max_sweeps_hit_total(*ws) == 2);
   // A cap of exactly the sweeps needed: the last sweep allowed meets the tolerance, no hit.
@@ -201,7 +201,7 @@ TEST_CASE("occupancy from a state-action start reproduces E_{rho,sigma} Q^pi") {
   auto ws = std::make_unique<pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>>();
   Vec<S> warm = Vec<S>::Zero();
   Mat<S, A> mu;
-  REQUIRE(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu) == Status::ok);
+  REQUIRE(pbrl::occupancy_from_start(m, {sigma, pi}, *ws, warm, mu) == Status::ok);
   CHECK_CLOSE(mu.sum(), Real(1) / (Real(1) - m.discount), kTight, Real(10));
   // E_{s~rho, a~sigma} Q(s,a) = sum nu0 r + sum_s m(s) (<pi, r> - tau h)
   Real lhs(0), rhs(0);
@@ -219,7 +219,7 @@ TEST_CASE("occupancy from a state-action start reproduces E_{rho,sigma} Q^pi") {
   sw->max_sweeps = 5000;
   Vec<S> warm2 = Vec<S>::Zero();
   Mat<S, A> mu2;
-  REQUIRE(pbrl::occupancy_from_start(m, sigma, pi, *sw, warm2, mu2) == Status::ok);
+  REQUIRE(pbrl::occupancy_from_start(m, {sigma, pi}, *sw, warm2, mu2) == Status::ok);
   CHECK((mu - mu2).cwiseAbs().maxCoeff() <= (kDouble ? Real(1e-9) : Real(1e-4)) * mu.maxCoeff());
 }
 
@@ -339,7 +339,7 @@ TEST_CASE("vector-Jacobian product gives grad_x V^pi(rho) and grad_x E_{rho,sigm
   Mat<S, A> mu, mu_start;
   pbrl::state_action_occupancy(e, pi, mu);
   Vec<S> warm = Vec<S>::Zero();
-  REQUIRE(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu_start) == Status::ok);
+  REQUIRE(pbrl::occupancy_from_start(m, {sigma, pi}, *ws, warm, mu_start) == Status::ok);
   Problem::Params gv = Problem::Params::Zero(), gq = Problem::Params::Zero();
   problem->vjp(*model, mu, e.value, Real(1), gv);
   problem->vjp(*model, mu_start, e.value, Real(1), gq);
@@ -466,7 +466,7 @@ void check_direct_matches_previous(std::uint32_t seed, T zero_fraction) {
   // The state-action start's occupancy, with the factors made again (factors_current = false).
   pbrl::StateVector<T, NS> warm = pbrl::StateVector<T, NS>::Zero(), start;
   pbrl::StateActionMatrix<T, NS, NA> mu;
-  REQUIRE(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu) == Status::ok);
+  REQUIRE(pbrl::occupancy_from_start(m, {sigma, pi}, *ws, warm, mu) == Status::ok);
   start.setZero();
   for (int s = 0; s < NS; ++s)
     for (int k = 0; k < NA; ++k) {

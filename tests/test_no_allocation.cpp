@@ -386,11 +386,11 @@ void primitives_do_not_allocate(std::uint32_t seed, int max_sweeps) {
     CHECK_NO_ALLOCATION(pbrl::policy_gradient(m, b->pi, b->eval, b->grad));
     CHECK_NO_ALLOCATION(pbrl::state_action_occupancy(b->eval, b->pi, b->mu));
     CHECK_NO_ALLOCATION(st = pbrl::evaluate(m, b->pi, b->direct, b->eval);
-                        st = pbrl::occupancy_from_start(m, b->sigma, b->pi, b->direct, b->warm, b->mu, true));
+                        st = pbrl::occupancy_from_start(m, {b->sigma, b->pi}, b->direct, b->warm, b->mu, true));
     CHECK(st == Status::ok);
-    CHECK_NO_ALLOCATION(st = pbrl::occupancy_from_start(m, b->sigma, b->pi, b->direct, b->warm, b->mu));
+    CHECK_NO_ALLOCATION(st = pbrl::occupancy_from_start(m, {b->sigma, b->pi}, b->direct, b->warm, b->mu));
     CHECK(st == Status::ok);
-    CHECK_NO_ALLOCATION(st = pbrl::occupancy_from_start(m, b->sigma, b->pi, b->sweeps, b->warm, b->mu));
+    CHECK_NO_ALLOCATION(st = pbrl::occupancy_from_start(m, {b->sigma, b->pi}, b->sweeps, b->warm, b->mu));
     CHECK(st == Status::ok);
     // oracles
     CHECK_NO_ALLOCATION(st = pbrl::pmd_step(m, Real(1), b->direct, b->eval, {b->log_pi, b->pi}));
@@ -452,11 +452,11 @@ void primitives_do_not_allocate(std::uint32_t seed, int max_sweeps) {
   REQUIRE(pbrl::evaluate(mdp, b->pi_hat, b->direct, b->eval_hat) == Status::ok);
   Real p(0);
   CHECK_NO_ALLOCATION(p = pbrl::value_penalty(*problem, *shaping_model, mdp, pbrl::PolicyY{b->pi, b->eval}, pbrl::PolicyHat{b->pi_hat, b->eval_hat}, Real(2),
-                                              b->weights, *grad_x, b->grad_pi));
+                                              b->weights, {*grad_x, b->grad_pi}));
   CHECK(std::isfinite(p));
-  CHECK_NO_ALLOCATION(st = pbrl::occupancy_from_start(mdp, b->pi, b->pi_hat, b->direct, b->warm, b->mu, true);
+  CHECK_NO_ALLOCATION(st = pbrl::occupancy_from_start(mdp, {b->pi, b->pi_hat}, b->direct, b->warm, b->mu, true);
                       p = pbrl::bellman_penalty(*problem, *shaping_model, mdp, pbrl::PolicyY{b->pi}, pbrl::PolicyHat{b->pi_hat, b->eval_hat}, b->mu, Real(2),
-                                                b->weights, *grad_x, b->grad_pi));
+                                                b->weights, {*grad_x, b->grad_pi}));
   CHECK(st == Status::ok);
   CHECK(std::isfinite(p));
 }

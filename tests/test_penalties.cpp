@@ -40,13 +40,13 @@ struct PenaltyProbe {
     Real p;
     if (kind == PenaltyKind::value) {
       p = pbrl::value_penalty(problem, *model, m, pbrl::PolicyY{pi_y, ey, log_y}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights,
-                              dx, dpi);
+                              {dx, dpi});
     } else {
       Vec<S> warm = Vec<S>::Zero();
       Mat<S, A> start;
-      REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
+      REQUIRE(pbrl::occupancy_from_start(m, {pi_y, opt.pi}, *ws, warm, start, true) == Status::ok);
       p = pbrl::bellman_penalty(problem, *model, m, pbrl::PolicyY{pi_y, log_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1),
-                                weights, dx, dpi);
+                                weights, {dx, dpi});
     }
     if (gx) *gx = dx;
     if (gpi) *gpi = dpi;
@@ -234,8 +234,8 @@ struct ValuePenaltyTakes<Y, Hat,
                          std::void_t<decltype(pbrl::value_penalty(
                              std::declval<const Problem&>(), std::declval<const Problem::Model&>(),
                              std::declval<const pbrl::Mdp<Real, S, A>&>(), std::declval<Y>(), std::declval<Hat>(),
-                             Real(1), std::declval<Mat<S, A>&>(), std::declval<Problem::Params&>(),
-                             std::declval<Mat<S, A>&>()))>> : std::true_type {};
+                             Real(1), std::declval<Mat<S, A>&>(),
+                             std::declval<pbrl::PenaltyGradient<Problem::Params, Real, S, A>>()))>> : std::true_type {};
 template <class Y, class Hat, class = void>
 struct SampledValuePenaltyTakes : std::false_type {};
 template <class Y, class Hat>

@@ -508,12 +508,12 @@ TEST_CASE("value and Bellman penalty x-gradients on RLHF (ERRATA item 3)") {
       Mat<S, A> dpi = Mat<S, A>::Zero(), weights;
       Real p;
       if (kind == pbrl::PenaltyKind::value) {
-        p = pbrl::value_penalty(inst->problem, *model, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights, dx, dpi);
+        p = pbrl::value_penalty(inst->problem, *model, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights, {dx, dpi});
       } else {
         Vec<S> warm = Vec<S>::Zero();
         Mat<S, A> start;
-        REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
-        p = pbrl::bellman_penalty(inst->problem, *model, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, dx, dpi);
+        REQUIRE(pbrl::occupancy_from_start(m, {pi_y, opt.pi}, *ws, warm, start, true) == Status::ok);
+        p = pbrl::bellman_penalty(inst->problem, *model, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, {dx, dpi});
       }
       if (gx != nullptr) *gx = dx;
       return p;

@@ -226,7 +226,7 @@ TEST_CASE("rollouts follow rho, sigma, P and pi; steps and the stream are exact"
   std::memset(c1, 0, sizeof(c1));
   std::memset(c2, 0, sizeof(c2));
   for (int i = 0; i < n; ++i) {
-    REQUIRE(pbrl::rollout(m, sigma, pi, H, rng, *traj, steps) == Status::ok);
+    REQUIRE(pbrl::rollout(m, {sigma, pi}, H, rng, *traj, steps) == Status::ok);
     REQUIRE(traj->horizon == H);
     ++c0[traj->state[0]][traj->action[0]];
     ++c01[traj->state[0]][traj->action[0]][traj->state[1]];
@@ -265,9 +265,9 @@ TEST_CASE("rollouts follow rho, sigma, P and pi; steps and the stream are exact"
   auto ta = std::make_unique<Traj>(), tb = std::make_unique<Traj>(), tc = std::make_unique<Traj>();
   bool differs = false;
   for (int i = 0; i < 20; ++i) {
-    REQUIRE(pbrl::rollout(m, sigma, pi, 30, a, *ta, sa) == Status::ok);
-    REQUIRE(pbrl::rollout(m, sigma, pi, 30, b, *tb, sb) == Status::ok);
-    REQUIRE(pbrl::rollout(m, sigma, pi, 30, c, *tc, sc) == Status::ok);
+    REQUIRE(pbrl::rollout(m, {sigma, pi}, 30, a, *ta, sa) == Status::ok);
+    REQUIRE(pbrl::rollout(m, {sigma, pi}, 30, b, *tb, sb) == Status::ok);
+    REQUIRE(pbrl::rollout(m, {sigma, pi}, 30, c, *tc, sc) == Status::ok);
     CHECK(same_bytes(*ta, *tb));
     differs = differs || !same_bytes(*ta, *tc);
   }
@@ -297,25 +297,25 @@ TEST_CASE("rollout and compute_returns validate and change nothing on error") {
   auto traj = std::make_unique<pbrl::Trajectory<Real, 8>>();
   pbrl::Rng rng(76);
   std::int64_t steps = 0;
-  REQUIRE(pbrl::rollout(m, pi, pi, 8, rng, *traj, steps) == Status::ok);
+  REQUIRE(pbrl::rollout(m, {pi, pi}, 8, rng, *traj, steps) == Status::ok);
   const auto saved_traj = *traj;
   const pbrl::Rng saved_rng = rng;
   auto unchanged = [&] { return same_bytes(*traj, saved_traj) && same_rng(rng, saved_rng) && steps == 8; };
-  CHECK(pbrl::rollout(m, pi, pi, 0, rng, *traj, steps) == Status::bad_setting);
+  CHECK(pbrl::rollout(m, {pi, pi}, 0, rng, *traj, steps) == Status::bad_setting);
   CHECK(unchanged());
-  CHECK(pbrl::rollout(m, pi, pi, 9, rng, *traj, steps) == Status::bad_setting);
+  CHECK(pbrl::rollout(m, {pi, pi}, 9, rng, *traj, steps) == Status::bad_setting);
   CHECK(unchanged());
-  CHECK(pbrl::rollout(m, bad, pi, 4, rng, *traj, steps) == Status::bad_policy);
+  CHECK(pbrl::rollout(m, {bad, pi}, 4, rng, *traj, steps) == Status::bad_policy);
   CHECK(unchanged());
-  CHECK(pbrl::rollout(m, pi, nan, 4, rng, *traj, steps) == Status::not_finite);
+  CHECK(pbrl::rollout(m, {pi, nan}, 4, rng, *traj, steps) == Status::not_finite);
   CHECK(unchanged());
   auto broken = m;
   broken.transition = nullptr;
-  CHECK(pbrl::rollout(broken, pi, pi, 4, rng, *traj, steps) == Status::null_pointer);
+  CHECK(pbrl::rollout(broken, {pi, pi}, 4, rng, *traj, steps) == Status::null_pointer);
   CHECK(unchanged());
   broken = m;
   broken.discount = Real(1);
-  CHECK(pbrl::rollout(broken, pi, pi, 4, rng, *traj, steps) == Status::bad_discount);
+  CHECK(pbrl::rollout(broken, {pi, pi}, 4, rng, *traj, steps) == Status::bad_discount);
   CHECK(unchanged());
 
   auto odd = std::make_unique<pbrl::Trajectory<Real, 8>>(*traj);
@@ -466,7 +466,7 @@ TEST_CASE("sampled vector-Jacobian products agree with J^T(mu', V) within their 
       const auto e = evaluated(m, pi);
       Vec<S> warm = Vec<S>::Zero();
       Mat<S, A> mu;
-      REQUIRE(pbrl::occupancy_from_start(m, start, pi, *ws, warm, mu) == Status::ok);
+      REQUIRE(pbrl::occupancy_from_start(m, {start, pi}, *ws, warm, mu) == Status::ok);
       Shaping::Params g = Shaping::Params::Zero();
       problem.vjp(model, mu, e.value, Real(1), g);
       auto estimate = params_replicates(g, 103, [&](int b, pbrl::Rng& rng, std::int64_t& steps, Shaping::Params& gs) {
@@ -489,7 +489,7 @@ TEST_CASE("sampled vector-Jacobian products agree with J^T(mu', V) within their 
     const auto e = evaluated(m, pi);
     Vec<S> warm = Vec<S>::Zero();
     Mat<S, A> mu;
-    REQUIRE(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu) == Status::ok);
+    REQUIRE(pbrl::occupancy_from_start(m, {sigma, pi}, *ws, warm, mu) == Status::ok);
     Mixture::Params g = Mixture::Params::Zero(), reward_only = Mixture::Params::Zero();
     problem.vjp(*model, mu, e.value, Real(1), g);
     for (int sa = 0; sa < S * A; ++sa) {
@@ -523,7 +523,7 @@ TEST_CASE("sampled vector-Jacobian product through the dynamics alone: the likel
   auto ws = std::make_unique<Ws>();
   Vec<S> warm = Vec<S>::Zero();
   Mat<S, A> mu;
-  REQUIRE(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu) == Status::ok);
+  REQUIRE(pbrl::occupancy_from_start(m, {sigma, pi}, *ws, warm, mu) == Status::ok);
   Steering::Params g = Steering::Params::Zero();
   problem.vjp(*model, mu, e.value, Real(1), g);
   // The exact product against finite differences of E_{rho,sigma} Q^pi.
@@ -577,12 +577,12 @@ ExactPenalty exact_penalty(const Mixture& problem, const Mixture::Model& model, 
   Mat<S, A> gpi = Mat<S, A>::Zero(), gy, weights;
   Real p;
   if (kind == PenaltyKind::value) {
-    p = pbrl::value_penalty(problem, model, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{pi_hat, eh}, Real(1), weights, gx, gpi);
+    p = pbrl::value_penalty(problem, model, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{pi_hat, eh}, Real(1), weights, {gx, gpi});
   } else {
     Vec<S> warm = Vec<S>::Zero();
     Mat<S, A> start;
-    REQUIRE(pbrl::occupancy_from_start(m, pi_y, pi_hat, *ws, warm, start, true) == Status::ok);
-    pbrl::bellman_penalty(problem, model, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{pi_hat, eh}, start, Real(1), weights, gx, gpi);
+    REQUIRE(pbrl::occupancy_from_start(m, {pi_y, pi_hat}, *ws, warm, start, true) == Status::ok);
+    pbrl::bellman_penalty(problem, model, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{pi_hat, eh}, start, Real(1), weights, {gx, gpi});
     // The sampled p estimates V^{pi-hat}(rho) - E_{rho,pi_y} Q^{pi-hat} + tau E_rho h(pi_y), which
     // is bellman_penalty's p at pi-hat = pi* (checked below).
     p = eh.value_rho;
@@ -613,9 +613,9 @@ TEST_CASE_FIXTURE(MixtureAtRandomX<111>,
     REQUIRE(pbrl::evaluate(m, opt.pi, *ws, eh) == Status::ok);
     Vec<S> warm = Vec<S>::Zero();
     Mat<S, A> start, weights, gpi = Mat<S, A>::Zero();
-    REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
+    REQUIRE(pbrl::occupancy_from_start(m, {pi_y, opt.pi}, *ws, warm, start, true) == Status::ok);
     Mixture::Params gx = Mixture::Params::Zero();
-    const Real p = pbrl::bellman_penalty(problem, *model, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, gx, gpi);
+    const Real p = pbrl::bellman_penalty(problem, *model, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, {gx, gpi});
     const auto target = exact_penalty(problem, *model, m, PenaltyKind::bellman, Parameterization::direct, pi_y, opt.pi);
     CHECK_CLOSE(target.exact[N - 1], p, Real(100) * kTight, std::abs(p));
   }
@@ -676,7 +676,7 @@ TEST_CASE_FIXTURE(MixtureAtRandomX<131>,
   auto by_hand = [&](const Mat<S, A>& sigma, const Mat<S, A>& pi, pbrl::Rng& rng, auto&& visit) {
     std::int64_t steps = 0;
     for (int b = 0; b < set.batch; ++b) {
-      REQUIRE(pbrl::rollout(m, sigma, pi, set.horizon, rng, *traj, steps) == Status::ok);
+      REQUIRE(pbrl::rollout(m, {sigma, pi}, set.horizon, rng, *traj, steps) == Status::ok);
       REQUIRE(pbrl::compute_returns(m, pi, *traj) == Status::ok);
       visit(static_cast<const Traj&>(*traj));
     }

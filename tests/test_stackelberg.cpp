@@ -185,12 +185,12 @@ struct PenaltyProbe : Probe {
     FollowerMat dpi = FollowerMat::Zero(), weights;
     Real p;
     if (kind == PenaltyKind::value) {
-      p = pbrl::value_penalty(game, *model, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights, dx, dpi);
+      p = pbrl::value_penalty(game, *model, m, pbrl::PolicyY{pi_y, ey}, pbrl::PolicyHat{opt.pi, eh}, Real(1), weights, {dx, dpi});
     } else {
       Vec<S> warm = Vec<S>::Zero();
       FollowerMat start;
-      REQUIRE(pbrl::occupancy_from_start(m, pi_y, opt.pi, *ws, warm, start, true) == Status::ok);
-      p = pbrl::bellman_penalty(game, *model, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, dx, dpi);
+      REQUIRE(pbrl::occupancy_from_start(m, {pi_y, opt.pi}, *ws, warm, start, true) == Status::ok);
+      p = pbrl::bellman_penalty(game, *model, m, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{opt.pi, eh}, start, Real(1), weights, {dx, dpi});
     }
     give(dx, dpi, gx, gpi);
     return p;
@@ -367,7 +367,7 @@ TEST_CASE("Stackelberg vjp gives grad_x V^pi(rho) and grad_x E_{rho,sigma} Q^pi 
     FollowerMat mu, mu_start;
     pbrl::state_action_occupancy(e, pi, mu);
     Vec<S> warm = Vec<S>::Zero();
-    REQUIRE(pbrl::occupancy_from_start(m, sigma, pi, *ws, warm, mu_start) == Status::ok);
+    REQUIRE(pbrl::occupancy_from_start(m, {sigma, pi}, *ws, warm, mu_start) == Status::ok);
     Params gv = Params::Zero(), gq = Params::Zero();
     game.vjp(*model, mu, e.value, Real(1), gv);
     game.vjp(*model, mu_start, e.value, Real(1), gq);

@@ -716,7 +716,7 @@ void occupancy_rejects() {
   auto out = std::make_unique<Outputs<M>>(60);
   {
     auto scratch = std::make_unique<Outputs<M>>(*out);
-    REQUIRE(pbrl::occupancy_from_start(good, sigma, pi, scratch->ws, scratch->warm, scratch->mu) == Status::ok);
+    REQUIRE(pbrl::occupancy_from_start(good, {sigma, pi}, scratch->ws, scratch->warm, scratch->mu) == Status::ok);
   }
   auto expect = [&](const char* what, const MdpT& m, const Mat<S, A>& sg, const Mat<S, A>& p,
                     Status expected) {
@@ -725,7 +725,7 @@ void occupancy_rejects() {
       const Mat<S, A> sg_copy = sg, p_copy = p;
       INFO(doctest::String(what));
       CAPTURE(factors_current);
-      CHECK(pbrl::occupancy_from_start(m, sg, p, out->ws, out->warm, out->mu, factors_current) == expected);
+      CHECK(pbrl::occupancy_from_start(m, {sg, p}, out->ws, out->warm, out->mu, factors_current) == expected);
       CHECK(same(*out, *before));
       CHECK(same(sg, sg_copy));
       CHECK(same(p, p_copy));
@@ -755,7 +755,7 @@ void occupancy_rejects() {
   bad->transition[2] = kNaN;
   const Vec<S> warm = out->warm;
   const Mat<S, A> mu = out->mu;
-  CHECK(pbrl::occupancy_from_start(bad->mdp(Real(0.85), Real(0.3)), sigma, pi, out->ws, out->warm, out->mu) ==
+  CHECK(pbrl::occupancy_from_start(bad->mdp(Real(0.85), Real(0.3)), {sigma, pi}, out->ws, out->warm, out->mu) ==
         Status::numerical_failure);
   CHECK(same(out->warm, warm));
   CHECK(same(out->mu, mu));

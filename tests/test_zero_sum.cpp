@@ -226,8 +226,9 @@ TEST_CASE("zero-sum game: the induced MDPs give the joint value; best responses 
                                       static_cast<M1*>(nullptr), Real(1.5), &one2);
       pbrl::add_game_policy_gradients(g, {pi1b, pi2b, vb, db, &log1b, nullptr}, Real(-2), &one1, Real(0),
                                       static_cast<M2*>(nullptr));
-      pbrl::add_game_policy_gradient_pair(g, {pi1, pi2, e1.value, e1.occupancy, nullptr, &log2}, Real(1.5), pair2,
-                                          {pi1b, pi2b, vb, db, &log1b, nullptr}, Real(-2), pair1);
+      const pbrl::GamePoint<Real, S, A1, A2> at_a{pi1, pi2, e1.value, e1.occupancy, nullptr, &log2};
+      const pbrl::GamePoint<Real, S, A1, A2> at_b{pi1b, pi2b, vb, db, &log1b, nullptr};
+      pbrl::add_game_policy_gradient_pair(g, {at_a, Real(1.5), pair2}, {at_b, Real(-2), pair1});
       CHECK(std::memcmp(pair1.data(), one1.data(), sizeof(Real) * S * A1) == 0);
       CHECK(std::memcmp(pair2.data(), one2.data(), sizeof(Real) * S * A2) == 0);
     }

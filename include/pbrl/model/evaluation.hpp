@@ -611,7 +611,7 @@ Status solve_occupancy(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scala
 }  // namespace detail
 
 /// State-action occupancy of trajectories that start with s_0 ~ rho, a_0 ~ sigma(s_0) and follow
-/// pi afterwards: mu'(s,a) = rho(s) sigma(a|s) + m(s) pi(a|s), with
+/// pi afterwards (policy = {sigma, pi}): mu'(s,a) = rho(s) sigma(a|s) + m(s) pi(a|s), with
 /// (I - gamma*P_pi^T) m = gamma * sum_{s,a} rho(s) sigma(a|s) P(.|s,a).
 /// The Bellman penalty uses it with sigma = pi_y and pi = the oracle's policy.
 /// `warm` is the state part m, kept by the caller (warm start of sweeps). Pass
@@ -620,10 +620,11 @@ Status solve_occupancy(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scala
 /// @return ok; evaluate()'s statuses for m, pi and ws; not_finite or bad_policy (sigma, warm);
 ///         numerical_failure. On error warm and mu are unchanged.
 template <typename Scalar, int S, int A, EvaluationMethod M>
-Status occupancy_from_start(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
-                            const StateActionMatrix<Scalar, S, A>& pi,
+Status occupancy_from_start(const Mdp<Scalar, S, A>& m, SwitchingPolicy<Scalar, S, A> policy,
                             EvaluationWorkspace<Scalar, S, M>& ws, StateVector<Scalar, S>& warm,
                             StateActionMatrix<Scalar, S, A>& mu, bool factors_current = false) {
+  const StateActionMatrix<Scalar, S, A>& sigma = policy.sigma;
+  const StateActionMatrix<Scalar, S, A>& pi = policy.pi;
   if (Status st = detail::check_call(m, pi, ws); st != Status::ok) return st;
   if (Status st = validate_policy(sigma); st != Status::ok) return st;
   if (!all_finite(warm)) return Status::not_finite;

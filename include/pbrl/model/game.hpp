@@ -355,15 +355,27 @@ void add_game_policy_gradients(const MarkovGame<Scalar, S, A1, A2>& g, const Gam
   }
 }
 
+/// One term of add_game_policy_gradient_pair: scale times one player's policy gradient (the
+/// player with A actions) at the point `at`, added to grad. References to the caller's objects.
+template <typename Scalar, int S, int A1, int A2, int A>
+struct PlayerGradientTerm {
+  const GamePoint<Scalar, S, A1, A2>& at;  ///< where the gradient is taken
+  Scalar scale;                            ///< its factor
+  StateActionMatrix<Scalar, S, A>& grad;   ///< += scale * the player's policy gradient at `at`
+};
+
 /// Two calls of add_game_policy_gradients in one pass over P, each row read once for both values:
-/// the player-2 gradient at point a, scaled by scale_a, into grad2, and the player-1 gradient at
-/// point b, scaled by scale_b, into grad1 (the two terms of the Nikaido-Isoda penalty's policy
-/// gradient). The numbers of the two calls, to the bit.
+/// player 2's term {a, scale_a, grad2} and player 1's term {b, scale_b, grad1} (the two terms of
+/// the Nikaido-Isoda penalty's policy gradient). The numbers of the two calls, to the bit.
 template <typename Scalar, int S, int A1, int A2>
-void add_game_policy_gradient_pair(const MarkovGame<Scalar, S, A1, A2>& g, const GamePoint<Scalar, S, A1, A2>& a,
-                                   Scalar scale_a, StateActionMatrix<Scalar, S, A2>& grad2,
-                                   const GamePoint<Scalar, S, A1, A2>& b, Scalar scale_b,
-                                   StateActionMatrix<Scalar, S, A1>& grad1) {
+void add_game_policy_gradient_pair(const MarkovGame<Scalar, S, A1, A2>& g,
+                                   PlayerGradientTerm<Scalar, S, A1, A2, A2> player2,
+                                   PlayerGradientTerm<Scalar, S, A1, A2, A1> player1) {
+  const GamePoint<Scalar, S, A1, A2>& a = player2.at;
+  const GamePoint<Scalar, S, A1, A2>& b = player1.at;
+  const Scalar scale_a = player2.scale, scale_b = player1.scale;
+  StateActionMatrix<Scalar, S, A2>& grad2 = player2.grad;
+  StateActionMatrix<Scalar, S, A1>& grad1 = player1.grad;
   const auto &pi1a = a.pi1, &pi1b = b.pi1;
   const auto &pi2a = a.pi2, &pi2b = b.pi2;
   const auto &va = a.value, &vb = b.value, &da = a.occupancy, &db = b.occupancy;

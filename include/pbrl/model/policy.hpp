@@ -63,6 +63,16 @@ struct PolicyPair {
   StateActionMatrix<Scalar, S, A>& pi;      ///< the probabilities, exp(log_pi)
 };
 
+/// The policy of trajectories that take their first action a_0 ~ sigma(s_0) and every later one
+/// from pi (the Bellman penalty's mu' and its sampled estimate: sigma = pi_y, pi = pi-hat).
+/// References to the caller's matrices: build it in the call, {sigma, pi}. Why a struct: the two
+/// are the same Eigen type with different roles, and a positional swap would compile.
+template <typename Scalar, int S, int A>
+struct SwitchingPolicy {
+  const StateActionMatrix<Scalar, S, A>& sigma;  ///< the first action's policy
+  const StateActionMatrix<Scalar, S, A>& pi;     ///< every later action's policy
+};
+
 /// Euclidean projection of one row onto {p : p_a >= floor, sum_a p_a = 1}, in place.
 /// Sort-based (Duchi et al. 2008) on a copy of A numbers; A is an action count, small. A row with
 /// a non-finite entry becomes all NaN, so that the caller's finiteness check sees it.

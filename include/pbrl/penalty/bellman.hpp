@@ -16,16 +16,17 @@
 namespace pbrl {
 
 /// The Bellman penalty p(x, y) (with the oracle's Q^{pi-hat} in place of Q*) and its gradient.
-/// Returns p and adds lambda * grad p to (grad_x, grad_pi). y = {pi_y}, hat = {pi_hat, its
+/// Returns p and adds lambda * grad p to grad = {grad_x, grad_pi}. y = {pi_y}, hat = {pi_hat, its
 /// evaluation} on M(x) = mdp (built into model), and start_occupancy = mu' from
-/// occupancy_from_start(mdp, pi_y, pi_hat, ...). weights: scratch. No checks: the inputs are a
+/// occupancy_from_start(mdp, {pi_y, pi_hat}, ...). weights: scratch. No checks: the inputs are a
 /// solver's, checked where they were formed.
 template <class Problem, typename Scalar, int S, int A>
 Scalar bellman_penalty(const Problem& problem, const typename Problem::Model& model, const Mdp<Scalar, S, A>& mdp,
                        const PolicyY<Scalar, S, A, false>& y, const PolicyHat<Scalar, S, A, true>& hat,
                        const StateActionMatrix<Scalar, S, A>& start_occupancy, Scalar lambda,
-                       StateActionMatrix<Scalar, S, A>& weights, typename Problem::Params& grad_x,
-                       StateActionMatrix<Scalar, S, A>& grad_pi) {
+                       StateActionMatrix<Scalar, S, A>& weights,
+                       PenaltyGradient<typename Problem::Params, Scalar, S, A> grad) {
+  StateActionMatrix<Scalar, S, A>& grad_pi = grad.grad_pi;
   const StateActionMatrix<Scalar, S, A>& pi_y = y.pi;
   const Evaluation<Scalar, S, A>& eval_hat = hat.eval;
   const auto rho = mdp.rho();
@@ -44,7 +45,7 @@ Scalar bellman_penalty(const Problem& problem, const typename Problem::Model& mo
   }
   state_action_occupancy(eval_hat, hat.pi, weights);
   weights -= start_occupancy;
-  problem.vjp(model, weights, eval_hat.value, lambda, grad_x);
+  problem.vjp(model, weights, eval_hat.value, lambda, grad.grad_x);
   return p;
 }
 

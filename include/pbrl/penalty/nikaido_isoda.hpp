@@ -58,7 +58,7 @@ Scalar nikaido_isoda_penalty(const GameProblem& problem, const typename GameProb
     joint_occupancy(hat2.eval.occupancy, y1.pi, hat2.pi, scratch.weights);
     problem.vjp(model, scratch.weights, scratch.value, -lambda, grad_x);
   }
-  add_game_policy_gradient_pair(game, first, lambda, grad_pi2, second, -lambda, grad_pi1);
+  add_game_policy_gradient_pair(game, {first, lambda, grad_pi2}, {second, -lambda, grad_pi1});
   return hat1.eval.value_rho + hat2.eval.value_rho;
 }
 

@@ -14,14 +14,15 @@
 namespace pbrl {
 
 /// The value penalty p(x, y) = V^{pi-hat}(rho) - V^{pi_y}(rho) and its gradient.
-/// Returns p and adds lambda * grad p to (grad_x, grad_pi). y = {pi_y, its evaluation} and
+/// Returns p and adds lambda * grad p to grad = {grad_x, grad_pi}. y = {pi_y, its evaluation} and
 /// hat = {pi_hat, its evaluation}, both on the same M(x) = mdp, built into model; `weights` is
 /// S x A scratch. No checks: the inputs are a solver's, checked where they were formed.
 template <class Problem, typename Scalar, int S, int A>
 Scalar value_penalty(const Problem& problem, const typename Problem::Model& model, const Mdp<Scalar, S, A>& mdp,
                      const PolicyY<Scalar, S, A, true>& y, const PolicyHat<Scalar, S, A, true>& hat, Scalar lambda,
-                     StateActionMatrix<Scalar, S, A>& weights, typename Problem::Params& grad_x,
-                     StateActionMatrix<Scalar, S, A>& grad_pi) {
+                     StateActionMatrix<Scalar, S, A>& weights,
+                     PenaltyGradient<typename Problem::Params, Scalar, S, A> grad) {
+  typename Problem::Params& grad_x = grad.grad_x;
   if constexpr (has_vjp_pair<Problem>::value) {
     problem.vjp_pair(model, {hat.eval.occupancy, hat.pi, hat.eval.value, lambda},
                      {y.eval.occupancy, y.pi, y.eval.value, -lambda}, grad_x);
@@ -32,7 +33,7 @@ Scalar value_penalty(const Problem& problem, const typename Problem::Model& mode
     problem.vjp(model, weights, y.eval.value, -lambda, grad_x);
   }
   policy_gradient(mdp, y.pi, y.eval, weights, y.log_pi);
-  grad_pi -= lambda * weights;
+  grad.grad_pi -= lambda * weights;
   return hat.eval.value_rho - y.eval.value_rho;
 }
 

@@ -140,7 +140,8 @@ Status check_rollout(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar,
 
 }  // namespace detail
 
-/// One rollout of horizon H (1 <= H <= MaxHorizon) into out: s_0 ~ rho, a_0 ~ sigma(s_0), then pi;
+/// One rollout of horizon H (1 <= H <= MaxHorizon) into out: s_0 ~ rho, a_0 ~ sigma(s_0), then pi
+/// (policy = {sigma, pi});
 /// 2H + 1 uniforms of rng. Adds H to `steps`. m must have passed validate(m) once (rho and P are
 /// read, not re-checked); sigma and pi are checked (rows distributions).
 /// The returns are not computed: call compute_returns() with the policy they should follow.
@@ -148,11 +149,11 @@ Status check_rollout(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar,
 ///         bad_setting (horizon); not_finite or bad_policy (sigma, pi). On error nothing changes
 ///         (out, rng, steps).
 template <typename Scalar, int S, int A, int MaxHorizon>
-Status rollout(const Mdp<Scalar, S, A>& m, const StateActionMatrix<Scalar, S, A>& sigma,
-               const StateActionMatrix<Scalar, S, A>& pi, int horizon, Rng& rng,
+Status rollout(const Mdp<Scalar, S, A>& m, SwitchingPolicy<Scalar, S, A> policy, int horizon, Rng& rng,
                Trajectory<Scalar, MaxHorizon>& out, std::int64_t& steps) {
-  if (Status st = detail::check_rollout(m, sigma, pi, horizon, MaxHorizon); st != Status::ok) return st;
-  detail::rollout_unchecked(m, sigma, pi, horizon, rng, out);
+  if (Status st = detail::check_rollout(m, policy.sigma, policy.pi, horizon, MaxHorizon); st != Status::ok)
+    return st;
+  detail::rollout_unchecked(m, policy.sigma, policy.pi, horizon, rng, out);
   steps += horizon;
   return Status::ok;
 }

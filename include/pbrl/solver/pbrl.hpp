@@ -267,10 +267,10 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
       case StepPart::penalty:
         if (settings_.penalty_kind == PenaltyKind::value)
           p.p = value_penalty(problem, model_, p.mdp, PolicyY{pi_y_, eval_y_, logs_of_pi_y()},
-                              PolicyHat{pi_next_, eval_hat_}, p.lambda, weights_, grad_x_, grad_pi_);
+                              PolicyHat{pi_next_, eval_hat_}, p.lambda, weights_, {grad_x_, grad_pi_});
         else
           p.p = bellman_penalty(problem, model_, p.mdp, PolicyY{pi_y_, logs_of_pi_y()}, PolicyHat{pi_next_, eval_hat_},
-                                start_occupancy_, p.lambda, weights_, grad_x_, grad_pi_);
+                                start_occupancy_, p.lambda, weights_, {grad_x_, grad_pi_});
         // Exact mode: eval_y_ is pi_y's, on M(x_k).
         lower_step_direction<Scalar, S, A>(settings_, pi_y_, grad_pi_, eval_y_.occupancy, grad_y_);
         p.next = StepPart::projection;
@@ -327,7 +327,7 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
   }
   // The Bellman penalty's mu' (start_occupancy_; start_warm_ is the warm start of sweeps).
   Status start_occupancy(bool factors_current) {
-    return occupancy_from_start(part_.mdp, pi_y_, pi_next_, ws_, start_warm_, start_occupancy_, factors_current);
+    return occupancy_from_start(part_.mdp, {pi_y_, pi_next_}, ws_, start_warm_, start_occupancy_, factors_current);
   }
 
   // The projected step, then the core's checks, commit and report (commit_step).

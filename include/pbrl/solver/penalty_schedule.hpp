@@ -12,7 +12,6 @@
 // in PbrlZeroSum).
 
 #include "pbrl/solver/checkpoint.hpp"
-#include "pbrl/solver/detail/oracle_steps.hpp"  // OracleResult
 #include "pbrl/solver/settings.hpp"
 
 #include <cstdint>
@@ -233,24 +232,15 @@ class PenaltySchedule {
     return valid ? Status::ok : Status::checkpoint_corrupt;
   }
 
-  /// The schedule's part of a step's report; oracle: the steps taken (zero-sum: the larger
-  /// player's) and whether the oracle stopped on its target (zero-sum: both).
-  ScheduleReport<Scalar> describe(const Settings& s, Scalar lambda, Scalar step_x, const OracleResult& oracle,
-                                  Scalar oracle_gap, Scalar gap_bound, Scalar estimate) const {
-    ScheduleReport<Scalar> r;
-    r.lambda = lambda;
-    r.step_x = step_x;
-    r.inner_steps = oracle.steps;
-    r.inner_converged = oracle.converged;
-    r.oracle_gap = oracle_gap;
-    r.gap_bound = gap_bound;
-    r.gap_estimate = estimate;
+  /// The schedule's own part of a step's report, written into r after the step's measurements
+  /// (lambda, step_x, the oracle's fields and the gaps, which the solver writes): the target, the
+  /// verdicts and the counts.
+  void describe(const Settings& s, ScheduleReport<Scalar>& r) const {
     r.gap_target = target_;
-    r.tolerance_met = s.tolerance_mode() && gap_bound <= s.gap_tolerance;
+    r.tolerance_met = s.tolerance_mode() && r.gap_bound <= s.gap_tolerance;
     r.converged = converged(s);
     r.lambda_growths = growths_;
     r.lambda_backoffs = backoffs_;
-    return r;
   }
 
   /// The state a checkpoint carries, in image order: v(fields...).

@@ -366,8 +366,16 @@ class PenaltySolverCore {
                           n.oracle.steps >= schedule_.inner_steps_max(settings_);
     if (report != nullptr) {
       Report& r = *report;
-      static_cast<ScheduleReport<Scalar>&>(r) =
-          schedule_.describe(settings_, p.lambda, n.alpha_x, n.oracle, n.oracle_gap, n.gap_bound, estimate);
+      ScheduleReport<Scalar>& measured = r;
+      measured = ScheduleReport<Scalar>{};
+      measured.lambda = p.lambda;
+      measured.step_x = n.alpha_x;
+      measured.inner_steps = n.oracle.steps;
+      measured.inner_converged = n.oracle.converged;
+      measured.oracle_gap = n.oracle_gap;
+      measured.gap_bound = n.gap_bound;
+      measured.gap_estimate = estimate;
+      schedule_.describe(settings_, measured);
       r.max_sweeps_hit = max_sweeps_hit_total(ws_) - p.sweeps_hit;
       r.iteration = k;
       r.upper_objective = p.f;

@@ -80,4 +80,13 @@ PolicyHat(const StateActionMatrix<Scalar, S, A>&, const Evaluation<Scalar, S, A>
     -> PolicyHat<Scalar, S, A, true>;
 /// @endcond
 
+/// Where an exact penalty adds lambda * grad p: x's gradient and pi_y's (in probabilities).
+/// References to the caller's objects: build it in the call, {grad_x, grad_pi}. Why a struct:
+/// grad_pi has the type of the penalties' scratch matrix, and a positional swap would compile.
+template <class Params, typename Scalar, int S, int A>
+struct PenaltyGradient {
+  Params& grad_x;                             ///< += lambda * grad_x p
+  StateActionMatrix<Scalar, S, A>& grad_pi;   ///< += lambda * grad_pi p
+};
+
 }  // namespace pbrl
