@@ -237,6 +237,23 @@ class PbrlZeroSum
   Matrix1* logs_of_pi1() { return keeps_logs() ? &log_pi1_ : nullptr; }
   Matrix2* logs_of_pi2() { return keeps_logs() ? &log_pi2_ : nullptr; }
 
+  // Both players' oracle states (log pi-hat, pi-hat, the values): into the working copies the
+  // oracles run on (to_working), or back from them once the step commits.
+  void copy_oracle_states(bool to_working) {
+    auto copy = [to_working](auto& kept, auto& working) {
+      if (to_working)
+        detail::copy_matrix(working, kept);
+      else
+        detail::copy_matrix(kept, working);
+    };
+    copy(log_pi1_hat_, log_pi1_next_);
+    copy(pi1_hat_, pi1_next_);
+    copy(value1_, value1_next_);
+    copy(log_pi2_hat_, log_pi2_next_);
+    copy(pi2_hat_, pi2_next_);
+    copy(value2_, value2_next_);
+  }
+
   // One part of the step, the one part_.next names; sets the part after it. done: the step is committed.
   Status run_part(int max_rollouts, Report* report, bool& done) {
     StepInProgress& p = part_;
@@ -248,12 +265,7 @@ class PbrlZeroSum
         policy_from_parameters<Scalar, S, A1>(settings_.policy.parameterization, y1_, pi1_, logs_of_pi1());
         policy_from_parameters<Scalar, S, A2>(settings_.policy.parameterization, y2_, pi2_, logs_of_pi2());
         // The oracles run on copies (a failure leaves the warm starts intact).
-        detail::copy_matrix(log_pi1_next_, log_pi1_hat_);
-        detail::copy_matrix(pi1_next_, pi1_hat_);
-        detail::copy_matrix(value1_next_, value1_);
-        detail::copy_matrix(log_pi2_next_, log_pi2_hat_);
-        detail::copy_matrix(pi2_next_, pi2_hat_);
-        detail::copy_matrix(value2_next_, value2_);
+        copy_oracle_states(true);
         // The certificate: exact mode always in tolerance mode; otherwise a diagnostic for the report
         // (sampled mode: exact, model-based, no environment steps, never part of the update).
         p.certified = settings_.tolerance_mode() || report != nullptr;
@@ -350,12 +362,7 @@ class PbrlZeroSum
     const Status st = this->commit_step(p, n, report, [&] {
       detail::copy_matrix(y1_, y1_next_);
       detail::copy_matrix(y2_, y2_next_);
-      detail::copy_matrix(log_pi1_hat_, log_pi1_next_);
-      detail::copy_matrix(pi1_hat_, pi1_next_);
-      detail::copy_matrix(value1_, value1_next_);
-      detail::copy_matrix(log_pi2_hat_, log_pi2_next_);
-      detail::copy_matrix(pi2_hat_, pi2_next_);
-      detail::copy_matrix(value2_, value2_next_);
+      copy_oracle_states(false);
       if constexpr (kSampled)
         if (p.sampled) rng_ = sampled_.rng_next;
       if constexpr (Method == EvaluationMethod::sweeps) {
