@@ -1,6 +1,7 @@
 #pragma once
 // Random Stackelberg games for the suites of the estimated model and of checkpoints that know
 // their model (test_estimated_model.cpp, test_checkpoint_model.cpp).
+#include "game_support.hpp"
 #include "support.hpp"
 
 #include "pbrl/problems/random_instance.hpp"
@@ -10,27 +11,20 @@
 
 namespace estimate_support {
 
-// The arrays of a Stackelberg game drawn from a seed; data() views them (transition: another
-// array of the same layout, e.g. a RAM model, if given).
+// The arrays of a Stackelberg game (game_support.hpp's StackelbergArrays) drawn from a seed;
+// data() views them (transition: another array of the same layout, e.g. a RAM model, if given).
 template <int S, int AL, int AF>
-struct StackelbergArrays {
-  static constexpr int kRows = S * AL * AF;
+struct StackelbergArrays : ::StackelbergArrays<Real, S, AL, AF> {
+  using Arrays = ::StackelbergArrays<Real, S, AL, AF>;
   using Game = pbrl::Stackelberg<Real, S, AL, AF>;
-  Real leader[kRows], follower[kRows], transition[kRows * S], initial[S];
 
   explicit StackelbergArrays(std::uint32_t seed, Real discount = Real(0.9)) : discount_(discount) {
     pbrl::Rng rng(seed);
-    pbrl::random_reward(rng, leader, kRows);
-    pbrl::random_reward(rng, follower, kRows);
-    pbrl::random_transition(rng, transition, kRows, S);
-    pbrl::random_distribution(rng, initial, S);
+    this->draw(rng);
   }
   typename Game::Data data(const Real* p = nullptr) const {
-    typename Game::Data d;
-    d.leader_reward = leader;
-    d.follower_reward = follower;
-    d.transition = p != nullptr ? p : transition;
-    d.initial = initial;
+    typename Game::Data d = Arrays::data();
+    if (p != nullptr) d.transition = p;
     d.discount = discount_;
     d.follower.tau = Real(0.1);
     d.logit_bound = Real(5);

@@ -1,10 +1,8 @@
 #pragma once
-// Finite-difference checks shared by the suites: random parameter vectors, and a gradient in x,
-// in a policy's direct coordinates or in its softmax logits against central differences.
+// Finite-difference checks shared by the suites: random parameter vectors (symmetric_uniform
+// draws, support.hpp), and a gradient in x, in a policy's direct coordinates or in its softmax
+// logits against central differences.
 #include "support.hpp"
-
-// A draw uniform in [-1, 1): 2u - 1.
-inline Real symmetric_uniform(pbrl::Rng& rng) { return Real(2) * rng.uniform<Real>() - Real(1); }
 
 // A vector (x, say) whose entries are symmetric_uniform draws, in order.
 template <class Vector>

@@ -1,10 +1,12 @@
 #pragma once
-// Game fixtures shared by the zero-sum and game-sampling suites: random agents' games and
-// designer models, a game problem whose x enters rewards and transitions, and the joint value.
+// Game fixtures shared by the suites: random agents' games and designer models, a random
+// leader-follower game's arrays, a game problem whose x enters rewards and transitions, and the
+// joint value.
 #include "support.hpp"
 
 #include "pbrl/model/game.hpp"
 #include "pbrl/problems/incentive_design.hpp"
+#include "pbrl/problems/stackelberg.hpp"
 
 using pbrl::EvaluationMethod;
 
@@ -58,6 +60,32 @@ struct GameData {
   }
 };
 
+// A random leader-follower game's arrays in scalar T (in the object: std::make_unique, or in a
+// struct that is, for big ones). draw() fills them from rng in order: the leader's and the
+// follower's rewards (random_reward with `sparsity`), the transition, the initial distribution.
+// data(): Stackelberg's Data on them, the rest at Data's defaults.
+template <typename T, int S, int AL, int AF>
+struct StackelbergArrays {
+  static constexpr int kRows = S * AL * AF;
+  T leader_reward[kRows], follower_reward[kRows], transition[kRows * S], initial[S];
+
+  void draw(pbrl::Rng& rng, T sparsity = T(0)) {
+    pbrl::random_reward(rng, leader_reward, kRows, sparsity);
+    pbrl::random_reward(rng, follower_reward, kRows, sparsity);
+    pbrl::random_transition(rng, transition, kRows, S);
+    pbrl::random_distribution(rng, initial, S);
+  }
+
+  typename pbrl::Stackelberg<T, S, AL, AF>::Data data() const {
+    typename pbrl::Stackelberg<T, S, AL, AF>::Data d;
+    d.leader_reward = leader_reward;
+    d.follower_reward = follower_reward;
+    d.transition = transition;
+    d.initial = initial;
+    return d;
+  }
+};
+
 // A game problem whose x enters the reward and the transitions, over joint actions j:
 //   r_x(s,j) = r(s,j) + tanh(<B(s,j), x>),
 //   P_x(.|s,j) = (1 - sig(<C(s,j), x>)) P0(.|s,j) + sig(<C(s,j), x>) P1(.|s,j).
@@ -82,8 +110,7 @@ class MixtureGame {
     pbrl::random_transition(rng, p0_, S * J, S);
     pbrl::random_transition(rng, p1_, S * J, S);
     pbrl::random_distribution(rng, initial_, S);
-    for (auto& b : b_) b = Real(2) * rng.uniform<Real>() - Real(1);
-    for (auto& c : c_) c = Real(2) * rng.uniform<Real>() - Real(1);
+    draw_mixture_coefficients(rng, b_, c_);
   }
 
   Real linear(const Real* coef, int sj, const Params& x) const {

@@ -7,6 +7,7 @@
 #include "support.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -54,6 +55,21 @@ void check_step_refused(Solver& solver) {
   CHECK(solver.iteration() == k);
   CHECK(solver.environment_steps() == steps);
   CHECK(std::memcmp(solver.rng().state(), rng.state(), 16) == 0);
+}
+
+// Steps `solver` once per entry of `expected` with a report: step k's report has iteration k,
+// lambda expected[k] and objective upper_objective + lambda * penalty; more(report) checks what
+// the solver's report has besides.
+template <class Solver, std::size_t N, class More>
+void check_lambda_ramp(Solver& solver, const Real (&expected)[N], More&& more) {
+  for (int k = 0; k < int(N); ++k) {
+    typename Solver::Report r;
+    REQUIRE(solver.step(&r) == pbrl::Status::ok);
+    CHECK(r.iteration == k);
+    CHECK_CLOSE(r.lambda, expected[k], kTight, Real(1));
+    CHECK_CLOSE(r.objective, r.upper_objective + r.lambda * r.penalty, kTight, std::abs(r.objective));
+    more(r);
+  }
 }
 
 // Appends to `all` the settings past the exact fixed-step ones: tolerance mode (the oracle stops

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -65,6 +66,18 @@ Mat<S, A> random_policy(pbrl::Rng& rng) {
   return pi;
 }
 
+// A draw uniform in [-1, 1): 2u - 1.
+inline Real symmetric_uniform(pbrl::Rng& rng) { return Real(2) * rng.uniform<Real>() - Real(1); }
+
+// The coefficients of a mixture fixture (MixtureProblem here, MixtureGame in game_support.hpp),
+// through which x enters the rewards (b) and the transitions (c): b's entries, then c's, each a
+// symmetric_uniform draw.
+template <std::size_t NB, std::size_t NC>
+void draw_mixture_coefficients(pbrl::Rng& rng, Real (&b)[NB], Real (&c)[NC]) {
+  for (Real& v : b) v = symmetric_uniform(rng);
+  for (Real& v : c) v = symmetric_uniform(rng);
+}
+
 template <int S, int A>
 Mat<S, A> random_logits(pbrl::Rng& rng, Real scale = Real(1)) {
   Mat<S, A> y;
@@ -117,8 +130,7 @@ class MixtureProblem {
     pbrl::random_transition(rng, p0_, S * A, S);
     pbrl::random_transition(rng, p1_, S * A, S);
     pbrl::random_distribution(rng, initial_, S);
-    for (auto& b : b_) b = Real(2) * rng.uniform<Real>() - Real(1);
-    for (auto& c : c_) c = Real(2) * rng.uniform<Real>() - Real(1);
+    draw_mixture_coefficients(rng, b_, c_);
     lower_ = {pbrl::RegularizerKind::entropy, tau, nullptr};
     upper_ = {pbrl::RegularizerKind::entropy, tau_up, nullptr};
   }
@@ -240,6 +252,14 @@ Real central_difference(F&& f, Real h = kFdStep) {
   CHECK(std::abs(Real(a) - Real(b)) <=                                                  \
         Real(tol) * std::max(Real(1), Real(scale)))
 
+// Sweep evaluation follows the direct solve: a matrix of a solver on the sweeps within
+// kSweepsFollowDirect of the same solver's on the direct solve, entry by entry.
+constexpr Real kSweepsFollowDirect = kDouble ? Real(1e-8) : Real(2e-3);
+template <class Direct, class Swept>
+void check_follows_direct(const Direct& direct, const Swept& swept) {
+  CHECK((direct - swept).cwiseAbs().maxCoeff() <= kSweepsFollowDirect);
+}
+
 // An exact-only type (GradientSources::exact) against the default one: init(solver, mode) sets
 // either up alike in GradientMode `mode`. In exact mode the two step bit for bit alike (same(a, b,
 // report_a, report_b) compares what is observable); sampled mode is refused at init() by the
@@ -264,6 +284,29 @@ void check_exact_only_type(Init init, Same same, int steps = 4) {
   CHECK(init(*b, pbrl::GradientMode::sampled) == pbrl::Status::bad_setting);
   CHECK(std::memcmp(before.get(), b.get(), sizeof(Exact)) == 0);
   CHECK(init(*a, pbrl::GradientMode::sampled) == pbrl::Status::ok);
+}
+
+// check_exact_only_type for a baseline, with either evaluation method: Baseline<Problem, M> against
+// Baseline<Problem, M, GradientSources::exact>. Besides what same(a, b, report_a, report_b)
+// compares, the two have the same x and generator, and their reports the same iteration,
+// environment steps and max_sweeps_hit.
+template <template <class, pbrl::EvaluationMethod, pbrl::GradientSources> class Baseline, class Problem, class Init,
+          class Same>
+void check_exact_only_baseline(Init init, Same same) {
+  auto same_all = [&](const auto& a, const auto& b, const auto& ra, const auto& rb) {
+    CHECK(a.x() == b.x());
+    CHECK(std::memcmp(a.rng().state(), b.rng().state(), 16) == 0);
+    CHECK(ra.iteration == rb.iteration);
+    CHECK(ra.environment_steps == rb.environment_steps);
+    CHECK(ra.max_sweeps_hit == rb.max_sweeps_hit);
+    same(a, b, ra, rb);
+  };
+  using pbrl::EvaluationMethod;
+  using pbrl::GradientSources;
+  check_exact_only_type<Baseline<Problem, EvaluationMethod::direct, GradientSources::exact_and_sampled>,
+                        Baseline<Problem, EvaluationMethod::direct, GradientSources::exact>>(init, same_all);
+  check_exact_only_type<Baseline<Problem, EvaluationMethod::sweeps, GradientSources::exact_and_sampled>,
+                        Baseline<Problem, EvaluationMethod::sweeps, GradientSources::exact>>(init, same_all);
 }
 
 // ---- comparing two formulas that the compiler may contract differently ----------------------

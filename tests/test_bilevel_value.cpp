@@ -64,31 +64,34 @@ pbrl::Vector<Real, K> random_in_box(pbrl::Rng& rng, Real bound) {
   return x;
 }
 
+// The value at the lower level's best response at x, converged. `truth`: what
+// value_at_best_response takes between x and the workspace (RLHF's true model), if anything.
+template <class Problem, class Workspace, class... Truth>
+Value converged_value(const Problem& problem, const typename Problem::Params& x, Workspace& ws, const Truth&... truth) {
+  Value out;
+  REQUIRE(problem.value_at_best_response(x, truth..., ws, out) == Status::ok);
+  CHECK(out.converged);
+  return out;
+}
+
 bool same(const Value& a, const Value& b) {
   return a.value == b.value && a.lower_level_gap == b.lower_level_gap && a.iterations == b.iterations &&
          a.converged == b.converged;
 }
 const Value kSentinel{Real(42.5), Real(3.25), 7, true};
 
-// A random Stackelberg game with its arrays in the object.
+// A random Stackelberg game with its arrays in the object, and a follower reference drawn after them.
 template <int NS, int NL, int NF>
-struct StackelbergData {
-  Real leader_reward[NS * NL * NF], follower_reward[NS * NL * NF], transition[NS * NL * NF * NS], initial[NS];
+struct StackelbergData : StackelbergArrays<Real, NS, NL, NF> {
+  using Arrays = StackelbergArrays<Real, NS, NL, NF>;
   Real follower_reference[NS * NF];
   explicit StackelbergData(std::uint32_t seed) {
     pbrl::Rng rng(seed);
-    pbrl::random_reward(rng, leader_reward, NS * NL * NF);
-    pbrl::random_reward(rng, follower_reward, NS * NL * NF);
-    pbrl::random_transition(rng, transition, NS * NL * NF, NS);
-    pbrl::random_distribution(rng, initial, NS);
+    this->draw(rng);
     for (int s = 0; s < NS; ++s) pbrl::random_distribution(rng, follower_reference + s * NF, NF);
   }
   typename pbrl::Stackelberg<Real, NS, NL, NF>::Data data(Real gamma, Real tau_l, Real tau_f, RegularizerKind follower) const {
-    typename pbrl::Stackelberg<Real, NS, NL, NF>::Data d;
-    d.leader_reward = leader_reward;
-    d.follower_reward = follower_reward;
-    d.transition = transition;
-    d.initial = initial;
+    typename pbrl::Stackelberg<Real, NS, NL, NF>::Data d = Arrays::data();
     d.discount = gamma;
     d.leader = {RegularizerKind::entropy, tau_l, nullptr};
     d.follower = {follower, tau_f, follower_reference};
@@ -177,9 +180,7 @@ TEST_CASE("Stackelberg: the leader's value at the follower's exact best response
     pbrl::Evaluation<Real, NS, NF> e;
     for (int instance = 0; instance < 3; ++instance) {
       const Game::Params x = random_in_box<Game::kParams>(rng, Real(2.5));
-      Value out;
-      REQUIRE(game->value_at_best_response(x, *ws, out) == Status::ok);
-      CHECK(out.converged);
+      const Value out = converged_value(*game, x, *ws);
       CHECK(out.lower_level_gap <= ws->settings.tolerance);
       const Mat<NS, NF> best = ws->optimum.pi;
 
@@ -249,9 +250,7 @@ TEST_CASE("reward shaping: the task's value at the learner's exact regularized o
   pbrl::Evaluation<Real, S, A> e;
   for (int instance = 0; instance < 3; ++instance) {
     const Problem::Params x = random_in_box<Problem::kParams>(rng, Real(1));
-    Value out;
-    REQUIRE(problem->value_at_best_response(x, *ws, out) == Status::ok);
-    CHECK(out.converged);
+    const Value out = converged_value(*problem, x, *ws);
     const Mat<S, A> best = ws->optimum.pi;
     // pi*(x) is the optimum of M_tau(x) = {r + x, P, tau h}, shaped here by hand.
     Real shaped[S * A];
@@ -292,9 +291,7 @@ TEST_CASE("RLHF: the true return of the learner's exact regularized optimum") {
   auto ws = std::make_unique<Problem::BilevelValueWorkspace>();
   for (int instance = 0; instance < 3; ++instance) {
     const Problem::Params x = random_in_box<Problem::kParams>(rng, Real(1));
-    Value out;
-    REQUIRE(problem->value_at_best_response(x, truth, *ws, out) == Status::ok);
-    CHECK(out.converged);
+    const Value out = converged_value(*problem, x, *ws, truth);
     const Mat<S, A> best = ws->optimum.pi;
     const pbrl::Mdp<Real, S, A> lower{x.data(), inst->transition, inst->initial, Real(0.8), d.lower};
     CHECK((best - optimum(lower).pi).cwiseAbs().maxCoeff() <= kExact);
@@ -407,9 +404,7 @@ TEST_CASE("incentive design: the designer's reward at the exact regularized NE")
   pbrl::Evaluation<Real, NS, A1 * A2> e;
   for (int instance = 0; instance < 3; ++instance) {
     const Problem::Params x = random_in_box<Problem::kParams>(rng, Real(4));
-    Value out;
-    REQUIRE(problem->value_at_best_response(x, *ws, out) == Status::ok);
-    CHECK(out.converged);
+    const Value out = converged_value(*problem, x, *ws);
     CHECK(out.lower_level_gap <= ws->settings.tolerance);
     CHECK(out.iterations == ws->equilibrium.sweeps);
     // The pair is the NE of M(x): psi to the precision's limit ~ 0.

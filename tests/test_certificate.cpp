@@ -12,6 +12,7 @@
 // solution of M(x_0), so that both large gaps and gaps within the bound's rounding terms occur.
 // The reference checks need long double wider than the evaluation's scalar (on the host x87's 64
 // bits; ARM targets' long double is double, so there only the float evaluations are checked).
+#include "game_support.hpp"
 #include "support.hpp"
 
 #include "pbrl/problems/incentive_design.hpp"
@@ -474,22 +475,15 @@ void check_pbrl(double gamma, bool warm) {
   using Solver = pbrl::Pbrl<Problem>;
   using Matrix = typename Solver::Matrix;
   struct Storage {
-    T leader_reward[S * AL * AF], follower_reward[S * AL * AF], transition[S * AL * AF * S], initial[S];
+    StackelbergArrays<T, S, AL, AF> arrays;
     Problem problem;
     Solver solver;
     typename Problem::Model model;
   };
   const auto st = std::make_unique<Storage>();
   pbrl::Rng rng(3);
-  pbrl::random_reward(rng, st->leader_reward, S * AL * AF, T(0.7));
-  pbrl::random_reward(rng, st->follower_reward, S * AL * AF, T(0.7));
-  pbrl::random_transition(rng, st->transition, S * AL * AF, S);
-  pbrl::random_distribution(rng, st->initial, S);
-  typename Problem::Data d;
-  d.leader_reward = st->leader_reward;
-  d.follower_reward = st->follower_reward;
-  d.transition = st->transition;
-  d.initial = st->initial;
+  st->arrays.draw(rng, T(0.7));
+  typename Problem::Data d = st->arrays.data();
   d.discount = T(gamma);
   d.follower.tau = T(0.1);
   REQUIRE(st->problem.init(d) == Status::ok);

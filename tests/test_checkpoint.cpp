@@ -214,6 +214,13 @@ void check_round_trip(Init&& init, int k, int m) {
   check_same(ra, rb);
   CHECK(std::memcmp(image_of(*a).get(), image_of(*b).get(), n) == 0);
 }
+
+// check_round_trip with either evaluation method: Solver<direct>, then Solver<sweeps>.
+template <template <pbrl::EvaluationMethod> class Solver, typename Init>
+void check_round_trip_both_methods(Init&& init, int k, int m) {
+  check_round_trip<Solver<pbrl::EvaluationMethod::direct>>(init, k, m);
+  check_round_trip<Solver<pbrl::EvaluationMethod::sweeps>>(init, k, m);
+}
 }  // namespace
 
 TEST_CASE("crc32 is zlib's: check value, chaining, empty input") {
@@ -266,10 +273,7 @@ TEST_CASE("a restored Pbrl continues bit for bit: value and Bellman, every oracl
   for (const PbrlCase& c : kPbrlCases) {
     CAPTURE(doctest::String(c.name));
     const auto s = pbrl_settings(c);
-    check_round_trip<PbrlSolver<pbrl::EvaluationMethod::direct>>(
-        [&](auto& solver) { return init_pbrl(solver, f->mixture, s); }, 3, 4);
-    check_round_trip<PbrlSolver<pbrl::EvaluationMethod::sweeps>>(
-        [&](auto& solver) { return init_pbrl(solver, f->mixture, s); }, 3, 4);
+    check_round_trip_both_methods<PbrlSolver>([&](auto& solver) { return init_pbrl(solver, f->mixture, s); }, 3, 4);
   }
 }
 
@@ -278,9 +282,7 @@ TEST_CASE("a restored PbrlZeroSum continues bit for bit: exact and sampled, both
   for (auto gradient : {GradientMode::exact, GradientMode::sampled}) {
     CAPTURE(static_cast<int>(gradient));
     const auto s = zero_sum_settings(gradient);
-    check_round_trip<ZeroSumSolver<pbrl::EvaluationMethod::direct>>(
-        [&](auto& solver) { return init_zero_sum(solver, f->incentive, s); }, 3, 4);
-    check_round_trip<ZeroSumSolver<pbrl::EvaluationMethod::sweeps>>(
+    check_round_trip_both_methods<ZeroSumSolver>(
         [&](auto& solver) { return init_zero_sum(solver, f->incentive, s); }, 3, 4);
   }
 }

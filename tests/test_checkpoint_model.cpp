@@ -37,6 +37,14 @@ pbrl::PbrlSettings<Real> settings() {
   return s;
 }
 
+// A solver of type SolverT on `problem`, set up with settings() from zero.
+template <class SolverT, class Problem>
+std::unique_ptr<SolverT> initialized_solver(const Problem& problem) {
+  auto solver = std::make_unique<SolverT>();
+  REQUIRE(solver->init(problem, settings(), SolverT::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
+  return solver;
+}
+
 template <class Solver>
 Bytes image(const Solver& solver) {
   Bytes b(pbrl::checkpoint_size<Solver>());
@@ -82,21 +90,19 @@ TEST_CASE("checkpoint: an image of another problem kind of the same sizes is che
   static_assert(Solver::problem_kind() == pbrl::ProblemKind::stackelberg, "kind");
   auto arrays = std::make_unique<GameArrays>(3u);
   Shaping::Data sd;
-  sd.reward = arrays->leader;  // S*AF of its entries
+  sd.reward = arrays->leader_reward;  // S*AF of its entries
   sd.transition = arrays->transition;  // S*AF rows of its S*AL*AF
   sd.initial = arrays->initial;
   sd.lower.tau = Real(0.1);
   Shaping shaping;
   REQUIRE(shaping.init(sd) == Status::ok);
-  auto a = std::make_unique<ShapingSolver>();
-  REQUIRE(a->init(shaping, settings(), ShapingSolver::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
+  auto a = initialized_solver<ShapingSolver>(shaping);
   REQUIRE(a->run(2) == Status::ok);
   const Bytes shaped = image(*a);
 
   Game game;
   REQUIRE(game.init(arrays->data()) == Status::ok);
-  auto b = std::make_unique<Solver>();
-  REQUIRE(b->init(game, settings(), Solver::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
+  auto b = initialized_solver<Solver>(game);
   REQUIRE(b->run(1) == Status::ok);
   const Bytes before = image(*b);
   CHECK(pbrl::restore_checkpoint(*b, shaped.data(), shaped.size()) == Status::checkpoint_other_problem);
@@ -109,8 +115,7 @@ TEST_CASE("checkpoint: an image taken on another model is checkpoint_other_model
   auto arrays = std::make_unique<GameArrays>(5u);
   Game game;
   REQUIRE(game.init(arrays->data()) == Status::ok);
-  auto saved = std::make_unique<Solver>();
-  REQUIRE(saved->init(game, settings(), Solver::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
+  auto saved = initialized_solver<Solver>(game);
   REQUIRE(saved->run(3) == Status::ok);
   const Bytes img = image(*saved);
 
@@ -118,8 +123,7 @@ TEST_CASE("checkpoint: an image taken on another model is checkpoint_other_model
   auto copy = std::make_unique<GameArrays>(5u);
   Game same;
   REQUIRE(same.init(copy->data()) == Status::ok);
-  auto restored = std::make_unique<Solver>();
-  REQUIRE(restored->init(same, settings(), Solver::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
+  auto restored = initialized_solver<Solver>(same);
   CHECK(pbrl::restore_checkpoint(*restored, img.data(), img.size()) == Status::ok);
   CHECK(state_of(*restored) == state_of(*saved));
 
@@ -130,8 +134,8 @@ TEST_CASE("checkpoint: an image taken on another model is checkpoint_other_model
     auto other = std::make_unique<GameArrays>(5u);
     Game::Data d = other->data();
     switch (field) {
-      case 0: other->leader[3] += Real(0.5); break;
-      case 1: other->follower[0] += Real(0.5); break;
+      case 0: other->leader_reward[3] += Real(0.5); break;
+      case 1: other->follower_reward[0] += Real(0.5); break;
       case 2: std::swap(other->transition[0], other->transition[1]); break;
       case 3: std::swap(other->initial[0], other->initial[1]); break;
       case 4: d.discount = Real(0.8); break;
@@ -141,8 +145,7 @@ TEST_CASE("checkpoint: an image taken on another model is checkpoint_other_model
     }
     Game changed;
     REQUIRE(changed.init(d) == Status::ok);
-    auto solver = std::make_unique<Solver>();
-    REQUIRE(solver->init(changed, settings(), Solver::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
+    auto solver = initialized_solver<Solver>(changed);
     REQUIRE(solver->run(1) == Status::ok);
     const Bytes before = image(*solver);
     const Status st = pbrl::restore_checkpoint(*solver, img.data(), img.size());
@@ -310,8 +313,7 @@ TEST_CASE("A/B with an estimate: saves between which the device only observed ar
   auto prior = std::make_unique<GameArrays>(22u);
   Game game;
   REQUIRE(game.init(prior->data()) == Status::ok);
-  auto solver = std::make_unique<Solver>();
-  REQUIRE(solver->init(game, settings(), Solver::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
+  auto solver = initialized_solver<Solver>(game);
   auto est = std::make_unique<Estimate>();
   REQUIRE(est->init(prior->transition, Real(2)) == Status::ok);
   const std::size_t n = pbrl::checkpoint_size<Solver, Estimate>();
@@ -322,8 +324,7 @@ TEST_CASE("A/B with an estimate: saves between which the device only observed ar
     const int slot = pbrl::checkpoint_slot_to_write<Solver, Estimate>(slots[0].data(), slots[1].data(), n);
     REQUIRE(pbrl::save_checkpoint(*solver, *est, slots[slot].data(), n) == Status::ok);
   }
-  auto fresh = std::make_unique<Solver>();
-  REQUIRE(fresh->init(game, settings(), Solver::Params::Zero(), Mat<S, AF>::Zero()) == Status::ok);
+  auto fresh = initialized_solver<Solver>(game);
   auto restored = std::make_unique<Estimate>();
   REQUIRE(restored->init(prior->transition, Real(2)) == Status::ok);
   REQUIRE(pbrl::restore_newest_checkpoint(*fresh, *restored, slots[0].data(), slots[1].data(), n) == Status::ok);

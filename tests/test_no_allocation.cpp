@@ -91,6 +91,12 @@ void* checked(void* p) {
   return p;
 }
 
+// What each replaced deallocation function does: note the call, then free p.
+void release(Kind kind, void* p) {
+  note(kind);
+  __libc_free(p);
+}
+
 }  // namespace trap
 
 extern "C" {
@@ -107,8 +113,7 @@ void* realloc(void* ptr, std::size_t size) noexcept {
   return __libc_realloc(ptr, size);
 }
 void free(void* ptr) noexcept {
-  trap::note(trap::kFree);
-  __libc_free(ptr);
+  trap::release(trap::kFree, ptr);
 }
 void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
   trap::note(trap::kAlignedAlloc);
@@ -166,52 +171,40 @@ void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) n
   return __libc_memalign(alignment(a), nonzero(n));
 }
 void operator delete(void* p) noexcept {
-  trap::note(trap::kDelete);
-  __libc_free(p);
+  trap::release(trap::kDelete, p);
 }
 void operator delete[](void* p) noexcept {
-  trap::note(trap::kDeleteArray);
-  __libc_free(p);
+  trap::release(trap::kDeleteArray, p);
 }
 void operator delete(void* p, const std::nothrow_t&) noexcept {
-  trap::note(trap::kDeleteNothrow);
-  __libc_free(p);
+  trap::release(trap::kDeleteNothrow, p);
 }
 void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  trap::note(trap::kDeleteArrayNothrow);
-  __libc_free(p);
+  trap::release(trap::kDeleteArrayNothrow, p);
 }
 void operator delete(void* p, std::size_t) noexcept {
-  trap::note(trap::kDeleteSized);
-  __libc_free(p);
+  trap::release(trap::kDeleteSized, p);
 }
 void operator delete[](void* p, std::size_t) noexcept {
-  trap::note(trap::kDeleteArraySized);
-  __libc_free(p);
+  trap::release(trap::kDeleteArraySized, p);
 }
 void operator delete(void* p, std::align_val_t) noexcept {
-  trap::note(trap::kDeleteAligned);
-  __libc_free(p);
+  trap::release(trap::kDeleteAligned, p);
 }
 void operator delete[](void* p, std::align_val_t) noexcept {
-  trap::note(trap::kDeleteArrayAligned);
-  __libc_free(p);
+  trap::release(trap::kDeleteArrayAligned, p);
 }
 void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-  trap::note(trap::kDeleteAlignedNothrow);
-  __libc_free(p);
+  trap::release(trap::kDeleteAlignedNothrow, p);
 }
 void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-  trap::note(trap::kDeleteArrayAlignedNothrow);
-  __libc_free(p);
+  trap::release(trap::kDeleteArrayAlignedNothrow, p);
 }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-  trap::note(trap::kDeleteSizedAligned);
-  __libc_free(p);
+  trap::release(trap::kDeleteSizedAligned, p);
 }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
-  trap::note(trap::kDeleteArraySizedAligned);
-  __libc_free(p);
+  trap::release(trap::kDeleteArraySizedAligned, p);
 }
 
 // Runs the statement(s) with the trap armed and checks that nothing was allocated or freed.
@@ -634,20 +627,10 @@ TEST_CASE("no allocation: sampled Pbrl, Stackelberg, zero-sum, incentive-design 
   SUBCASE("Stackelberg game: Pbrl and independent policy gradient, exact and sampled") {
     constexpr int AL = 2;
     using Game = pbrl::Stackelberg<Real, S, AL, A>;
-    struct Arrays {
-      Real leader[S * AL * A], follower[S * AL * A], transition[S * AL * A * S], initial[S];
-    };
-    auto arrays = std::make_unique<Arrays>();
+    auto arrays = std::make_unique<StackelbergArrays<Real, S, AL, A>>();
     pbrl::Rng rng(13);
-    pbrl::random_reward(rng, arrays->leader, S * AL * A, Real(0.7));
-    pbrl::random_reward(rng, arrays->follower, S * AL * A, Real(0.7));
-    pbrl::random_transition(rng, arrays->transition, S * AL * A, S);
-    pbrl::random_distribution(rng, arrays->initial, S);
-    typename Game::Data data;
-    data.leader_reward = arrays->leader;
-    data.follower_reward = arrays->follower;
-    data.transition = arrays->transition;
-    data.initial = arrays->initial;
+    arrays->draw(rng, Real(0.7));
+    typename Game::Data data = arrays->data();
     data.follower.tau = Real(0.1);
     auto game = std::make_unique<Game>();
     REQUIRE(game->init(data) == Status::ok);

@@ -25,6 +25,23 @@ namespace {
 template <class>
 constexpr bool kUnsupported = false;
 
+template <class T>
+struct Type {
+  using type = T;
+};
+
+// Every settings struct, each once: f(Type<Settings>{}, "Settings").
+template <class F>
+void for_each_settings_struct(F&& f) {
+  f(Type<pbrl::GradientSettings>{}, "GradientSettings");
+  f(Type<pbrl::PenaltySolverSettings<Real>>{}, "PenaltySolverSettings");
+  f(Type<pbrl::PbrlSettings<Real>>{}, "PbrlSettings");
+  f(Type<pbrl::PbrlZeroSumSettings<Real>>{}, "PbrlZeroSumSettings");
+  f(Type<pbrl::IndependentPgSettings<Real>>{}, "IndependentPgSettings");
+  f(Type<pbrl::MetaGradientSettings<Real>>{}, "MetaGradientSettings");
+  f(Type<pbrl::DrlhfSettings<Real>>{}, "DrlhfSettings");
+}
+
 // Where each visited field lies in the struct.
 struct FieldLayout {
   std::size_t offset, size;
@@ -64,6 +81,15 @@ struct Perturb {
   }
 };
 
+// A Recorder (LayoutRecorder, NameRecorder) of s's base address after s.visit() took it through
+// every field.
+template <class Recorder, class Settings>
+Recorder recorded(const Settings& s) {
+  Recorder rec{reinterpret_cast<const unsigned char*>(&s), {}, {}};
+  s.visit(rec);
+  return rec;
+}
+
 template <class Settings>
 std::uint32_t digest(const Settings& s) {
   pbrl::detail::SettingsDigest d;
@@ -80,8 +106,7 @@ template <class Settings>
 void check_every_field_is_visited(const std::string& name) {
   CAPTURE(name);
   const Settings s{};
-  LayoutRecorder rec{reinterpret_cast<const unsigned char*>(&s), {}, {}};
-  s.visit(rec);
+  const auto rec = recorded<LayoutRecorder>(s);
   auto fields = rec.fields;
   REQUIRE(!fields.empty());
   std::sort(fields.begin(), fields.end(), [](const FieldLayout& a, const FieldLayout& b) { return a.offset < b.offset; });
@@ -100,8 +125,7 @@ template <class Settings>
 void check_digest_sees_every_field(const std::string& name) {
   CAPTURE(name);
   const Settings base{};
-  LayoutRecorder rec{reinterpret_cast<const unsigned char*>(&base), {}, {}};
-  base.visit(rec);
+  const auto rec = recorded<LayoutRecorder>(base);
   const std::uint32_t reference = digest(base);
   for (int i = 0; i < static_cast<int>(rec.fields.size()); ++i) {
     CAPTURE(i);
@@ -150,8 +174,7 @@ void check_validation_sees_every_field(const std::string& name, const Settings& 
                                        Validate validate) {
   CAPTURE(name);
   REQUIRE(validate(base) == pbrl::Status::ok);
-  LayoutRecorder rec{reinterpret_cast<const unsigned char*>(&base), {}, {}};
-  base.visit(rec);
+  const auto rec = recorded<LayoutRecorder>(base);
   int checked = 0;
   for (int i = 0; i < static_cast<int>(rec.fields.size()); ++i) {
     CAPTURE(i);
@@ -199,13 +222,7 @@ Settings sampled_tolerance() {
 }  // namespace
 
 TEST_CASE("every settings struct visits every field, and the digest sees each one") {
-  check<pbrl::GradientSettings>("GradientSettings");
-  check<pbrl::PenaltySolverSettings<Real>>("PenaltySolverSettings");
-  check<pbrl::PbrlSettings<Real>>("PbrlSettings");
-  check<pbrl::PbrlZeroSumSettings<Real>>("PbrlZeroSumSettings");
-  check<pbrl::IndependentPgSettings<Real>>("IndependentPgSettings");
-  check<pbrl::MetaGradientSettings<Real>>("MetaGradientSettings");
-  check<pbrl::DrlhfSettings<Real>>("DrlhfSettings");
+  for_each_settings_struct([](auto type, const char* name) { check<typename decltype(type)::type>(name); });
 }
 
 TEST_CASE("validation refuses every field outside its domain, through the same visit()") {
@@ -318,8 +335,7 @@ template <class Settings>
 NameRecorder check_names(const std::string& type) {
   CAPTURE(type);
   const Settings s{};
-  NameRecorder rec{reinterpret_cast<const unsigned char*>(&s), {}, {}};
-  s.visit(rec);
+  NameRecorder rec = recorded<NameRecorder>(s);
   std::vector<std::string> sorted = rec.names;
   std::sort(sorted.begin(), sorted.end());
   CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
@@ -329,17 +345,10 @@ NameRecorder check_names(const std::string& type) {
 }  // namespace
 
 TEST_CASE("every visited settings field has a name, its member path, and no two share one") {
-  check_names<pbrl::GradientSettings>("GradientSettings");
-  check_names<pbrl::PenaltySolverSettings<Real>>("PenaltySolverSettings");
-  check_names<pbrl::IndependentPgSettings<Real>>("IndependentPgSettings");
-  check_names<pbrl::MetaGradientSettings<Real>>("MetaGradientSettings");
-  check_names<pbrl::DrlhfSettings<Real>>("DrlhfSettings");
-  check_names<pbrl::PbrlSettings<Real>>("PbrlSettings");
-  check_names<pbrl::PbrlZeroSumSettings<Real>>("PbrlZeroSumSettings");
+  for_each_settings_struct([](auto type, const char* name) { check_names<typename decltype(type)::type>(name); });
   // The names are the member paths (spot checks: a field, a nested field, an enum, a subclass's).
   const pbrl::PbrlSettings<Real> s{};
-  NameRecorder rec{reinterpret_cast<const unsigned char*>(&s), {}, {}};
-  s.visit(rec);
+  NameRecorder rec = recorded<NameRecorder>(s);
   CHECK(rec.name_of(s.step_x) == "step_x");
   CHECK(rec.name_of(s.policy.floor) == "policy.floor");
   CHECK(rec.name_of(s.oracle_policy.logit_bound) == "oracle_policy.logit_bound");

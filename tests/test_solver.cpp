@@ -87,15 +87,10 @@ TEST_CASE("PBRL report, lambda ramp and oracle warm start") {
   settings.lambda_ramp = 4;
   REQUIRE(solver->init(inst->problem, settings, Solver::Params::Zero(), Mat<S, A>::Zero()) == Status::ok);
   const Real expected[] = {1, 1.5, 2, 2.5, 3, 3, 3};
-  for (int k = 0; k < 7; ++k) {
-    Solver::Report r;
-    REQUIRE(solver->step(&r) == Status::ok);
-    CHECK(r.iteration == k);
-    CHECK_CLOSE(r.lambda, expected[k], kTight, Real(1));
-    CHECK_CLOSE(r.objective, r.upper_objective + r.lambda * r.penalty, kTight, std::abs(r.objective));
+  solver_support::check_lambda_ramp(*solver, expected, [](const Solver::Report& r) {
     CHECK(r.projected_gradient_norm >= Real(0));
     CHECK_CLOSE(r.penalty, r.lower_gap, kTight, Real(1));  // value penalty = lower-level gap
-  }
+  });
 
   // T = 0 keeps the oracle's policy; with T = 1 per iteration and x held still, the warm start
   // accumulates PMD steps across outer iterations into the optimum of the shaped MDP.
@@ -155,9 +150,8 @@ TEST_CASE("sweep evaluation follows the direct solve") {
     REQUIRE(swept->init(inst->problem, settings, pbrl::Vector<Real, S * A>::Zero(), Mat<S, A>::Zero()) == Status::ok);
     REQUIRE(direct->run(30) == Status::ok);
     REQUIRE(swept->run(30) == Status::ok);
-    const Real tol = kDouble ? Real(1e-8) : Real(2e-3);
-    CHECK((direct->x() - swept->x()).cwiseAbs().maxCoeff() <= tol);
-    CHECK((direct->y() - swept->y()).cwiseAbs().maxCoeff() <= tol);
+    check_follows_direct(direct->x(), swept->x());
+    check_follows_direct(direct->y(), swept->y());
   }
 }
 

@@ -138,75 +138,77 @@ TEST_CASE("estimate: the mean is (a p + n) / (a + N) and tends to the empirical 
 template <typename Count>
 struct DiscountedEstimate {
   const double tolerance = std::max(kClose, 64 * double(std::numeric_limits<Count>::epsilon()));
+  const double beta, a;
   Real prior[Rows * S];
   pbrl::TransitionEstimate<Real, S, Rows, Count> est;
 
-  DiscountedEstimate(std::uint32_t seed, Real beta, double a, pbrl::DiscountClock clock) {
+  DiscountedEstimate(std::uint32_t seed, Real discount, double weight, pbrl::DiscountClock clock)
+      : beta(double(discount)), a(weight) {
     random_prior(seed, prior, Rows, false);
     Settings settings;
-    settings.discount = beta;
+    settings.discount = discount;
     settings.discount_clock = clock;
     REQUIRE(est.init(prior, Real(a), settings) == Status::ok);
+  }
+
+  // The closed forms on the row_visits clock.
+  void check_per_visit() {
+    const int r = 5, old_next = 0, new_next = 2, n_old = 20;
+    for (int k = 0; k < n_old; ++k) REQUIRE(est.observe_row(r, old_next) == Status::ok);
+    // Another row's observations do not age row r on this clock.
+    for (int k = 0; k < 7; ++k) REQUIRE(est.observe_row(r + 1, 1) == Status::ok);
+    const double old_weight = (1 - std::pow(beta, n_old)) / (1 - beta);
+    Real out[Rows * S];
+    for (int m = 1; m <= 40; ++m) {
+      CAPTURE(m);
+      REQUIRE(est.observe_row(r, new_next) == Status::ok);
+      double c[S] = {};
+      c[old_next] = std::pow(beta, m) * old_weight;
+      c[new_next] = (1 - std::pow(beta, m)) / (1 - beta);
+      REQUIRE(est.write_mean(out, r, 1) == Status::ok);
+      check_mean_row(out + r * S, prior + r * S, a, c, tolerance);
+      CHECK(std::abs(double(est.row_total(r)) - (c[old_next] + c[new_next])) <= tolerance * 20);
+    }
+    REQUIRE(est.write_mean(out) == Status::ok);
+    CHECK(pbrl::validate_transition<Real, S, A>(out) == Status::ok);
+  }
+
+  // The closed forms on the observations clock.
+  void check_per_observation() {
+    for (int k = 0; k < 5; ++k) REQUIRE(est.observe_row(0, 1) == Status::ok);   // clock 1..5
+    for (int k = 0; k < 5; ++k) REQUIRE(est.observe_row(3, 2) == Status::ok);   // clock 6..10
+    Real out[Rows * S];
+    REQUIRE(est.write_mean(out) == Status::ok);
+    CHECK(pbrl::validate_transition<Real, S, A>(out) == Status::ok);
+    double c0[S] = {}, c3[S] = {};
+    for (int k = 1; k <= 5; ++k) c0[1] += std::pow(beta, 10 - k);
+    for (int k = 6; k <= 10; ++k) c3[2] += std::pow(beta, 10 - k);
+    check_mean_row(out, prior, a, c0, tolerance);
+    check_mean_row(out + 3 * S, prior + 3 * S, a, c3, tolerance);
+    CHECK(std::abs(double(est.row_total(0)) - c0[1]) <= tolerance * 10);
+    // Observing row 0 again at clock 11 ages it by beta^6 first.
+    REQUIRE(est.observe_row(0, 3) == Status::ok);
+    REQUIRE(est.write_mean(out, 0, 1) == Status::ok);
+    c0[1] *= beta;
+    c0[3] = 1;
+    check_mean_row(out, prior, a, c0, tolerance);
+    // A state that is never observed again tends back to its prior.
+    for (int k = 0; k < 200; ++k) REQUIRE(est.observe_row(7, 0) == Status::ok);
+    REQUIRE(est.write_mean(out) == Status::ok);
+    for (int i = 0; i < S; ++i) CHECK(std::abs(double(out[i]) - double(prior[i])) < (kDouble ? 1e-12 : 1e-6));
+    CHECK(pbrl::validate_transition<Real, S, A>(out) == Status::ok);
   }
 };
 
 // The discount's closed forms, with counts of type Count: within rounding of Count.
 template <typename Count>
 void check_discount_per_visit() {
-  const double beta = double(Real(0.9)), a = 1.5;
-  DiscountedEstimate<Count> fixture(31u, Real(0.9), a, pbrl::DiscountClock::row_visits);
-  const double tolerance = fixture.tolerance;
-  const Real* prior = fixture.prior;
-  auto& est = fixture.est;
-  const int r = 5, old_next = 0, new_next = 2, n_old = 20;
-  for (int k = 0; k < n_old; ++k) REQUIRE(est.observe_row(r, old_next) == Status::ok);
-  // Another row's observations do not age row r on this clock.
-  for (int k = 0; k < 7; ++k) REQUIRE(est.observe_row(r + 1, 1) == Status::ok);
-  const double old_weight = (1 - std::pow(beta, n_old)) / (1 - beta);
-  Real out[Rows * S];
-  for (int m = 1; m <= 40; ++m) {
-    CAPTURE(m);
-    REQUIRE(est.observe_row(r, new_next) == Status::ok);
-    double c[S] = {};
-    c[old_next] = std::pow(beta, m) * old_weight;
-    c[new_next] = (1 - std::pow(beta, m)) / (1 - beta);
-    REQUIRE(est.write_mean(out, r, 1) == Status::ok);
-    check_mean_row(out + r * S, prior + r * S, a, c, tolerance);
-    CHECK(std::abs(double(est.row_total(r)) - (c[old_next] + c[new_next])) <= tolerance * 20);
-  }
-  REQUIRE(est.write_mean(out) == Status::ok);
-  CHECK(pbrl::validate_transition<Real, S, A>(out) == Status::ok);
+  DiscountedEstimate<Count>(31u, Real(0.9), 1.5, pbrl::DiscountClock::row_visits).check_per_visit();
 }
 
 template <typename Count>
 void check_discount_per_observation() {
-  const double beta = double(Real(0.8)), a = 1;
-  DiscountedEstimate<Count> fixture(41u, Real(0.8), a, pbrl::DiscountClock::observations);
-  const double tolerance = fixture.tolerance;
-  const Real* prior = fixture.prior;
-  auto& est = fixture.est;
-  for (int k = 0; k < 5; ++k) REQUIRE(est.observe_row(0, 1) == Status::ok);   // clock 1..5
-  for (int k = 0; k < 5; ++k) REQUIRE(est.observe_row(3, 2) == Status::ok);   // clock 6..10
-  Real out[Rows * S];
-  REQUIRE(est.write_mean(out) == Status::ok);
-  CHECK(pbrl::validate_transition<Real, S, A>(out) == Status::ok);
-  double c0[S] = {}, c3[S] = {};
-  for (int k = 1; k <= 5; ++k) c0[1] += std::pow(beta, 10 - k);
-  for (int k = 6; k <= 10; ++k) c3[2] += std::pow(beta, 10 - k);
-  check_mean_row(out, prior, a, c0, tolerance);
-  check_mean_row(out + 3 * S, prior + 3 * S, a, c3, tolerance);
-  CHECK(std::abs(double(est.row_total(0)) - c0[1]) <= tolerance * 10);
-  // Observing row 0 again at clock 11 ages it by beta^6 first.
-  REQUIRE(est.observe_row(0, 3) == Status::ok);
-  REQUIRE(est.write_mean(out, 0, 1) == Status::ok);
-  c0[1] *= beta;
-  c0[3] = 1;
-  check_mean_row(out, prior, a, c0, tolerance);
-  // A state that is never observed again tends back to its prior.
-  for (int k = 0; k < 200; ++k) REQUIRE(est.observe_row(7, 0) == Status::ok);
-  REQUIRE(est.write_mean(out) == Status::ok);
-  for (int i = 0; i < S; ++i) CHECK(std::abs(double(out[i]) - double(prior[i])) < (kDouble ? 1e-12 : 1e-6));
-  CHECK(pbrl::validate_transition<Real, S, A>(out) == Status::ok);
+  DiscountedEstimate<Count>(41u, Real(0.8), 1, pbrl::DiscountClock::observations).check_per_observation();
 }
 
 TEST_CASE("estimate: discount per row visit moves the mean to a changed plant at the rate beta^m") {

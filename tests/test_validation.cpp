@@ -995,32 +995,37 @@ void bad_shaping_data(const RandomModel<S, A>& model, RandomModel<S, A>& bad, Ba
   d.initial = bad.initial;
   add("rho with a zero entry", d, Status::bad_distribution);
   add_bad_discounts(good, Real(-0.5), add);
-  d = good;
-  d.upper.tau = Real(-1);
-  add("upper tau < 0", d, Status::bad_regularization);
-  d.upper.tau = kNaN;
-  add("upper tau NaN", d, Status::bad_regularization);
-  d = good;
-  d.upper.kind = RegularizerKind::kl_reference;
-  add("upper reference null", d, Status::null_pointer);
-  d.upper.reference = bad.reference;
-  add("upper reference with a zero", d, Status::bad_regularization);
-  d = good;
-  d.upper.kind = static_cast<RegularizerKind>(4);
-  add("upper kind invalid", d, Status::bad_regularization);
-  d = good;
-  d.lower.tau = Real(-1);
-  add("lower tau < 0", d, Status::bad_regularization);
-  d.lower.tau = kInf;
-  add("lower tau inf", d, Status::bad_regularization);
-  d = good;
-  d.lower.reference = nullptr;
-  add("lower reference null", d, Status::null_pointer);
-  d.lower.reference = bad.reference;
-  add("lower reference with a zero", d, Status::bad_regularization);
-  d = good;
-  d.lower.kind = static_cast<RegularizerKind>(4);
-  add("lower kind invalid", d, Status::bad_regularization);
+  // Each regularizer's defects: tau < 0, another bad tau, a null reference (KL to it), a reference
+  // with a zero, an invalid kind.
+  struct RegularizerDefects {
+    pbrl::Regularizer<Real, S, A> Shaping::Data::*regularizer;
+    Real bad_tau;
+    const char* names[5];
+  };
+  const RegularizerDefects regularizers[] = {
+      {&Shaping::Data::upper, kNaN,
+       {"upper tau < 0", "upper tau NaN", "upper reference null", "upper reference with a zero",
+        "upper kind invalid"}},
+      {&Shaping::Data::lower, kInf,
+       {"lower tau < 0", "lower tau inf", "lower reference null", "lower reference with a zero",
+        "lower kind invalid"}},
+  };
+  for (const RegularizerDefects& r : regularizers) {
+    d = good;
+    (d.*r.regularizer).tau = Real(-1);
+    add(r.names[0], d, Status::bad_regularization);
+    (d.*r.regularizer).tau = r.bad_tau;
+    add(r.names[1], d, Status::bad_regularization);
+    d = good;
+    (d.*r.regularizer).kind = RegularizerKind::kl_reference;
+    (d.*r.regularizer).reference = nullptr;
+    add(r.names[2], d, Status::null_pointer);
+    (d.*r.regularizer).reference = bad.reference;
+    add(r.names[3], d, Status::bad_regularization);
+    d = good;
+    (d.*r.regularizer).kind = static_cast<RegularizerKind>(4);
+    add(r.names[4], d, Status::bad_regularization);
+  }
   d = good;
   d.shaping = {Real(1), Real(-1)};
   add("box lower > upper", d, Status::bad_setting);

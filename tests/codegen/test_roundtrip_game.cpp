@@ -45,18 +45,22 @@ TEST_CASE("incentive design in float: the library accepts the generated model an
 }
 
 TEST_CASE("incentive design in float: every array is the .npy's, bit for bit, and the CSV copy's too") {
-  CHECK(same_bits(incentive_model::kReward, "incentive_reward.npy"));
-  CHECK(same_bits(incentive_model::kTransition, "incentive_transition.npy"));
-  CHECK(same_bits(incentive_model::kInitial, "incentive_initial.npy"));
-  CHECK(same_bits(incentive_model::kDesignerReward, "incentive_designer_reward.npy"));
-  CHECK(same_bits(incentive_model::kDesignerTransition, "incentive_designer_transition.npy"));
-  CHECK(same_bits(incentive_model::kDesignerCost, "incentive_designer_cost.npy"));
-  CHECK(same_bits(incentive_csv_model::kReward, "incentive_reward.npy"));
-  CHECK(same_bits(incentive_csv_model::kTransition, "incentive_transition.npy"));
-  CHECK(same_bits(incentive_csv_model::kInitial, "incentive_initial.npy"));
-  CHECK(same_bits(incentive_csv_model::kDesignerReward, "incentive_designer_reward.npy"));
-  CHECK(same_bits(incentive_csv_model::kDesignerTransition, "incentive_designer_transition.npy"));
-  CHECK(same_bits(incentive_csv_model::kDesignerCost, "incentive_designer_cost.npy"));
+  // A generated model's arrays (`model`: which one) against the .npy files.
+  auto check_arrays = [](const char* model, const auto& reward, const auto& transition, const auto& initial,
+                         const auto& designer_reward, const auto& designer_transition, const auto& designer_cost) {
+    CAPTURE(model);
+    CHECK(same_bits(reward, "incentive_reward.npy"));
+    CHECK(same_bits(transition, "incentive_transition.npy"));
+    CHECK(same_bits(initial, "incentive_initial.npy"));
+    CHECK(same_bits(designer_reward, "incentive_designer_reward.npy"));
+    CHECK(same_bits(designer_transition, "incentive_designer_transition.npy"));
+    CHECK(same_bits(designer_cost, "incentive_designer_cost.npy"));
+  };
+  check_arrays("incentive_model", incentive_model::kReward, incentive_model::kTransition, incentive_model::kInitial,
+               incentive_model::kDesignerReward, incentive_model::kDesignerTransition, incentive_model::kDesignerCost);
+  check_arrays("incentive_csv_model", incentive_csv_model::kReward, incentive_csv_model::kTransition,
+               incentive_csv_model::kInitial, incentive_csv_model::kDesignerReward,
+               incentive_csv_model::kDesignerTransition, incentive_csv_model::kDesignerCost);
   CHECK(digest(incentive_csv::settings()) == digest(incentive::settings()));
   // The CSV model's type is the .npy model's: the same sizes and scalar.
   static_assert(std::is_same<incentive_csv::Solver, incentive::Solver>::value, "one model, two file formats");

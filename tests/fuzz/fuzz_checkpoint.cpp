@@ -100,16 +100,8 @@ struct StackelbergFixture {
     pbrl::random_reward(rng, follower_reward, S * J);
     pbrl::random_transition(rng, transition, S * J, S);
     pbrl::random_distribution(rng, initial, S);
-    typename pbrl::Stackelberg<T, S, AL, AF>::Data d;
-    d.leader_reward = leader_reward;
-    d.follower_reward = follower_reward;
-    d.transition = transition;
-    d.initial = initial;
-    d.discount = T(0.8);
-    d.leader.tau = T(0.05);
-    d.follower.tau = T(0.1);
-    d.logit_bound = T(4);
-    FUZZ_CHECK(problem.init(d) == Status::ok);
+    FUZZ_CHECK(problem.init(fuzz::stackelberg_data<pbrl::Stackelberg<T, S, AL, AF>>(
+                   leader_reward, follower_reward, transition, initial)) == Status::ok);
   }
 };
 

@@ -139,47 +139,41 @@ void make_priors(T (&prior)[kPriors][Rows * S], std::uint32_t seed) {
   }
 }
 
+// A kind's priors: make_priors from its seed + 100.
 template <typename T>
-struct GameKind {
+struct KindPriors {
+  T prior[kPriors][Rows * S];
+  explicit KindPriors(std::uint32_t seed) { make_priors(prior, seed + 100u); }
+};
+
+template <typename T>
+struct GameKind : KindPriors<T> {
   using Problem = pbrl::Stackelberg<T, S, A1, A2>;
   T leader[Rows], follower[Rows], initial[S];
-  T prior[kPriors][Rows * S];
-  explicit GameKind(std::uint32_t seed) {
+  explicit GameKind(std::uint32_t seed) : KindPriors<T>(seed) {
     pbrl::Rng rng(seed);
     pbrl::random_reward(rng, leader, Rows);
     pbrl::random_reward(rng, follower, Rows);
     pbrl::random_distribution(rng, initial, S);
-    make_priors(prior, seed + 100u);
   }
   typename Problem::Data data(int p) const {
-    typename Problem::Data d;
-    d.leader_reward = leader;
-    d.follower_reward = follower;
-    d.transition = prior[p];
-    d.initial = initial;
-    d.discount = T(0.8);
-    d.leader.tau = T(0.05);
-    d.follower.tau = T(0.1);
-    d.logit_bound = T(4);
-    return d;
+    return fuzz::stackelberg_data<Problem>(leader, follower, this->prior[p], initial);
   }
 };
 
 template <typename T>
-struct DesignKind {
+struct DesignKind : KindPriors<T> {
   using Problem = pbrl::IncentiveDesign<T, S, A1, A2>;
   T reward[Rows], initial[S], designer_reward[Rows], designer_transition[Rows * S];
-  T prior[kPriors][Rows * S];
-  explicit DesignKind(std::uint32_t seed) {
+  explicit DesignKind(std::uint32_t seed) : KindPriors<T>(seed) {
     pbrl::Rng rng(seed);
     pbrl::random_reward(rng, reward, Rows);
     pbrl::random_distribution(rng, initial, S);
     pbrl::random_reward(rng, designer_reward, Rows);
     pbrl::random_transition(rng, designer_transition, Rows, S);
-    make_priors(prior, seed + 100u);
   }
   typename Problem::Data data(int p) const {
-    return fuzz::incentive_data<Problem>(reward, prior[p], initial, designer_reward, designer_transition);
+    return fuzz::incentive_data<Problem>(reward, this->prior[p], initial, designer_reward, designer_transition);
   }
 };
 

@@ -52,6 +52,23 @@ typename Problem::Data incentive_data(const T* reward, const T* transition, cons
   return d;
 }
 
+// The leader-follower game the checkpoint and estimate harnesses solve, on their arrays: discount
+// 0.8, the leader's tau 0.05, the follower's 0.1, logit bound 4.
+template <class Problem, typename T>
+typename Problem::Data stackelberg_data(const T* leader_reward, const T* follower_reward, const T* transition,
+                                        const T* initial) {
+  typename Problem::Data d;
+  d.leader_reward = leader_reward;
+  d.follower_reward = follower_reward;
+  d.transition = transition;
+  d.initial = initial;
+  d.discount = T(0.8);
+  d.leader.tau = T(0.05);
+  d.follower.tau = T(0.1);
+  d.logit_bound = T(4);
+  return d;
+}
+
 template <class Solver>
 struct DirectOf;
 template <class P, pbrl::EvaluationMethod M>
