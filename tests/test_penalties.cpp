@@ -237,12 +237,12 @@ struct ValuePenaltyTakes<Y, Hat,
                              Real(1), std::declval<Mat<S, A>&>(),
                              std::declval<pbrl::PenaltyGradient<Problem::Params, Real, S, A>>()))>> : std::true_type {};
 template <class Y, class Hat, class = void>
-struct SampledValuePenaltyTakes : std::false_type {};
+struct SampledPenaltyTakes : std::false_type {};
 template <class Y, class Hat>
-struct SampledValuePenaltyTakes<
+struct SampledPenaltyTakes<
     Y, Hat,
-    std::void_t<decltype(pbrl::sampled_value_penalty(
-        std::declval<const Problem&>(), std::declval<const Problem::Model&>(),
+    std::void_t<decltype(pbrl::sampled_penalty(
+        pbrl::PenaltyKind::value, std::declval<const Problem&>(), std::declval<const Problem::Model&>(),
         std::declval<const pbrl::Mdp<Real, S, A>&>(), pbrl::Parameterization::softmax, std::declval<Y>(),
         std::declval<Hat>(), std::declval<const pbrl::SamplingSettings&>(), std::declval<pbrl::Rng&>(),
         std::declval<pbrl::Trajectory<Real>&>(), std::declval<std::int64_t&>(),
@@ -257,8 +257,8 @@ static_assert(!pbrl::has_vjp_pair<pbrl::RewardShaping<Real, 4, 2>>::value, "no v
 static_assert(ValuePenaltyTakes<YE, HatE>::value, "value_penalty(y, hat) compiles");
 static_assert(!ValuePenaltyTakes<HatE, YE>::value, "value_penalty(hat, y) must not compile");
 static_assert(!ValuePenaltyTakes<const Mat<S, A>&, const Mat<S, A>&>::value, "bare matrices must not compile");
-static_assert(SampledValuePenaltyTakes<Y, Hat>::value, "sampled_value_penalty(y, hat) compiles");
-static_assert(!SampledValuePenaltyTakes<Hat, Y>::value, "sampled_value_penalty(hat, y) must not compile");
+static_assert(SampledPenaltyTakes<Y, Hat>::value, "sampled_penalty(kind, y, hat) compiles");
+static_assert(!SampledPenaltyTakes<Hat, Y>::value, "sampled_penalty(kind, hat, y) must not compile");
 }  // namespace
 
 }  // namespace test_penalties

@@ -633,12 +633,8 @@ TEST_CASE_FIXTURE(MixtureAtRandomX<111>,
       std::int64_t steps = 0;
       auto estimate = [&](int b, Real* out) {
         pbrl::SampledPenalty<Mixture> sp;
-        const auto call = kind == PenaltyKind::value
-                              ? pbrl::sampled_value_penalty(problem, *model, m, param, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{pi_hat}, sizes(kLongHorizon, b),
-                                                            rng, *traj, steps, sp)
-                              : pbrl::sampled_bellman_penalty(problem, *model, m, param, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{pi_hat},
-                                                              sizes(kLongHorizon, b), rng, *traj, steps, sp);
-        REQUIRE(call == Status::ok);
+        REQUIRE(pbrl::sampled_penalty(kind, problem, *model, m, param, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{pi_hat},
+                                      sizes(kLongHorizon, b), rng, *traj, steps, sp) == Status::ok);
         flatten<K>(sp.grad_x, out);
         flatten<S * A>(sp.grad_y, out + K);
         out[K + S * A] = sp.value;
@@ -760,10 +756,8 @@ TEST_CASE_FIXTURE(MixtureAtRandomX<131>,
         auto out = std::make_unique<pbrl::SampledPenalty<Mixture>>();
         pbrl::Rng rng(134);
         std::int64_t steps = 0;
-        const Status st = bellman ? pbrl::sampled_bellman_penalty(problem, *model, m, param, pbrl::PolicyY{pi_y},
-                                                                  pbrl::PolicyHat{pi_hat}, set, rng, *traj, steps, *out)
-                                  : pbrl::sampled_value_penalty(problem, *model, m, param, pbrl::PolicyY{pi_y},
-                                                                pbrl::PolicyHat{pi_hat}, set, rng, *traj, steps, *out);
+        const Status st = pbrl::sampled_penalty(penalty, problem, *model, m, param, pbrl::PolicyY{pi_y},
+                                                pbrl::PolicyHat{pi_hat}, set, rng, *traj, steps, *out);
         REQUIRE(st == Status::ok);
         check_same_unless_fused(out->grad_x.data(), gx.data(), K, kRounding);
         check_same_unless_fused(out->grad_y.data(), gy.data(), S * A, kRounding);
@@ -780,16 +774,18 @@ TEST_CASE_FIXTURE(MixtureAtRandomX<121>,
   pbrl::Rng rng(123);
   std::int64_t steps = 0;
   pbrl::SampledPenalty<Mixture> sp;
-  REQUIRE(pbrl::sampled_value_penalty(problem, *model, m, Parameterization::softmax, pbrl::PolicyY{pi_hat}, pbrl::PolicyHat{pi_hat}, sizes(10, 16), rng,
-                                      *traj, steps, sp) == Status::ok);
+  REQUIRE(pbrl::sampled_penalty(PenaltyKind::value, problem, *model, m, Parameterization::softmax,
+                                pbrl::PolicyY{pi_hat}, pbrl::PolicyHat{pi_hat}, sizes(10, 16), rng, *traj, steps,
+                                sp) == Status::ok);
   CHECK(sp.value == Real(0));
   CHECK(sp.grad_x.cwiseAbs().maxCoeff() <= kTight);
   // The stream advanced by one batch's draws: both batches replayed it.
   pbrl::Rng counted(123);
   for (int i = 0; i < 16 * 21; ++i) counted.next();
   CHECK(same_rng(rng, counted));
-  REQUIRE(pbrl::sampled_value_penalty(problem, *model, m, Parameterization::softmax, pbrl::PolicyY{pi_hat}, pbrl::PolicyHat{pi_hat},
-                                      sizes(10, 16, false), rng, *traj, steps, sp) == Status::ok);
+  REQUIRE(pbrl::sampled_penalty(PenaltyKind::value, problem, *model, m, Parameterization::softmax,
+                                pbrl::PolicyY{pi_hat}, pbrl::PolicyHat{pi_hat}, sizes(10, 16, false), rng, *traj,
+                                steps, sp) == Status::ok);
   CHECK(sp.value != Real(0));
 
   // Near pi-hat, the x-gradient's spread with common random numbers is a fraction of the spread
@@ -801,8 +797,9 @@ TEST_CASE_FIXTURE(MixtureAtRandomX<121>,
     Stats<K> st;
     const Real zero[K] = {};
     for (int r = 0; r < n; ++r) {
-      REQUIRE(pbrl::sampled_value_penalty(problem, *model, m, Parameterization::softmax, pbrl::PolicyY{pi_y}, pbrl::PolicyHat{pi_hat},
-                                          sizes(20, 4, crn == 1), rng, *traj, steps, sp) == Status::ok);
+      REQUIRE(pbrl::sampled_penalty(PenaltyKind::value, problem, *model, m, Parameterization::softmax,
+                                    pbrl::PolicyY{pi_y}, pbrl::PolicyHat{pi_hat}, sizes(20, 4, crn == 1), rng, *traj,
+                                    steps, sp) == Status::ok);
       st.add(sp.grad_x.data(), zero);
     }
     for (int k = 0; k < K; ++k) spread[crn] += st.m2[k];
@@ -886,19 +883,24 @@ TEST_CASE_FIXTURE(MixtureAtRandomX<141>,
       CHECK(pbrl::sampled_vjp(problem, *model, m, pi, policy, c.size, rng, *traj, steps, gx) == c.expected);
       CHECK(unchanged());
     }
-    CHECK(pbrl::sampled_value_penalty(problem, *model, m, c.param, pbrl::PolicyY{policy}, pbrl::PolicyHat{pi}, c.size, rng,
-                                      *traj, steps, sp) == c.expected);
+    CHECK(pbrl::sampled_penalty(PenaltyKind::value, problem, *model, m, c.param, pbrl::PolicyY{policy},
+                                pbrl::PolicyHat{pi}, c.size, rng, *traj, steps, sp) == c.expected);
     CHECK(unchanged());
-    CHECK(pbrl::sampled_bellman_penalty(problem, *model, m, c.param, pbrl::PolicyY{pi}, pbrl::PolicyHat{policy}, c.size,
-                                        rng, *traj, steps, sp) == c.expected);
+    CHECK(pbrl::sampled_penalty(PenaltyKind::bellman, problem, *model, m, c.param, pbrl::PolicyY{pi},
+                                pbrl::PolicyHat{policy}, c.size, rng, *traj, steps, sp) == c.expected);
     CHECK(unchanged());
   }
+  // A penalty kind out of range.
+  CHECK(pbrl::sampled_penalty(static_cast<PenaltyKind>(2), problem, *model, m, Parameterization::softmax,
+                              pbrl::PolicyY{pi}, pbrl::PolicyHat{pi}, sizes(5, 4), rng, *traj, steps,
+                              sp) == Status::bad_setting);
+  CHECK(unchanged());
   // A hook that produces NaN: numerical_failure, stream and count unchanged.
   ShapingAtZero<PoisonedShaping> poisoned(144);
   pbrl::SampledPenalty<PoisonedShaping> pp;
-  CHECK(pbrl::sampled_value_penalty(poisoned.problem, poisoned.model, poisoned.mdp, Parameterization::softmax,
-                                    pbrl::PolicyY{pi}, pbrl::PolicyHat{pi}, sizes(5, 4), rng, *traj, steps,
-                                    pp) == Status::numerical_failure);
+  CHECK(pbrl::sampled_penalty(PenaltyKind::value, poisoned.problem, poisoned.model, poisoned.mdp,
+                              Parameterization::softmax, pbrl::PolicyY{pi}, pbrl::PolicyHat{pi}, sizes(5, 4), rng,
+                              *traj, steps, pp) == Status::numerical_failure);
   CHECK(same_rng(rng, saved));
   CHECK(steps == 3);
 }

@@ -396,7 +396,7 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
     }
   }
 
-  // The sampled penalty's two batches (sampled_value_penalty or sampled_bellman_penalty), before
+  // The sampled penalty's two batches (sampled_penalty's parts), before
   // f (upper() may reuse the model storage); then the report's exact evaluations, if any.
   Status penalty_rollouts(int max_rollouts) {
     if constexpr (kSampled && has_sample_vjp<Problem>::value) {
@@ -407,7 +407,7 @@ class Pbrl : public PenaltySolverCore<Pbrl<Problem, Method, Sources>, Problem, P
       if (!p.batch_started) {
         if (Status st = batches.check(p.mdp, param, pi_y_, pi_next_, sampling); st != Status::ok)
           return st;
-        batches.start(settings_.penalty_kind == PenaltyKind::bellman, sampled_.rng_next, sampled_.penalty);
+        batches.start(settings_.penalty_kind, sampled_.rng_next, sampled_.penalty);
         p.batch_started = true;
       }
       const int left = batches.left(sampling);

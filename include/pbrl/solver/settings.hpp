@@ -12,6 +12,7 @@
 
 #include "pbrl/core/detail/enum_names.hpp"
 #include "pbrl/model/policy.hpp"
+#include "pbrl/penalty/penalty_kind.hpp"
 #include "pbrl/sampling/sampling_settings.hpp"
 #include "pbrl/core/status.hpp"
 
@@ -22,12 +23,8 @@
 
 namespace pbrl {
 
-// Each enum with its enumerators' names (enum_names.hpp: settings files read them by name).
-/// Pbrl's penalty p: the value penalty or the Bellman penalty (penalty/value.hpp, penalty/bellman.hpp).
-enum class PenaltyKind : unsigned char { value, bellman };
-/// PenaltyKind's enumerator names, as settings files spell them.
-constexpr EnumNames<PenaltyKind, 2> enum_names(PenaltyKind) { return {{"value", "bellman"}}; }
-static_assert(enum_names(PenaltyKind{}).size == int(PenaltyKind::bellman) + 1, "a name per enumerator");
+// Each enum with its enumerators' names (enum_names.hpp: settings files read them by name); the
+// penalty's kind is PenaltyKind (penalty/penalty_kind.hpp).
 /// The lower level's oracle: policy mirror descent, projected or softmax policy gradient, or soft
 /// value iteration (oracle/). Sampled mode needs policy_gradient.
 enum class OracleKind : unsigned char { policy_mirror_descent, policy_gradient, soft_value_iteration };

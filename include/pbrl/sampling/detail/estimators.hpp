@@ -20,6 +20,7 @@
 
 #include "pbrl/oracle/policy_gradient.hpp"
 #include "pbrl/penalty/detail/policies.hpp"
+#include "pbrl/penalty/penalty_kind.hpp"
 #include "pbrl/model/policy.hpp"
 #include "pbrl/model/problem.hpp"
 #include "pbrl/sampling/rollouts.hpp"
@@ -315,8 +316,8 @@ Status sampled_vjp(const Problem& problem, const typename Problem::Model& model,
 
 namespace detail {
 
-// sampled_value_penalty and sampled_bellman_penalty in parts, for a sliced step: check(),
-// start(bellman, rng), rollouts() of batch 1 (pi-hat from rho) then of batch 2 (pi_y from rho
+// sampled_penalty in parts, for a sliced step: check(),
+// start(kind, rng), rollouts() of batch 1 (pi-hat from rho) then of batch 2 (pi_y from rho
 // for the value penalty; a_0 ~ pi_y, then pi-hat for the Bellman penalty), B each, in any chunks,
 // then finish() once (the estimate; numerical_failure on a non-finite one; rng_out = the stream
 // after both batches). Each whole call is these.
@@ -341,8 +342,8 @@ struct PenaltyBatches {
                       const SamplingSettings& settings) {
     return check_penalty_call<Scalar, S, A, MaxHorizon>(m, param, pi_y, pi_hat, settings);
   }
-  void start(bool bellman_penalty, const Rng& rng, SampledPenalty<Problem>& out) {
-    bellman = bellman_penalty;
+  void start(PenaltyKind kind, const Rng& rng, SampledPenalty<Problem>& out) {
+    bellman = kind == PenaltyKind::bellman;
     first = second = rng;
     sum1 = sum2 = Scalar(0);
     done1 = done2 = 0;
@@ -410,52 +411,33 @@ struct PenaltyBatches {
   }
 };
 
-// Either sampled penalty, whole: its batches' parts in one call. Adds 2*B*H to steps.
+}  // namespace detail
+
+// The value penalty p = V^{pi-hat}(rho) - V^{pi_y}(rho) (kind value) or the Bellman penalty
+// (kind bellman, with V^{pi-hat}(rho) for v(x): docs/algorithm.md#the-estimators) and its
+// gradients (x, and y in the parameterization `param`), from a batch of pi-hat and a batch of
+// pi_y (value) or that starts with a_0 ~ pi_y and follows pi-hat (Bellman, ERRATA item 3).
+// Adds 2*B*H to steps. Returns bad_setting for a kind out of range, the batches' check
+// statuses, or numerical_failure (a non-finite estimate); on error rng and steps are unchanged
+// (out is then scratch).
 template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
-Status sampled_penalty(bool bellman, const Problem& problem, const typename Problem::Model& model,
-                       const Mdp<Scalar, S, A>& m, Parameterization param, const StateActionMatrix<Scalar, S, A>& pi_y,
-                       const StateActionMatrix<Scalar, S, A>& pi_hat, const SamplingSettings& settings, Rng& rng,
+Status sampled_penalty(PenaltyKind kind, const Problem& problem, const typename Problem::Model& model,
+                       const Mdp<Scalar, S, A>& m, Parameterization param, const PolicyY<Scalar, S, A, false>& y,
+                       const PolicyHat<Scalar, S, A, false>& hat, const SamplingSettings& settings, Rng& rng,
                        Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps, SampledPenalty<Problem>& out) {
-  using Batches = PenaltyBatches<Problem, MaxHorizon>;
-  if (Status st = Batches::check(m, param, pi_y, pi_hat, settings); st != Status::ok) return st;
+  static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
+  if (kind != PenaltyKind::value && kind != PenaltyKind::bellman) return Status::bad_setting;
+  using Batches = detail::PenaltyBatches<Problem, MaxHorizon>;
+  if (Status st = Batches::check(m, param, y.pi, hat.pi, settings); st != Status::ok) return st;
   Batches batches;
-  batches.start(bellman, rng, out);
+  batches.start(kind, rng, out);
   for (int batch = 0; batch < 2; ++batch)
-    batches.rollouts(problem, model, m, param, pi_y, pi_hat, settings, settings.batch, scratch, out);
+    batches.rollouts(problem, model, m, param, y.pi, hat.pi, settings, settings.batch, scratch, out);
   Rng after;
-  if (Status st = batches.finish(m, param, pi_y, settings, out, after); st != Status::ok) return st;
+  if (Status st = batches.finish(m, param, y.pi, settings, out, after); st != Status::ok) return st;
   rng = after;
   steps += 2 * batch_steps(settings);
   return Status::ok;
-}
-
-}  // namespace detail
-
-// The value penalty p = V^{pi-hat}(rho) - V^{pi_y}(rho) and its gradients (x, and y in the
-// parameterization `param`), from a batch of pi-hat and a batch of pi_y. Adds 2*B*H to steps.
-template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
-Status sampled_value_penalty(const Problem& problem, const typename Problem::Model& model,
-                             const Mdp<Scalar, S, A>& m, Parameterization param,
-                             const PolicyY<Scalar, S, A, false>& y, const PolicyHat<Scalar, S, A, false>& hat,
-                             const SamplingSettings& settings,
-                             Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
-                             SampledPenalty<Problem>& out) {
-  static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
-  return detail::sampled_penalty(false, problem, model, m, param, y.pi, hat.pi, settings, rng, scratch, steps, out);
-}
-
-// The Bellman penalty (with V^{pi-hat}(rho) for v(x): docs/algorithm.md#the-estimators) and its
-// gradients, from a batch of pi-hat and a batch that starts with a_0 ~ pi_y and follows pi-hat
-// (ERRATA item 3). Adds 2*B*H to steps.
-template <class Problem, typename Scalar, int S, int A, int MaxHorizon>
-Status sampled_bellman_penalty(const Problem& problem, const typename Problem::Model& model,
-                               const Mdp<Scalar, S, A>& m, Parameterization param,
-                               const PolicyY<Scalar, S, A, false>& y, const PolicyHat<Scalar, S, A, false>& hat,
-                               const SamplingSettings& settings,
-                               Rng& rng, Trajectory<Scalar, MaxHorizon>& scratch, std::int64_t& steps,
-                               SampledPenalty<Problem>& out) {
-  static_assert(has_sample_vjp<Problem>::value, "sampled estimators need Problem::sample_vjp (problem.hpp)");
-  return detail::sampled_penalty(true, problem, model, m, param, y.pi, hat.pi, settings, rng, scratch, steps, out);
 }
 
 }  // namespace pbrl
