@@ -42,39 +42,53 @@ inline InstanceSpec instance_spec(std::uint32_t base, int index, int sizes) {
   return spec;
 }
 
+// What an instance of either kind has: P, Rows rows of S entries (drawn by the instance, in its
+// kind's order), rho uniform, and spec's gamma and tau; set_model(d) points d's transition and
+// initial at them and sets its discount.
+template <int S, int Rows>
+struct InstanceModel {
+  double transition[Rows * S];
+  double initial[S];
+  double discount;
+  double tau;
+
+  explicit InstanceModel(const InstanceSpec& spec) : discount(spec.discount), tau(spec.tau) {
+    for (int s = 0; s < S; ++s) initial[s] = 1.0 / S;
+  }
+
+  template <class Data>
+  void set_model(Data& d) const {
+    d.transition = transition;
+    d.initial = initial;
+    d.discount = discount;
+  }
+};
+
 // A Stackelberg game with S states, AL leader and AF follower actions: r_l, r_f uniform in
 // [0, 1] with entries below 0.7 set to 0, P uniform then normalized, rho uniform; the follower
 // entropy-regularized with spec.tau, the leader unregularized (as examples/stackelberg_experiment),
 // logits in [-10, 10] (the problem's default box).
 template <int S, int AL, int AF>
-struct StackelbergInstance {
+struct StackelbergInstance : InstanceModel<S, S * AL * AF> {
   using Problem = pbrl::Stackelberg<double, S, AL, AF>;
   static constexpr int kJoint = S * AL * AF;
 
-  double leader_reward[kJoint];
-  double follower_reward[kJoint];
-  double transition[kJoint * S];
-  double initial[S];
-  double discount;
-  double tau;
+  double leader_reward[kJoint], follower_reward[kJoint];
 
-  explicit StackelbergInstance(const InstanceSpec& spec) : discount(spec.discount), tau(spec.tau) {
+  explicit StackelbergInstance(const InstanceSpec& spec) : InstanceModel<S, kJoint>(spec) {
     pbrl::Rng rng(spec.seed);
     pbrl::random_reward(rng, leader_reward, kJoint, 0.7);
     pbrl::random_reward(rng, follower_reward, kJoint, 0.7);
-    pbrl::random_transition(rng, transition, kJoint, S);
-    for (int s = 0; s < S; ++s) initial[s] = 1.0 / S;
+    pbrl::random_transition(rng, this->transition, kJoint, S);
   }
 
   typename Problem::Data data() const {
     typename Problem::Data d;
+    this->set_model(d);
     d.leader_reward = leader_reward;
     d.follower_reward = follower_reward;
-    d.transition = transition;
-    d.initial = initial;
-    d.discount = discount;
     d.leader = {pbrl::RegularizerKind::entropy, 0.0, nullptr};
-    d.follower = {pbrl::RegularizerKind::entropy, tau, nullptr};
+    d.follower = {pbrl::RegularizerKind::entropy, this->tau, nullptr};
     return d;
   }
 };
@@ -84,35 +98,26 @@ struct StackelbergInstance {
 // uniform, both agents entropy-regularized with spec.tau, no designer cost, r_x = r + 0.2
 // sigmoid(x) with x in [-10, 10] (as examples/incentive_experiment).
 template <int S, int A1, int A2>
-struct IncentiveInstance {
+struct IncentiveInstance : InstanceModel<S, S * A1 * A2> {
   using Problem = pbrl::IncentiveDesign<double, S, A1, A2>;
   static constexpr int kJoint = S * A1 * A2;
 
-  double reward[kJoint];
-  double transition[kJoint * S];
-  double designer_reward[kJoint];
-  double designer_transition[kJoint * S];
-  double initial[S];
-  double discount;
-  double tau;
+  double reward[kJoint], designer_reward[kJoint], designer_transition[kJoint * S];
 
-  explicit IncentiveInstance(const InstanceSpec& spec) : discount(spec.discount), tau(spec.tau) {
+  explicit IncentiveInstance(const InstanceSpec& spec) : InstanceModel<S, kJoint>(spec) {
     pbrl::Rng rng(spec.seed);
     pbrl::random_reward(rng, reward, kJoint);
-    pbrl::random_transition(rng, transition, kJoint, S);
+    pbrl::random_transition(rng, this->transition, kJoint, S);
     pbrl::random_reward(rng, designer_reward, kJoint);
     pbrl::random_transition(rng, designer_transition, kJoint, S);
-    for (int s = 0; s < S; ++s) initial[s] = 1.0 / S;
   }
 
   typename Problem::Data data() const {
     typename Problem::Data d;
+    this->set_model(d);
     d.reward = reward;
-    d.transition = transition;
-    d.initial = initial;
-    d.discount = discount;
-    d.regularizer1 = {pbrl::RegularizerKind::entropy, tau, nullptr};
-    d.regularizer2 = {pbrl::RegularizerKind::entropy, tau, nullptr};
+    d.regularizer1 = {pbrl::RegularizerKind::entropy, this->tau, nullptr};
+    d.regularizer2 = {pbrl::RegularizerKind::entropy, this->tau, nullptr};
     d.designer_reward = designer_reward;
     d.designer_transition = designer_transition;
     d.designer_cost = nullptr;

@@ -113,15 +113,22 @@ void same_common_state(const Solver& a, const Solver& b) {
   CHECK(std::memcmp(a.rng().state(), b.rng().state(), 16) == 0);
 }
 
+// The report fields of a step's outcome: iteration, objective, penalty, projected gradient norm
+// and environment steps.
+template <class Report>
+void same_step_outcome(const Report& a, const Report& b) {
+  CHECK(a.iteration == b.iteration);
+  CHECK(a.objective == b.objective);
+  CHECK(a.penalty == b.penalty);
+  CHECK(a.projected_gradient_norm == b.projected_gradient_norm);
+  CHECK(a.environment_steps == b.environment_steps);
+}
+
 // The report fields every solver's report has.
 template <class Report>
 void same_common_report(const Report& a, const Report& b) {
-  CHECK(a.iteration == b.iteration);
+  same_step_outcome(a, b);
   CHECK(a.upper_objective == b.upper_objective);
-  CHECK(a.penalty == b.penalty);
-  CHECK(a.objective == b.objective);
-  CHECK(a.projected_gradient_norm == b.projected_gradient_norm);
-  CHECK(a.environment_steps == b.environment_steps);
   CHECK(a.lambda == b.lambda);
   CHECK(a.inner_steps == b.inner_steps);
   CHECK(a.oracle_gap == b.oracle_gap);

@@ -438,10 +438,12 @@ constexpr int kSolverSteps = 30;
 // Cold: the paper's steps (0.1) from uniform policies, far from the lower-level solution at a
 // large gamma (true gaps up to thousands at 0.9999); warm: from the lower-level solution of
 // M(x_0), steps 0.1 ((1 - gamma) / 0.1)^2, so the iterates stay near the solution (true gaps
-// below about 6), where the rounding terms decide the bound. PMD, T from 1 to 20.
+// below about 6), where the rounding terms decide the bound. PMD, T from 1 to 20, lambda from
+// lambda_start.
 template <typename T>
-void tolerance_settings(pbrl::PenaltySolverSettings<T>& s, double gamma, bool warm) {
+void tolerance_settings(pbrl::PenaltySolverSettings<T>& s, double gamma, bool warm, T lambda_start) {
   s.step_x = T(warm ? 10 * (1 - gamma) * (1 - gamma) : 0.1);
+  s.lambda_start = lambda_start;
   s.policy.parameterization = pbrl::Parameterization::softmax;
   s.oracle = pbrl::OracleKind::policy_mirror_descent;
   s.inner_steps = 1;
@@ -488,9 +490,8 @@ void check_pbrl(double gamma, bool warm) {
   d.follower.tau = T(0.1);
   REQUIRE(st->problem.init(d) == Status::ok);
   pbrl::PbrlSettings<T> s;
-  tolerance_settings(s, gamma, warm);
+  tolerance_settings(s, gamma, warm, T(2));
   s.step_y = s.step_x;
-  s.lambda_start = T(2);
   // Warm: y_0 the logits of the soft-optimal follower of M(x_0) (long double, rounded to T).
   Matrix y0 = Matrix::Zero();
   if (warm) {
@@ -555,9 +556,8 @@ void check_zero_sum(double gamma, bool warm) {
   d.designer_transition = st->designer_transition;
   REQUIRE(st->problem.init(d) == Status::ok);
   pbrl::PbrlZeroSumSettings<T> s;
-  tolerance_settings(s, gamma, warm);
+  tolerance_settings(s, gamma, warm, T(1));
   s.step_pi = s.step_x;
-  s.lambda_start = T(1);
   // Warm: y_0 the logs of the regularized NE of M(x_0) (regularized_nash_equilibrium in T).
   M1 y1 = M1::Zero();
   M2 y2 = M2::Zero();

@@ -2,6 +2,7 @@
 // one (Pbrl and PbrlZeroSum, exact and sampled, direct and sweeps); every refusal leaves the
 // solver untouched; A/B storage survives a power cut at every byte of a write.
 #include "game_support.hpp"
+#include "solver_support.hpp"
 
 #include "pbrl/solver/checkpoint.hpp"
 #include "pbrl/problems/incentive_design.hpp"
@@ -67,6 +68,13 @@ Bytes image_of(const Solver& solver) {
 }
 
 bool same_rng(const pbrl::Rng& a, const pbrl::Rng& b) { return std::memcmp(a.state(), b.state(), 16) == 0; }
+
+// The unpatched image restores (the refusals before were for the patches): live at iteration 3.
+template <class Solver>
+void check_unpatched_restores(Solver& live, const Bytes& image) {
+  CHECK(pbrl::restore_checkpoint(live, image.get(), pbrl::checkpoint_size<Solver>()) == Status::ok);
+  CHECK(live.iteration() == 3);
+}
 
 // ---- fixtures: a Pbrl problem with x in rewards and transitions, and incentive design -------------
 
@@ -153,42 +161,28 @@ struct Fixtures {
 // Everything observable of two solvers is the same, to the bit.
 template <class P, pbrl::EvaluationMethod M>
 void check_same(const pbrl::Pbrl<P, M>& a, const pbrl::Pbrl<P, M>& b) {
-  CHECK(a.x() == b.x());
+  solver_support::same_common_state(a, b);
   CHECK(a.y() == b.y());
   CHECK(a.oracle_policy() == b.oracle_policy());
-  CHECK(a.iteration() == b.iteration());
-  CHECK(a.environment_steps() == b.environment_steps());
-  CHECK(same_rng(a.rng(), b.rng()));
 }
 template <class P, pbrl::EvaluationMethod M>
 void check_same(const pbrl::PbrlZeroSum<P, M>& a, const pbrl::PbrlZeroSum<P, M>& b) {
-  CHECK(a.x() == b.x());
+  solver_support::same_common_state(a, b);
   CHECK(a.y1() == b.y1());
   CHECK(a.y2() == b.y2());
   CHECK(a.oracle_policy1() == b.oracle_policy1());
   CHECK(a.oracle_policy2() == b.oracle_policy2());
-  CHECK(a.iteration() == b.iteration());
-  CHECK(a.environment_steps() == b.environment_steps());
-  CHECK(same_rng(a.rng(), b.rng()));
 }
 template <typename Scalar>
 void check_same(const pbrl::PbrlReport<Scalar>& a, const pbrl::PbrlReport<Scalar>& b) {
-  CHECK(a.iteration == b.iteration);
-  CHECK(a.objective == b.objective);
-  CHECK(a.penalty == b.penalty);
-  CHECK(a.projected_gradient_norm == b.projected_gradient_norm);
+  solver_support::same_step_outcome(a, b);
   CHECK(a.lower_gap == b.lower_gap);
-  CHECK(a.environment_steps == b.environment_steps);
 }
 template <typename Scalar>
 void check_same(const pbrl::PbrlZeroSumReport<Scalar>& a, const pbrl::PbrlZeroSumReport<Scalar>& b) {
-  CHECK(a.iteration == b.iteration);
-  CHECK(a.objective == b.objective);
-  CHECK(a.penalty == b.penalty);
-  CHECK(a.projected_gradient_norm == b.projected_gradient_norm);
+  solver_support::same_step_outcome(a, b);
   CHECK(a.best_response_value1 == b.best_response_value1);
   CHECK(a.best_response_value2 == b.best_response_value2);
-  CHECK(a.environment_steps == b.environment_steps);
 }
 
 // k steps, save, m more steps (state A); another solver, set up alike but moved elsewhere first,
@@ -491,9 +485,7 @@ TEST_CASE("checkpoint refusals leave the solver and the buffer untouched") {
     reseal(patched.get(), n);
     CHECK(restore_patched() == Status::checkpoint_corrupt);
     CHECK(untouched());
-    // The unpatched image restores (the refusals above were for the patches).
-    CHECK(pbrl::restore_checkpoint(*live, image.get(), n) == Status::ok);
-    CHECK(live->iteration() == 3);
+    check_unpatched_restores(*live, image);
   }
 }
 
@@ -800,9 +792,7 @@ TEST_CASE("restore refuses an intact image of a state no step could leave, solve
               put_scalar(p + y_at, s.policy.floor / Real(2));
               put_scalar(p + y_at + sizeof(Real), Real(1) - s.policy.floor / Real(2));
             }) == Status::bad_policy);
-    // The unpatched image restores.
-    CHECK(pbrl::restore_checkpoint(*live, image.get(), n) == Status::ok);
-    CHECK(live->iteration() == 3);
+    check_unpatched_restores(*live, image);
   };
   SUBCASE("softmax y, fixed mode") { run(pbrl_settings(kPbrlCases[0]), Mat<S, A>::Zero()); }
   SUBCASE("direct y, tolerance mode") {
@@ -845,8 +835,7 @@ TEST_CASE("PbrlZeroSum restore refuses x outside its box and policies off their 
   CHECK(restore(x_at + 5 * sizeof(Real), Real(5.5)) == Status::out_of_bounds);  // box [-5, 5]
   CHECK(restore(y2_at, Real(-11)) == Status::bad_policy);
   CHECK(restore(pi2_hat_at + sizeof(Real), Real(0.75)) == Status::bad_policy);
-  CHECK(pbrl::restore_checkpoint(*live, image.get(), n) == Status::ok);
-  CHECK(live->iteration() == 3);
+  check_unpatched_restores(*live, image);
 }
 
 TEST_CASE("a restored growth count as large as the iteration count: the sampled oracle's step count does not overflow (regression)") {

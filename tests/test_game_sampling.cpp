@@ -63,12 +63,6 @@ Incentive::Params incentive_x(pbrl::Rng& rng) {
   return x;
 }
 
-pbrl::SamplingSettings sampling(int horizon, int batch) {
-  pbrl::SamplingSettings s;
-  s.horizon = horizon;
-  s.batch = batch;
-  return s;
-}
 }  // namespace
 
 TEST_CASE("game rollouts follow rho, pi1, pi2 and P; steps, stream and returns are exact") {
@@ -163,7 +157,7 @@ TEST_CASE("sampled game policy gradients of both players agree with the exact on
       M1 s1;
       M2 s2;
       Real v;
-      REQUIRE(pbrl::sampled_game_policy_gradient(g, param, pi1, pi2, sampling(kLong, b), rng, *traj, steps, v, &s1,
+      REQUIRE(pbrl::sampled_game_policy_gradient(g, param, pi1, pi2, sizes(kLong, b), rng, *traj, steps, v, &s1,
                                                  &s2) == Status::ok);
       flatten<S * A1>(s1, out);
       flatten<S * A2>(s2, out + S * A1);
@@ -228,7 +222,7 @@ TEST_CASE("game batches: the regularizer cache is the direct formula, refilled f
 
       // Whole batches against the per-visit formulas (rollouts by game_rollout, whose returns take
       // h from the regularizer directly), one Batch object for two pairs, in uneven chunks.
-      const pbrl::SamplingSettings set = sampling(4, 6);
+      const pbrl::SamplingSettings set = sizes(4, 6);
       auto traj = std::make_unique<Traj>();
       auto by_hand = [&](const M1& p1, const M2& p2, pbrl::Rng rng, M1& h1, M2& h2, Real& value) {
         h1.setZero();
@@ -320,7 +314,7 @@ TEST_CASE("sampled game vector-Jacobian products agree with J^T(mu, V) over join
     problem.vjp(*model, mu, e.eval.value, Real(1), exact_g);
     auto traj = std::make_unique<Traj>();
     auto estimate = params_replicates(exact_g, 223, [&](int b, pbrl::Rng& rng, std::int64_t& steps, Mixture::Params& gs) {
-      return pbrl::sampled_game_vjp(problem, *model, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs);
+      return pbrl::sampled_game_vjp(problem, *model, g, pi1, pi2, sizes(kLong, b), rng, *traj, steps, gs);
     });
     const Stats<K> st = estimate.run(n, batch);
     CHECK(estimate.steps == std::int64_t(n) * batch * kLong);
@@ -342,7 +336,7 @@ TEST_CASE("sampled game vector-Jacobian products agree with J^T(mu, V) over join
     problem.vjp(model, mu, e.eval.value, Real(1), exact_g);
     auto traj = std::make_unique<Traj>();
     auto estimate = params_replicates(exact_g, 225, [&](int b, pbrl::Rng& rng, std::int64_t& steps, Incentive::Params& gs) {
-      return pbrl::sampled_game_vjp(problem, model, g, pi1, pi2, sampling(kLong, b), rng, *traj, steps, gs);
+      return pbrl::sampled_game_vjp(problem, model, g, pi1, pi2, sizes(kLong, b), rng, *traj, steps, gs);
     });
     const Stats<Incentive::kParams> st = estimate.run(n, batch);
     check_within_error("game J^T(mu, V), incentive design", st, estimate.exact,
@@ -398,7 +392,7 @@ TEST_CASE("sampled Nikaido-Isoda penalty agrees with the exact one; common rando
     auto estimate = [&](int b, Real* o) {
       REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, param, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                                   pbrl::PolicyHat{pi1_hat}, pbrl::PolicyHat{pi2_hat},
-                                                  sampling(kLong, b), rng, *traj, steps, out) == Status::ok);
+                                                  sizes(kLong, b), rng, *traj, steps, out) == Status::ok);
       o[0] = out.value;
       flatten<K>(out.grad_x, o + 1);
       flatten<S * A1>(out.grad_y1, o + 1 + K);
@@ -418,10 +412,10 @@ TEST_CASE("sampled Nikaido-Isoda penalty agrees with the exact one; common rando
   pbrl::SampledNikaidoIsoda<Mixture> out;
   REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                               pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2},
-                                              sampling(5, 16), rng, *traj, steps, out) == Status::ok);
+                                              sizes(5, 16), rng, *traj, steps, out) == Status::ok);
   CHECK(out.value == Real(0));
   CHECK(out.grad_x.cwiseAbs().maxCoeff() <= kTight);
-  pbrl::SamplingSettings independent = sampling(5, 16);
+  pbrl::SamplingSettings independent = sizes(5, 16);
   independent.common_random_numbers = false;
   REQUIRE(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                               pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2},
@@ -456,7 +450,7 @@ TEST_CASE("sampled mixed derivative of the meta-gradient agrees with J^T(mu'_u, 
   problem.vjp(model, mu_dot, e.eval.value, Real(1), exact_g);
   auto traj = std::make_unique<Traj>();
   auto estimate = params_replicates(exact_g, 243, [&](int b, pbrl::Rng& rng, std::int64_t& steps, Incentive::Params& gs) {
-    return pbrl::sampled_directional_vjp(problem, model, g, pi1, pi2, u1, u2, sampling(kLong, b), rng, *traj, steps, gs);
+    return pbrl::sampled_directional_vjp(problem, model, g, pi1, pi2, u1, u2, sizes(kLong, b), rng, *traj, steps, gs);
   });
   const Stats<Incentive::kParams> st = estimate.run(n, batch);
   CHECK(estimate.steps == std::int64_t(n) * batch * kLong);
@@ -486,7 +480,7 @@ TEST_CASE("game estimators validate their inputs; on error the stream and the st
   pbrl::SampledNikaidoIsoda<Mixture> out;
   const auto nonsense = static_cast<Parameterization>(9);
   auto unchanged = [&] { return same_rng(rng, saved) && steps == 7; };
-  for (const auto& size : {sampling(0, 4), sampling(65, 4), sampling(5, 0)}) {
+  for (const auto& size : {sizes(0, 4), sizes(65, 4), sizes(5, 0)}) {
     CHECK(pbrl::sampled_game_policy_gradient(g, Parameterization::softmax, pi1, pi2, size, rng, *traj, steps, v, &g1,
                                              &g2) == Status::bad_setting);
     CHECK(pbrl::sampled_game_vjp(problem, *model, g, pi1, pi2, size, rng, *traj, steps, gx) == Status::bad_setting);
@@ -495,9 +489,9 @@ TEST_CASE("game estimators validate their inputs; on error the stream and the st
                                               *traj, steps, out) == Status::bad_setting);
     CHECK(unchanged());
   }
-  CHECK(pbrl::sampled_game_policy_gradient(g, nonsense, pi1, pi2, sampling(5, 4), rng, *traj, steps, v, &g1, &g2) ==
+  CHECK(pbrl::sampled_game_policy_gradient(g, nonsense, pi1, pi2, sizes(5, 4), rng, *traj, steps, v, &g1, &g2) ==
         Status::bad_setting);
-  CHECK(pbrl::sampled_game_policy_gradient(g, Parameterization::direct, pi1, bad, sampling(5, 4), rng, *traj, steps, v,
+  CHECK(pbrl::sampled_game_policy_gradient(g, Parameterization::direct, pi1, bad, sizes(5, 4), rng, *traj, steps, v,
                                            &g1, &g2) == Status::bad_policy);
   // x comes in through the model, and build() refuses an x outside X: no model exists for it.
   auto outside_model = std::make_unique<Mixture::Model>();
@@ -505,9 +499,9 @@ TEST_CASE("game estimators validate their inputs; on error the stream and the st
   CHECK(problem.build(outside, *outside_model, outside_game) == Status::out_of_bounds);
   CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, Parameterization::softmax, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
                                             pbrl::PolicyHat{pi1}, pbrl::PolicyHat{bad},
-                                            sampling(5, 4), rng, *traj, steps, out) == Status::bad_policy);
+                                            sizes(5, 4), rng, *traj, steps, out) == Status::bad_policy);
   CHECK(pbrl::sampled_nikaido_isoda_penalty(problem, *model, g, nonsense, pbrl::PolicyY{pi1}, pbrl::PolicyY{pi2},
-                                            pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2}, sampling(5, 4), rng, *traj,
+                                            pbrl::PolicyHat{pi1}, pbrl::PolicyHat{pi2}, sizes(5, 4), rng, *traj,
                                             steps, out) == Status::bad_setting);
   CHECK(unchanged());
 }
@@ -554,7 +548,7 @@ pbrl::PbrlZeroSumSettings<Real> zero_sum_sampled(std::uint32_t seed) {
   s.step_pi = Real(0.5);
   s.lambda_final = Real(4);
   s.gradient = GradientMode::sampled;
-  s.sampling = sampling(5, 24);
+  s.sampling = sizes(5, 24);
   s.seed = seed;
   return s;
 }
@@ -644,7 +638,7 @@ TEST_CASE_FIXTURE(MetaGradientStart,
   settings.policy.parameterization = Parameterization::softmax;
   settings.agent_steps = 2;
   settings.gradient = GradientMode::sampled;
-  settings.sampling = sampling(5, 24);
+  settings.sampling = sizes(5, 24);
   settings.seed = 9;
 
   auto exact = std::make_unique<Baseline>();
@@ -684,7 +678,7 @@ TEST_CASE_FIXTURE(MetaGradientStart,
   // step's, within its sampling error (long horizon: no visible truncation bias).
   settings.learn_incentive = true;
   settings.agent_steps = 1;
-  settings.sampling = sampling(kLong, 8);
+  settings.sampling = sizes(kLong, 8);
   pbrl::MetaGradientSettings<Real> exact_settings = settings;
   exact_settings.gradient = GradientMode::exact;
   REQUIRE(exact->init(problem, exact_settings, x0, y1, y2) == Status::ok);

@@ -168,17 +168,11 @@ void check_in_set(const pbrl::PolicySet<Scalar>& set, const pbrl::StateActionMat
 template <class Problem, EvaluationMethod M>
 struct PbrlKind {
   using Solver = pbrl::Pbrl<Problem, M>;
-  using Scalar = typename Problem::Scalar;
   using Matrix = typename Solver::Matrix;
   const Problem* problem;
   typename Solver::Settings settings;
 
-  Status init(Solver& s) const {
-    if constexpr (M == EvaluationMethod::sweeps) s.evaluation_workspace().max_sweeps = 8;
-    Matrix y0 = Matrix::Constant(Scalar(1) / Scalar(Solver::A));
-    if (settings.policy.parameterization == Parameterization::softmax) y0.setZero();
-    return s.init(*problem, settings, Solver::Params::Zero(), y0);
-  }
+  Status init(Solver& s) const { return fuzz::init_at_start(s, *problem, settings); }
   void check_state(const Solver& s) const {
     FUZZ_CHECK(problem->validate_parameters(s.x()) == Status::ok);
     check_in_set(settings.policy, s.y(), "y");
@@ -197,19 +191,12 @@ struct PbrlKind {
 template <class Problem, EvaluationMethod M>
 struct ZeroSumKind {
   using Solver = pbrl::PbrlZeroSum<Problem, M>;
-  using Scalar = typename Problem::Scalar;
   using Matrix1 = typename Solver::Matrix1;
   using Matrix2 = typename Solver::Matrix2;
   const Problem* problem;
   typename Solver::Settings settings;
 
-  Status init(Solver& s) const {
-    if constexpr (M == EvaluationMethod::sweeps) s.evaluation_workspace().max_sweeps = 8;
-    Matrix1 y1 = Matrix1::Constant(Scalar(1) / Scalar(Solver::A1));
-    Matrix2 y2 = Matrix2::Constant(Scalar(1) / Scalar(Solver::A2));
-    if (settings.policy.parameterization == Parameterization::softmax) y1.setZero(), y2.setZero();
-    return s.init(*problem, settings, Solver::Params::Zero(), y1, y2);
-  }
+  Status init(Solver& s) const { return fuzz::init_at_start(s, *problem, settings); }
   void check_state(const Solver& s) const {
     FUZZ_CHECK(problem->validate_parameters(s.x()) == Status::ok);
     check_in_set(settings.policy, s.y1(), "y1");

@@ -203,21 +203,11 @@ void solver_settings(Settings& s, bool sampled, bool tolerance) {
   }
 }
 
-template <class P, EvaluationMethod M>
-Status init_solver(pbrl::Pbrl<P, M>& s, const P& problem, bool sampled, bool tolerance) {
-  using Solver = pbrl::Pbrl<P, M>;
+template <class Solver, class P>
+Status init_solver(Solver& s, const P& problem, bool sampled, bool tolerance) {
   typename Solver::Settings settings;
   solver_settings(settings, sampled, tolerance);
-  if constexpr (M == EvaluationMethod::sweeps) s.evaluation_workspace().max_sweeps = 8;
-  return s.init(problem, settings, Solver::Params::Zero(), Solver::Matrix::Zero());
-}
-template <class P, EvaluationMethod M>
-Status init_solver(pbrl::PbrlZeroSum<P, M>& s, const P& problem, bool sampled, bool tolerance) {
-  using Solver = pbrl::PbrlZeroSum<P, M>;
-  typename Solver::Settings settings;
-  solver_settings(settings, sampled, tolerance);
-  if constexpr (M == EvaluationMethod::sweeps) s.evaluation_workspace().max_sweeps = 8;
-  return s.init(problem, settings, Solver::Params::Zero(), Solver::Matrix1::Zero(), Solver::Matrix2::Zero());
+  return fuzz::init_at_start(s, problem, settings);  // softmax: zero logits
 }
 
 template <class P, class = void>

@@ -1,6 +1,6 @@
 #pragma once
-// What the solver harnesses share: the fields of a checkpoint image they forge, and which part of
-// the image a failed step must leave unchanged.
+// What the solver harnesses share: the problems they solve, a solver's start, the fields of a
+// checkpoint image they forge, and which part of the image a failed step must leave unchanged.
 
 #include "fuzz_input.hpp"
 
@@ -67,6 +67,30 @@ typename Problem::Data stackelberg_data(const T* leader_reward, const T* followe
   d.follower.tau = T(0.1);
   d.logit_bound = T(4);
   return d;
+}
+
+// The start of `policy`'s parameterization: the uniform policy (direct), zero logits (softmax).
+template <class Matrix, class PolicySet>
+Matrix start_policy(const PolicySet& policy) {
+  using T = typename Matrix::Scalar;
+  if (policy.parameterization == pbrl::Parameterization::softmax) return Matrix::Zero();
+  return Matrix::Constant(T(1) / T(Matrix::ColsAtCompileTime));
+}
+
+// Solver::init from x = 0 and start_policy for each agent; sweeps evaluations at most 8 sweeps.
+template <class P, pbrl::EvaluationMethod M>
+pbrl::Status init_at_start(pbrl::Pbrl<P, M>& s, const P& problem, const typename pbrl::Pbrl<P, M>::Settings& settings) {
+  using Solver = pbrl::Pbrl<P, M>;
+  if constexpr (M == pbrl::EvaluationMethod::sweeps) s.evaluation_workspace().max_sweeps = 8;
+  return s.init(problem, settings, Solver::Params::Zero(), start_policy<typename Solver::Matrix>(settings.policy));
+}
+template <class P, pbrl::EvaluationMethod M>
+pbrl::Status init_at_start(pbrl::PbrlZeroSum<P, M>& s, const P& problem,
+                           const typename pbrl::PbrlZeroSum<P, M>::Settings& settings) {
+  using Solver = pbrl::PbrlZeroSum<P, M>;
+  if constexpr (M == pbrl::EvaluationMethod::sweeps) s.evaluation_workspace().max_sweeps = 8;
+  return s.init(problem, settings, Solver::Params::Zero(), start_policy<typename Solver::Matrix1>(settings.policy),
+                start_policy<typename Solver::Matrix2>(settings.policy));
 }
 
 template <class Solver>
