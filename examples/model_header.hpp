@@ -1,6 +1,7 @@
 // Host-side plumbing of the firmware examples' model generators (firmware/generate_model.cpp,
-// firmware_adaptive/generate_references.cpp): their command line (--seed N --out FILE), the
-// incentive design they draw, and the header of constexpr float arrays they write.
+// firmware_adaptive/generate_references.cpp): their command line (--seed N --out FILE, and --csv
+// DIR for the first), the incentive design they draw, and the header of constexpr float arrays (or
+// the CSV files) they write.
 #pragma once
 
 #include <pbrl/problems/incentive_design.hpp>
@@ -14,23 +15,31 @@
 
 namespace model_header {
 
-// The command line: --seed N (0 to 2^32 - 1) and --out FILE. False (and the usage printed with
-// program's name) when it is anything else.
-inline bool parse_args(int argc, char** argv, const char* program, long& seed, const char*& out_path) {
+// The command line: --seed N (0 to 2^32 - 1) and --out FILE; with csv_dir non-null, --csv DIR
+// too, and one of --out and --csv suffices (the other stays null). False (and the usage printed
+// with program's name) when it is anything else.
+inline bool parse_args(int argc, char** argv, const char* program, long& seed, const char*& out_path,
+                       const char** csv_dir = nullptr) {
   seed = -1;
   out_path = nullptr;
+  if (csv_dir != nullptr) *csv_dir = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
       seed = std::strtol(argv[++i], nullptr, 10);
     } else if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
       out_path = argv[++i];
+    } else if (csv_dir != nullptr && std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
+      *csv_dir = argv[++i];
     } else {
       seed = -1;
       break;
     }
   }
-  if (seed < 0 || seed > 0xffffffffL || out_path == nullptr) {
-    std::fprintf(stderr, "usage: %s --seed N --out FILE\n", program);
+  const bool output = out_path != nullptr || (csv_dir != nullptr && *csv_dir != nullptr);
+  if (seed < 0 || seed > 0xffffffffL || !output) {
+    std::fprintf(stderr, csv_dir != nullptr ? "usage: %s --seed N [--out FILE] [--csv DIR]\n"
+                                            : "usage: %s --seed N --out FILE\n",
+                 program);
     return false;
   }
   return true;
@@ -46,15 +55,46 @@ inline std::string literal(float v) {
   return s + "f";
 }
 
+// v rounded to float as literals, six a line, each line opened with a newline and four spaces,
+// each literal followed by a comma, then a newline; without the 'f' suffix when suffix is false.
+template <typename Scalar>
+void write_numbers(std::FILE* out, const std::vector<Scalar>& v, bool suffix) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i % 6 == 0) std::fprintf(out, "\n   ");
+    std::string s = literal(static_cast<float>(v[i]));
+    if (!suffix) s.pop_back();
+    std::fprintf(out, " %s,", s.c_str());
+  }
+  std::fprintf(out, "\n");
+}
+
 // constexpr float name[n] = {...}: v rounded to float, six literals a line.
 template <typename Scalar>
 void write_array(std::FILE* out, const char* name, const std::vector<Scalar>& v) {
   std::fprintf(out, "constexpr float %s[%zu] = {", name, v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i % 6 == 0) std::fprintf(out, "\n   ");
-    std::fprintf(out, " %s,", literal(static_cast<float>(v[i])).c_str());
+  write_numbers(out, v, true);
+  std::fprintf(out, "};\n");
+}
+
+// DIR/NAME.csv: a '#' line naming what wrote it, then write_array's numbers without the 'f'
+// suffix (pbrl-codegen's CSV form; they read back as the same floats); false (with the error
+// printed) when the file could not be written.
+template <typename Scalar>
+bool write_csv(const char* dir, const char* name, const char* comment, const std::vector<Scalar>& v) {
+  const std::string path = std::string(dir) + "/" + name + ".csv";
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (out == nullptr) {
+    std::perror(path.c_str());
+    return false;
   }
-  std::fprintf(out, "\n};\n");
+  std::fprintf(out, "# %s\n", comment);
+  write_numbers(out, v, false);
+  std::fprintf(out, "\n");
+  if (std::fclose(out) != 0) {
+    std::perror(path.c_str());
+    return false;
+  }
+  return true;
 }
 
 // The constants of an incentive design the model's arrays follow.

@@ -15,7 +15,7 @@
 // Progress, instructions per slice and per step, the distribution of slice sizes and the deepest
 // stack use go to the semihosting console.
 //
-// Memory: the model is const data in flash (incentive_model.hpp, written by
+// Memory: the model is const data in flash (incentive_model.hpp, which the build writes with
 // pbrl_generate_model); every mutable byte is in one static Workspace; the checkpoint slots are
 // flash. Nothing is allocated: the image links no malloc, free, operator new or unwinder, which
 // check_symbols.cmake verifies on the linked ELF.

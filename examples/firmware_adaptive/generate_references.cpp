@@ -12,8 +12,8 @@
 //
 // The models: rows drawn as u^kPeak normalized (u uniform; examples/adaptation's --peak), the
 // prior and the two TRUE models independent draws; rewards and the designer's own model as the
-// paper draws them. The firmware build never runs this: the header is committed, and the host test
-// firmware_adaptive_model_up_to_date regenerates it and fails if it is stale.
+// paper draws them. The build runs it (examples/CMakeLists.txt holds the seed; a cross tree builds
+// it for the host), and the image includes its header from the build tree.
 //
 //   pbrl_generate_adaptive_model --seed 1 --out adaptive_model.hpp
 #include "settings.hpp"
