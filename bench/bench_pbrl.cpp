@@ -44,6 +44,7 @@
 #include "pbrl/problems/random_instance.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
 #include "pbrl/problems/stackelberg.hpp"
+#include "reward_shaping_instance.hpp"  // examples/: the reward-shaping example's instance
 
 #include <Eigen/LU>
 
@@ -86,16 +87,15 @@ std::unique_ptr<T> make_checked(benchmark::State& state, std::uint32_t seed) {
   return inst;
 }
 
-// A random sparse reward-shaping instance; its arrays live in the object (S = 100 in double is
-// about 400 KB, so it is always heap-allocated with std::make_unique).
+// A random sparse reward-shaping instance, the reward-shaping example's (reward_shaping_instance.hpp);
+// its arrays live in the object (S = 100 in double is about 400 KB, so it is always heap-allocated
+// with std::make_unique).
 template <typename Scalar, int S>
 struct Instance {
   using Problem = pbrl::RewardShaping<Scalar, S, kA>;
   using Matrix = pbrl::StateActionMatrix<Scalar, S, kA>;
 
-  Scalar reward[S * kA];
-  Scalar transition[S * kA * S];
-  Scalar initial[S];
+  examples::RewardShapingArrays<Scalar, S, kA> arrays;
   Problem problem;
   typename Problem::Params x0;   // a shaping inside the box
   Matrix pi0;                    // a random policy with every probability > 0
@@ -103,21 +103,10 @@ struct Instance {
 
   explicit Instance(std::uint32_t seed) {
     pbrl::Rng rng(seed);
-    pbrl::random_reward(rng, reward, S * kA, Scalar(0.7));
-    pbrl::random_transition(rng, transition, S * kA, S);
-    pbrl::random_distribution(rng, initial, S);
+    arrays.draw(rng);
     for (int s = 0; s < S; ++s) pbrl::random_distribution(rng, pi0.row(s).data(), kA);
     for (int i = 0; i < S * kA; ++i) x0(i) = Scalar(0.2) * (Scalar(2) * rng.uniform<Scalar>() - Scalar(1));
-
-    typename Problem::Data data;
-    data.reward = reward;
-    data.transition = transition;
-    data.initial = initial;
-    data.discount = Scalar(0.9);
-    data.lower = {pbrl::RegularizerKind::entropy, Scalar(0.1), nullptr};  // regularized learner
-    data.upper = {pbrl::RegularizerKind::entropy, Scalar(0), nullptr};    // unregularized task
-    data.shaping = {Scalar(-1), Scalar(1)};
-    status = problem.init(data);
+    status = problem.init(arrays.data());
   }
 };
 

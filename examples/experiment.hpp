@@ -617,6 +617,19 @@ inline double gap_slope(const std::vector<SweepRow>& rows, const std::string& me
 // sampled runs use the program's sampled-mode oracle where --oracle pmd was given.
 inline double sweep_tolerance(const Hyperparameters& hp) { return hp.gap_tolerance ? *hp.gap_tolerance : 1e-2; }
 
+// The listed lambdas of a sweep as a settings block states them: each written with printf's
+// `format` (of one double), joined by ", ".
+inline std::string lambda_list(const std::vector<double>& lambdas, const char* format) {
+  std::string text;
+  for (double v : lambdas) {
+    const int n = std::snprintf(nullptr, 0, format, v);
+    std::string b(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
+    if (n > 0) std::snprintf(&b[0], b.size() + 1, format, v);
+    text += (text.empty() ? "" : ", ") + b;
+  }
+  return text;
+}
+
 template <class Config>
 std::vector<Config> sweep_configs(const Config& c) {
   std::vector<Config> runs;

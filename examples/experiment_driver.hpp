@@ -168,6 +168,14 @@ struct InstanceRecord {
   long not_converged = 0;        // checkpoints whose exact solution stayed above its tolerance
   long tolerance_met[N] = {};    // PBRL in tolerance mode: the last report's tolerance_met
   SolveRecord solve[N];          // PBRL solving to the verdict (Hyperparameters::solves)
+
+  // An exact lower-level solution a checkpoint measured (a pbrl::BestResponseValue): its certified
+  // gap and whether it met its tolerance count in the record.
+  template <class Exact>
+  void certify(const Exact& exact) {
+    worst_certificate = std::max(worst_certificate, static_cast<double>(exact.lower_level_gap));
+    if (!exact.converged) ++not_converged;
+  }
 };
 
 // The records merged over instances in instance order (so --jobs does not change them): each
@@ -479,6 +487,22 @@ bool step_checkpoints(const Config& c, Solver& solver, Report& report, SolveReco
   return true;
 }
 
+// step_checkpoints' measure for a figure run: a FigurePoint at the checkpoint's iteration,
+// environment steps and lambda, its metrics filled by metrics(point), appended to `points`; false
+// (nothing appended) when metrics returns false.
+template <class Metrics>
+auto figure_checkpoint(std::vector<FigurePoint>& points, Metrics metrics) {
+  return [&points, metrics](long k, long steps, double lambda) {
+    FigurePoint p;
+    p.iteration = k;
+    p.env_steps = steps;
+    p.lambda = lambda;
+    if (!metrics(p)) return false;
+    points.push_back(p);
+    return true;
+  };
+}
+
 template <int N>
 using FigureTotals = Totals<FigurePoint, N>;
 
@@ -661,12 +685,25 @@ int run_figure(const Figure& f, const Config& c, RunInstances run_instances, Set
   return write_figure(f, c, settings_of(c), seconds, results, label, title);
 }
 
-// --sweep-lambda for a figure (run_sweep): the PBRL methods only (c.run as the caller set it), each
-// row from its final checkpoint; legend_of(mi) gives a row's legend and paper_lambda(mi) its mark.
-template <int N, class Config, class RunAll, class Legend, class PaperLambda>
-int run_figure_sweep(const Figure& f, const Config& c, std::string settings, std::string title, RunAll run_all,
-                     Legend legend_of, PaperLambda paper_lambda) {
-  const SweepOutput o{f.name, f.sweep_base, f.value_key, f.current_key, false, std::move(settings), std::move(title),
+// --sweep-lambda for a figure (run_sweep): the methods is_pbrl(mi) names, each row from its final
+// checkpoint; legend_of(mi) gives a row's legend and paper_lambda(mi) its mark. The settings are
+// settings_of(c) without --lambda-start (each fixed run sets its own), then sweep_note(tolerance,
+// pmd): the tolerance runs' epsilon, and whether --oracle pmd leaves the sampled runs on the
+// program's own oracle. The plot's title: "<what>, <states> states, <instances> <instances_word>:
+// λ sweep, tolerance ε = <tolerance>".
+template <int N, class Config, class IsPbrl, class SettingsOf, class SweepNote, class RunAll, class Legend,
+          class PaperLambda>
+int run_figure_sweep(const Figure& f, Config c, const char* what, int states, IsPbrl is_pbrl, SettingsOf settings_of,
+                     SweepNote sweep_note, RunAll run_all, Legend legend_of, PaperLambda paper_lambda) {
+  for (int mi = 0; mi < N; ++mi) c.run[mi] = is_pbrl(mi);
+  const double tolerance = sweep_tolerance(c.hp);
+  char title[192];
+  std::snprintf(title, sizeof title, "%s, %d states, %ld %s: λ sweep, tolerance ε = %g", what, states, c.instances,
+                f.instances_word, tolerance);
+  Config described = c;
+  described.hp.lambda_start.reset();
+  std::string settings = settings_of(described) + sweep_note(tolerance, c.hp.oracle && *c.hp.oracle == "pmd");
+  const SweepOutput o{f.name, f.sweep_base, f.value_key, f.current_key, false, std::move(settings), title,
                       f.sweep_gap_label, f.sweep_value_label};
   return run_sweep<FigureTotals<N>>(c, o, run_all, [&](const FigureTotals<N>& r, int mi) {
     const std::size_t last = r.last(mi);

@@ -216,8 +216,7 @@ class Runner {
       return false;
     pbrl::BestResponseValue<Real> honest;
     if (!check(problem_->value_at_best_response(x, *equilibrium_, honest), "designer reward at the NE")) return false;
-    result.worst_certificate = std::max(result.worst_certificate, static_cast<double>(honest.lower_level_gap));
-    if (!honest.converged) ++result.not_converged;
+    result.certify(honest);
     p.value_current = -f;
     p.value = honest.value;
     p.gap = gap;
@@ -246,17 +245,11 @@ class Runner {
         c_, solver, report, result.solve[mi], result.tolerance_met[mi], c_.hp.solve_cap(cfg::kSolveSteps), progress,
         what, what, [&] { return solver.step(&report); },
         [&](std::int64_t inner) { return steps_of_iteration(c_, m, inner); },
-        [&](long k, long steps, double lambda) {
+        experiment::figure_checkpoint(result.points[mi], [&](Point& p) {
           solver.policy1(*pi1_);
           solver.policy2(*pi2_);
-          Point p;
-          p.iteration = k;
-          p.env_steps = steps;
-          p.lambda = lambda;
-          if (!measure(solver.x(), p, result)) return false;
-          result.points[mi].push_back(p);
-          return true;
-        });
+          return measure(solver.x(), p, result);
+        }));
   }
 
   bool run_pbrl(int mi, std::uint32_t seed, experiment::Progress& progress, GameResult& result) {
@@ -386,31 +379,21 @@ const experiment::Figure kFigure = {
     "NE gap ψ", "V_{id}^{π_{NE}(x)}(ρ)"};
 
 // --sweep-lambda: PBRL-NI alone at each fixed lambda, exact and sampled, then tolerance mode.
-int run_sweep(Config c) {
-  for (int mi = 0; mi < kMethodCount; ++mi) c.run[mi] = is_pbrl(kMethods[mi]);
-  const double tolerance = experiment::sweep_tolerance(c.hp);
-  char title[192];
-  std::snprintf(title, sizeof title, "Incentive design, %d states, %ld environments: λ sweep, tolerance ε = %g", S,
-                c.instances, tolerance);
-  Config described = c;
-  described.hp.lambda_start.reset();
-  std::string lambdas;
-  for (double v : c.sweep) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%s%g", lambdas.empty() ? "" : ", ", v);
-    lambdas += b;
-  }
-  char tail[512];
-  std::snprintf(tail, sizeof tail,
-                "sweep: PBRL-NI at lambda in {%s}, exact and sampled; tolerance mode at epsilon %g, exact and sampled\n"
-                "%s",
-                lambdas.c_str(), tolerance,
-                c.hp.oracle && *c.hp.oracle == "pmd"
-                    ? "the settings above are exact mode's; sampled runs use the paper's policy-gradient oracle and step\n"
-                    : "");
+int run_sweep(const Config& c) {
   return experiment::run_figure_sweep<kMethodCount>(
-      kFigure, c, settings_text(described) + tail, title, run_games, [](int) { return "PBRL-NI"; },
-      [](int) { return cfg::kLambda; });
+      kFigure, c, "Incentive design", S, [](int mi) { return is_pbrl(kMethods[mi]); }, settings_text,
+      [&](double tolerance, bool pmd) {
+        char tail[512];
+        std::snprintf(
+            tail, sizeof tail,
+            "sweep: PBRL-NI at lambda in {%s}, exact and sampled; tolerance mode at epsilon %g, exact and sampled\n"
+            "%s",
+            experiment::lambda_list(c.sweep, "%g").c_str(), tolerance,
+            pmd ? "the settings above are exact mode's; sampled runs use the paper's policy-gradient oracle and step\n"
+                : "");
+        return std::string(tail);
+      },
+      run_games, [](int) { return "PBRL-NI"; }, [](int) { return cfg::kLambda; });
 }
 
 int run(const Config& c) {

@@ -11,8 +11,8 @@
 // Prints f, p, the lower-level gap and |G| per iteration, then a summary.
 
 #include "pbrl/pbrl.hpp"
-#include "pbrl/problems/random_instance.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
+#include "reward_shaping_instance.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -36,20 +36,10 @@ int run(const Options& opt) {
   using Solver = pbrl::Pbrl<Problem>;
 
   // Model arrays and the solver are static: on a device they would be flash and RAM.
-  static Real reward[S * A], transition[S * A * S], initial[S];
+  static examples::RewardShapingArrays<Real, S, A> arrays;
   pbrl::Rng rng(opt.seed);
-  pbrl::random_reward(rng, reward, S * A, Real(0.7));
-  pbrl::random_transition(rng, transition, S * A, S);
-  pbrl::random_distribution(rng, initial, S);
-
-  typename Problem::Data data;
-  data.reward = reward;
-  data.transition = transition;
-  data.initial = initial;
-  data.discount = Real(0.9);
-  data.lower = {pbrl::RegularizerKind::entropy, Real(0.1), nullptr};  // the learner
-  data.upper = {pbrl::RegularizerKind::entropy, Real(0), nullptr};    // the task: unregularized
-  data.shaping = {Real(-1), Real(1)};
+  arrays.draw(rng);
+  const typename Problem::Data data = arrays.data();
   static Problem problem;
   if (pbrl::Status st = problem.init(data); st != pbrl::Status::ok) {
     std::fprintf(stderr, "problem: %s\n", pbrl::to_string(st));
@@ -93,8 +83,7 @@ int run(const Options& opt) {
   }
 
   // The learner without shaping: soft-optimal policy of the task reward at tau = 0.1.
-  pbrl::Mdp<Real, S, A> unshaped{reward, transition, initial, Real(0.9),
-                                 {pbrl::RegularizerKind::entropy, Real(0.1), nullptr}};
+  pbrl::Mdp<Real, S, A> unshaped{arrays.reward, arrays.transition, arrays.initial, data.discount, data.lower};
   static pbrl::StateVector<Real, S> v;
   static pbrl::StateActionMatrix<Real, S, A> q, log_pi, pi, pi_y;
   v.setZero();

@@ -402,8 +402,7 @@ class Runner {
                  learner_->problem.value_at_best_response(x, truth, *best_response_, honest)))
         return false;
       p.best_response = honest.value;
-      result.worst_certificate = std::max(result.worst_certificate, static_cast<double>(honest.lower_level_gap));
-      if (!honest.converged) ++result.not_converged;
+      result.certify(honest);
       // The learner's lower-level gap on M_tau(x): V^{pi*(x)}(rho) - V^{pi}(rho) (pi*(x) certified above).
       Problem::Model model;
       pbrl::Mdp<Real, S, A> mdp;
@@ -761,11 +760,10 @@ int run_sweep(Config c) {
   exact.sampled = false, sampled.sampled = true;
   exact.hp.lambda_start.reset(), sampled.hp.lambda_start.reset();
   exact.hp.gap_tolerance.reset(), sampled.hp.gap_tolerance.reset();
-  std::string lambdas;
-  for (double v : c.sweep) lambdas += (lambdas.empty() ? "" : ", ") + format("%g", v);
   const experiment::SweepOutput o{
       "rlhf", "rlhf_lambda_sweep", "true_return_best_response", "true_return_current_policy", true,
-      settings_text(exact) + "sampled-mode runs:\n" + mode_text(sampled) + "sweep: lambda in {" + lambdas +
+      settings_text(exact) + "sampled-mode runs:\n" + mode_text(sampled) + "sweep: lambda in {" +
+          experiment::lambda_list(c.sweep, "%g") +
           "}, exact and sampled (the lambda above is replaced); tolerance mode at epsilon " + format("%g", tolerance) +
           "\n" +
           "gap = final V^{pi*(x)}(rho) - V^{pi_y}(rho) on M_tau(x); value = final true return of "

@@ -179,8 +179,7 @@ class Runner {
     pbrl::BestResponseValue<Real> honest;
     if (!check(game_->value_at_best_response(x, *best_response_, honest), "leader value at the best response"))
       return false;
-    result.worst_certificate = std::max(result.worst_certificate, static_cast<double>(honest.lower_level_gap));
-    if (!honest.converged) ++result.not_converged;
+    result.certify(honest);
     p.value_current = leader;
     p.value = honest.value;
     p.gap = gap;
@@ -199,16 +198,10 @@ class Runner {
         c_, solver, report, result.solve[mi], result.tolerance_met[mi], c_.hp.solve_cap(cfg::kSolveSteps), progress,
         "step", name(m), [&] { return solver.step(); },
         [&](std::int64_t inner) { return steps_of_iteration(m, inner); },
-        [&](long k, long steps, double lambda) {
+        experiment::figure_checkpoint(result.points[mi], [&](Point& p) {
           solver.policy(*pi_);
-          Point p;
-          p.iteration = k;
-          p.env_steps = steps;
-          p.lambda = lambda;
-          if (!measure(solver.x(), *pi_, p, result)) return false;
-          result.points[mi].push_back(p);
-          return true;
-        });
+          return measure(solver.x(), *pi_, p, result);
+        }));
   }
 
   bool run_pbrl(int mi, Method m, std::uint32_t seed, experiment::Progress& progress, GameResult& result) {
@@ -322,29 +315,19 @@ template <int S>
 int run(Config c) {
   c.states = S;
   if (!experiment::make_directories(c.out)) return 1;
-  if (!c.sweep.empty()) {
-    // Fixed lambda for each value of the list, both gradient modes; then the tolerance mode.
-    const double tolerance = experiment::sweep_tolerance(c.hp);
-    for (int mi = 0; mi < kMethodCount; ++mi) c.run[mi] = is_pbrl(kMethods[mi]);
-    char title[160];
-    std::snprintf(title, sizeof title, "Stackelberg Markov game, %d states, %ld games: λ sweep, tolerance ε = %g", S,
-                  c.instances, tolerance);
-    Config described = c;
-    described.hp.lambda_start.reset();
-    std::string lambdas;
-    for (double v : c.sweep) lambdas += (lambdas.empty() ? "" : ", ") + std::to_string(v);
-    const std::string pmd_note =
-        c.hp.oracle && *c.hp.oracle == "pmd"
-            ? "\nthe settings above are exact mode's; sampled runs use the paper's policy-gradient oracle (step " +
-                  std::to_string(cfg::kOracleStep) + ")\n"
-            : "\n";
+  // --sweep-lambda: the PBRL methods at each fixed lambda, exact and sampled, then tolerance mode.
+  if (!c.sweep.empty())
     return experiment::run_figure_sweep<kMethodCount>(
-        kFigure, c,
-        settings_text(described) + "sweep: lambda in {" + lambdas + "}, exact and sampled; tolerance mode at epsilon " +
-            std::to_string(tolerance) + pmd_note,
-        title, run_games<S>, [](int mi) { return mi == 0 ? "PBRL-value" : "PBRL-Bellman"; },
+        kFigure, c, "Stackelberg Markov game", S, [](int mi) { return is_pbrl(kMethods[mi]); }, settings_text,
+        [&](double tolerance, bool pmd) {
+          return "sweep: lambda in {" + experiment::lambda_list(c.sweep, "%f") +
+                 "}, exact and sampled; tolerance mode at epsilon " + std::to_string(tolerance) +
+                 (pmd ? "\nthe settings above are exact mode's; sampled runs use the paper's policy-gradient oracle "
+                        "(step " + std::to_string(cfg::kOracleStep) + ")\n"
+                      : "\n");
+        },
+        run_games<S>, [](int mi) { return mi == 0 ? "PBRL-value" : "PBRL-Bellman"; },
         [](int mi) { return mi == 0 ? cfg::kValueLambda : cfg::kBellmanLambda; });
-  }
 
   return experiment::run_figure<kMethodCount>(
       kFigure, c, run_games<S>, settings_text, [&](int mi) { return label(c, kMethods[mi]); },

@@ -1,8 +1,9 @@
 #pragma once
-// Game fixtures shared by the suites: random agents' games and designer models, a random
-// leader-follower game's arrays, a game problem whose x enters rewards and transitions, and the
-// joint value.
+// Game fixtures shared by the suites: random agents' games and designer models, random games'
+// arrays (game_arrays.hpp), a game problem whose x enters rewards and transitions, and the joint
+// value.
 #include "support.hpp"
+#include "game_arrays.hpp"
 
 #include "pbrl/model/game.hpp"
 #include "pbrl/problems/incentive_design.hpp"
@@ -17,29 +18,21 @@ using JointT = pbrl::JointMatrix<Real, S, A1, A2>;
 template <int S>
 using WsT = pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>;
 
-// Random agents' game and designer model, arrays in the object (std::make_unique for big ones).
+// Random agents' game and designer model, arrays in the object (std::make_unique for big ones):
+// IncentiveArrays drawn from `seed`, then the designer's cost.
 template <int S, int A1, int A2>
-struct GameData {
+struct GameData : IncentiveArrays<Real, S, A1, A2> {
   static constexpr int J = A1 * A2;
-  Real reward[S * J];
-  Real transition[S * J * S];
-  Real initial[S];
-  Real designer_reward[S * J];
-  Real designer_transition[S * J * S];
   Real cost[S];
 
   explicit GameData(std::uint32_t seed) {
     pbrl::Rng rng(seed);
-    pbrl::random_reward(rng, reward, S * J);
-    pbrl::random_transition(rng, transition, S * J, S);
-    pbrl::random_distribution(rng, initial, S);
-    pbrl::random_reward(rng, designer_reward, S * J);
-    pbrl::random_transition(rng, designer_transition, S * J, S);
+    this->draw(rng);
     pbrl::random_reward(rng, cost, S);
   }
 
   GameT<S, A1, A2> game(Real gamma, Real tau) const {
-    GameT<S, A1, A2> g{reward, transition, initial, gamma, {}, {}};
+    GameT<S, A1, A2> g{this->reward, this->transition, this->initial, gamma, {}, {}};
     g.regularizer1.tau = tau;
     g.regularizer2.tau = tau;
     return g;
@@ -47,41 +40,15 @@ struct GameData {
 
   typename pbrl::IncentiveDesign<Real, S, A1, A2>::Data incentive(Real gamma, Real tau, bool with_cost = false) const {
     typename pbrl::IncentiveDesign<Real, S, A1, A2>::Data d;
-    d.reward = reward;
-    d.transition = transition;
-    d.initial = initial;
+    d.reward = this->reward;
+    d.transition = this->transition;
+    d.initial = this->initial;
     d.discount = gamma;
     d.regularizer1.tau = tau;
     d.regularizer2.tau = tau;
-    d.designer_reward = designer_reward;
-    d.designer_transition = designer_transition;
+    d.designer_reward = this->designer_reward;
+    d.designer_transition = this->designer_transition;
     d.designer_cost = with_cost ? cost : nullptr;
-    return d;
-  }
-};
-
-// A random leader-follower game's arrays in scalar T (in the object: std::make_unique, or in a
-// struct that is, for big ones). draw() fills them from rng in order: the leader's and the
-// follower's rewards (random_reward with `sparsity`), the transition, the initial distribution.
-// data(): Stackelberg's Data on them, the rest at Data's defaults.
-template <typename T, int S, int AL, int AF>
-struct StackelbergArrays {
-  static constexpr int kRows = S * AL * AF;
-  T leader_reward[kRows], follower_reward[kRows], transition[kRows * S], initial[S];
-
-  void draw(pbrl::Rng& rng, T sparsity = T(0)) {
-    pbrl::random_reward(rng, leader_reward, kRows, sparsity);
-    pbrl::random_reward(rng, follower_reward, kRows, sparsity);
-    pbrl::random_transition(rng, transition, kRows, S);
-    pbrl::random_distribution(rng, initial, S);
-  }
-
-  typename pbrl::Stackelberg<T, S, AL, AF>::Data data() const {
-    typename pbrl::Stackelberg<T, S, AL, AF>::Data d;
-    d.leader_reward = leader_reward;
-    d.follower_reward = follower_reward;
-    d.transition = transition;
-    d.initial = initial;
     return d;
   }
 };

@@ -1,6 +1,7 @@
 #pragma once
 // Solver checks shared by the PBRL and PbrlZeroSum suites: reward-shaping data on a random task,
-// sampled settings, a step refused with the solver as it was, and a step in slices
+// sampled settings, every Pbrl configuration, a step refused with the solver as it was, and a step
+// in slices
 // (solver/step_slices.hpp): the settings that reach every part kind, one step run in slices, the
 // state and report fields both solvers have, the comparison of sliced and whole steps, and the
 // checks between slices (a refused argument, a restore, a failed slice).
@@ -28,6 +29,24 @@ typename Problem::Data shaping_task_data(const RandomModel<S, A>& task, Real gam
   data.lower.tau = tau;
   data.shaping = {Real(-1), Real(1)};
   return data;
+}
+
+// f(kind, param, oracle) for every Pbrl configuration: both penalty kinds, both policy
+// parameterizations and the three oracles, each captured so that a failure names its configuration.
+template <class F>
+void for_each_pbrl_configuration(F&& f) {
+  using pbrl::OracleKind;
+  using pbrl::Parameterization;
+  using pbrl::PenaltyKind;
+  for (PenaltyKind kind : {PenaltyKind::value, PenaltyKind::bellman})
+    for (Parameterization param : {Parameterization::direct, Parameterization::softmax})
+      for (OracleKind oracle :
+           {OracleKind::policy_mirror_descent, OracleKind::policy_gradient, OracleKind::soft_value_iteration}) {
+        CAPTURE(static_cast<int>(kind));
+        CAPTURE(static_cast<int>(param));
+        CAPTURE(static_cast<int>(oracle));
+        f(kind, param, oracle);
+      }
 }
 
 // Sampled gradients with the policy-gradient oracle (step 0.1): T oracle steps, rollouts of

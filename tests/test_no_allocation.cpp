@@ -6,6 +6,7 @@
 // object they use is allocated before (big ones with std::make_unique).
 // It is a separate executable because it replaces the allocation functions of the whole program.
 #include "game_support.hpp"
+#include "solver_support.hpp"
 #include "pbrl/baselines/drlhf.hpp"
 #include "pbrl/baselines/independent_pg.hpp"
 #include "pbrl/baselines/meta_gradient.hpp"
@@ -521,16 +522,10 @@ void solver_does_not_allocate(const Problem& problem, PenaltyKind kind, Paramete
 
 template <class Problem>
 void solver_matrix(const Problem& problem, int max_sweeps) {
-  for (PenaltyKind kind : {PenaltyKind::value, PenaltyKind::bellman})
-    for (Parameterization param : {Parameterization::direct, Parameterization::softmax})
-      for (OracleKind oracle :
-           {OracleKind::policy_mirror_descent, OracleKind::policy_gradient, OracleKind::soft_value_iteration}) {
-        CAPTURE(static_cast<int>(kind));
-        CAPTURE(static_cast<int>(param));
-        CAPTURE(static_cast<int>(oracle));
-        solver_does_not_allocate<Problem, EvaluationMethod::direct>(problem, kind, param, oracle, max_sweeps);
-        solver_does_not_allocate<Problem, EvaluationMethod::sweeps>(problem, kind, param, oracle, max_sweeps);
-      }
+  solver_support::for_each_pbrl_configuration([&](PenaltyKind kind, Parameterization param, OracleKind oracle) {
+    solver_does_not_allocate<Problem, EvaluationMethod::direct>(problem, kind, param, oracle, max_sweeps);
+    solver_does_not_allocate<Problem, EvaluationMethod::sweeps>(problem, kind, param, oracle, max_sweeps);
+  });
 }
 
 template <int S, int A>

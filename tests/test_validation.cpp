@@ -4,7 +4,7 @@
 // their sets, bad step sizes and settings); the test checks the exact Status and that every
 // output and in-out argument (and the solver's state) is bit-for-bit what it was before the call.
 //
-#include "support.hpp"
+#include "solver_support.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
 
 #include <cstring>
@@ -1519,16 +1519,10 @@ TEST_CASE("Pbrl: calls before init, failed inits, and run(negative) leave the so
 TEST_CASE("Pbrl::step: every error path keeps x, y, the oracle's warm start, the count and the report") {
   using pbrl::OracleKind;
   using pbrl::PenaltyKind;
-  for (PenaltyKind kind : {PenaltyKind::value, PenaltyKind::bellman})
-    for (Parameterization param : {Parameterization::direct, Parameterization::softmax})
-      for (OracleKind oracle :
-           {OracleKind::policy_mirror_descent, OracleKind::policy_gradient, OracleKind::soft_value_iteration}) {
-        CAPTURE(static_cast<int>(kind));
-        CAPTURE(static_cast<int>(param));
-        CAPTURE(static_cast<int>(oracle));
-        solver_faults<EvaluationMethod::direct>(kind, param, oracle);
-        solver_faults<EvaluationMethod::sweeps>(kind, param, oracle);
-      }
+  solver_support::for_each_pbrl_configuration([](PenaltyKind kind, Parameterization param, OracleKind oracle) {
+    solver_faults<EvaluationMethod::direct>(kind, param, oracle);
+    solver_faults<EvaluationMethod::sweeps>(kind, param, oracle);
+  });
 }
 
 // ============================================================================================

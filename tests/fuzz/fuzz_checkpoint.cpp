@@ -30,6 +30,7 @@
 
 #include "fuzz_solvers.hpp"
 #include "fuzz_support.hpp"
+#include "../game_arrays.hpp"
 
 #include "pbrl/solver/checkpoint.hpp"
 #include "pbrl/problems/incentive_design.hpp"
@@ -90,35 +91,25 @@ struct ShapingFixture {
 };
 
 template <typename T, int S, int AL, int AF>
-struct StackelbergFixture {
-  static constexpr int J = AL * AF;
-  T leader_reward[S * J], follower_reward[S * J], transition[S * J * S], initial[S];
+struct StackelbergFixture : StackelbergArrays<T, S, AL, AF> {
   pbrl::Stackelberg<T, S, AL, AF> problem;
   explicit StackelbergFixture(std::uint32_t seed) {
     pbrl::Rng rng(seed);
-    pbrl::random_reward(rng, leader_reward, S * J);
-    pbrl::random_reward(rng, follower_reward, S * J);
-    pbrl::random_transition(rng, transition, S * J, S);
-    pbrl::random_distribution(rng, initial, S);
+    this->draw(rng);
     FUZZ_CHECK(problem.init(fuzz::stackelberg_data<pbrl::Stackelberg<T, S, AL, AF>>(
-                   leader_reward, follower_reward, transition, initial)) == Status::ok);
+                   this->leader_reward, this->follower_reward, this->transition, this->initial)) == Status::ok);
   }
 };
 
 template <typename T, int S, int A1, int A2>
-struct IncentiveFixture {
-  static constexpr int J = A1 * A2;
-  T reward[S * J], transition[S * J * S], initial[S], designer_reward[S * J], designer_transition[S * J * S];
+struct IncentiveFixture : IncentiveArrays<T, S, A1, A2> {
   pbrl::IncentiveDesign<T, S, A1, A2> problem;
   explicit IncentiveFixture(std::uint32_t seed) {
     pbrl::Rng rng(seed);
-    pbrl::random_reward(rng, reward, S * J);
-    pbrl::random_transition(rng, transition, S * J, S);
-    pbrl::random_distribution(rng, initial, S);
-    pbrl::random_reward(rng, designer_reward, S * J);
-    pbrl::random_transition(rng, designer_transition, S * J, S);
+    this->draw(rng);
     FUZZ_CHECK(problem.init(fuzz::incentive_data<pbrl::IncentiveDesign<T, S, A1, A2>>(
-                   reward, transition, initial, designer_reward, designer_transition)) == Status::ok);
+                   this->reward, this->transition, this->initial, this->designer_reward,
+                   this->designer_transition)) == Status::ok);
   }
 };
 
