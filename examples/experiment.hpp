@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -617,16 +618,24 @@ inline double gap_slope(const std::vector<SweepRow>& rows, const std::string& me
 // sampled runs use the program's sampled-mode oracle where --oracle pmd was given.
 inline double sweep_tolerance(const Hyperparameters& hp) { return hp.gap_tolerance ? *hp.gap_tolerance : 1e-2; }
 
+// printf into a std::string.
+inline std::string format(const char* fmt, ...) {
+  va_list args, again;
+  va_start(args, fmt);
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, fmt, args);
+  va_end(args);
+  std::string b(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(&b[0], b.size() + 1, fmt, again);
+  va_end(again);
+  return b;
+}
+
 // The listed lambdas of a sweep as a settings block states them: each written with printf's
-// `format` (of one double), joined by ", ".
-inline std::string lambda_list(const std::vector<double>& lambdas, const char* format) {
+// `fmt` (of one double), joined by ", ".
+inline std::string lambda_list(const std::vector<double>& lambdas, const char* fmt) {
   std::string text;
-  for (double v : lambdas) {
-    const int n = std::snprintf(nullptr, 0, format, v);
-    std::string b(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
-    if (n > 0) std::snprintf(&b[0], b.size() + 1, format, v);
-    text += (text.empty() ? "" : ", ") + b;
-  }
+  for (double v : lambdas) text += (text.empty() ? "" : ", ") + format(fmt, v);
   return text;
 }
 

@@ -47,7 +47,6 @@
 
 #include <algorithm>
 #include <cinttypes>
-#include <cstdarg>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -106,18 +105,7 @@ bool check(const char* what, Status st) {
   return false;
 }
 
-// printf into a std::string.
-std::string format(const char* fmt, ...) {
-  va_list args, again;
-  va_start(args, fmt);
-  va_copy(again, args);
-  const int n = std::vsnprintf(nullptr, 0, fmt, args);
-  va_end(args);
-  std::string b(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
-  if (n > 0) std::vsnprintf(&b[0], b.size() + 1, fmt, again);
-  va_end(again);
-  return b;
-}
+using experiment::format;
 
 // ---- Settings: the program's defaults, then the command line's hyperparameters --------------------
 // One policy learner for every method (PBRL's oracle, DRLHF's and the oracle's RL steps): exact
