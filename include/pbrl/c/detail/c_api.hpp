@@ -21,7 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <new>
+#include <new>  // placement new only: objects are built in the caller's workspace bytes
 #include <type_traits>
 
 namespace pbrl::c_api {
