@@ -46,17 +46,7 @@ int run(const Options& opt) {
     return 1;
   }
 
-  pbrl::PbrlSettings<Real> settings;
-  settings.penalty_kind = opt.penalty_kind;
-  settings.policy.parameterization = pbrl::Parameterization::softmax;
-  settings.oracle = pbrl::OracleKind::policy_mirror_descent;
-  settings.inner_steps = 5;
-  settings.oracle_step = Real(1);
-  settings.step_x = Real(0.05);
-  settings.step_y = Real(0.5);
-  settings.lambda_start = Real(1);
-  settings.lambda_final = Real(5);
-  settings.lambda_ramp = 20;
+  const pbrl::PbrlSettings<Real> settings = examples::reward_shaping_settings<Real>(opt.penalty_kind);
 
   static Solver solver;
   const typename Problem::Params x0 = Problem::Params::Zero();

@@ -1,10 +1,9 @@
 #pragma once
 // Solver checks shared by the PBRL and PbrlZeroSum suites: reward-shaping data on a random task,
 // sampled settings, every Pbrl configuration, a step refused with the solver as it was, and a step
-// in slices
-// (solver/step_slices.hpp): the settings that reach every part kind, one step run in slices, the
-// state and report fields both solvers have, the comparison of sliced and whole steps, and the
-// checks between slices (a refused argument, a restore, a failed slice).
+// in slices (solver/step_slices.hpp): the settings that reach every part kind, one step run in
+// slices, the state both solvers have, the comparison of sliced and whole steps, and the checks
+// between slices (a refused argument, a restore, a failed slice).
 #include "support.hpp"
 
 #include <algorithm>
@@ -132,32 +131,6 @@ void same_common_state(const Solver& a, const Solver& b) {
   CHECK(std::memcmp(a.rng().state(), b.rng().state(), 16) == 0);
 }
 
-// The report fields of a step's outcome: iteration, objective, penalty, projected gradient norm
-// and environment steps.
-template <class Report>
-void same_step_outcome(const Report& a, const Report& b) {
-  CHECK(a.iteration == b.iteration);
-  CHECK(a.objective == b.objective);
-  CHECK(a.penalty == b.penalty);
-  CHECK(a.projected_gradient_norm == b.projected_gradient_norm);
-  CHECK(a.environment_steps == b.environment_steps);
-}
-
-// The report fields every solver's report has.
-template <class Report>
-void same_common_report(const Report& a, const Report& b) {
-  same_step_outcome(a, b);
-  CHECK(a.upper_objective == b.upper_objective);
-  CHECK(a.lambda == b.lambda);
-  CHECK(a.inner_steps == b.inner_steps);
-  CHECK(a.oracle_gap == b.oracle_gap);
-  CHECK(a.gap_bound == b.gap_bound);
-  CHECK(a.gap_estimate == b.gap_estimate);
-  CHECK(a.gap_target == b.gap_target);
-  CHECK(a.tolerance_met == b.tolerance_met);
-  CHECK(a.inner_converged == b.inner_converged);
-  CHECK(a.max_sweeps_hit == b.max_sweeps_hit);
-}
 
 // Three solvers from make(): one stepping whole (a report every other step), one never given a
 // report (the diagnostics change no iterate), one in slices of at most m rollouts. Four steps: the

@@ -1,12 +1,14 @@
-// float and double agree: the same reward-shaping problem, solved by the same PBRL settings in
-// float and in double (on the Cortex-M4F the double run is software floating point), ends at the
-// same policy and shaping within a stated tolerance. The instance is drawn once in double and
-// rounded to float, so both precisions solve the same problem up to that rounding.
+// float and double agree: the reward-shaping example's problem, solved by its PBRL settings
+// (examples/reward_shaping_instance.hpp) in float and in double (on the Cortex-M4F the double run
+// is software floating point), ends at the same policy and shaping within a stated tolerance. The
+// instance is drawn once in double and rounded to float, so both precisions solve the same problem
+// up to that rounding.
 // Tolerance (the requirement, not a fit): every policy probability within 1e-3 and every shaping
 // entry within 1e-2 of the double run after 200 iterations, for both penalties and both
 // evaluation methods.
 #include "support.hpp"
 #include "pbrl/problems/reward_shaping.hpp"
+#include "reward_shaping_instance.hpp"  // examples/: the instance and the settings
 
 namespace test_precision {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
@@ -15,9 +17,7 @@ constexpr int S = 6, A = 3;
 constexpr long kIterations = 200;
 
 template <typename Scalar>
-struct Instance {
-  Scalar reward[S * A], transition[S * A * S], initial[S];
-};
+using Instance = examples::RewardShapingArrays<Scalar, S, A>;
 
 template <typename Scalar, pbrl::EvaluationMethod M>
 void solve(const Instance<double>& source, pbrl::PenaltyKind kind, pbrl::StateActionMatrix<double, S, A>& policy,
@@ -33,25 +33,9 @@ void solve(const Instance<double>& source, pbrl::PenaltyKind kind, pbrl::StateAc
     for (int t = 0; t < S; ++t) sum += data->transition[row * S + t];
     for (int t = 0; t < S; ++t) data->transition[row * S + t] /= sum;
   }
-  typename Problem::Data d;
-  d.reward = data->reward;
-  d.transition = data->transition;
-  d.initial = data->initial;
-  d.discount = Scalar(0.9);
-  d.lower = {pbrl::RegularizerKind::entropy, Scalar(0.1), nullptr};
   auto problem = std::make_unique<Problem>();
-  REQUIRE(problem->init(d) == pbrl::Status::ok);
-  pbrl::PbrlSettings<Scalar> s;
-  s.penalty_kind = kind;
-  s.policy.parameterization = pbrl::Parameterization::softmax;
-  s.oracle = pbrl::OracleKind::policy_mirror_descent;
-  s.inner_steps = 5;
-  s.oracle_step = Scalar(1);
-  s.step_x = Scalar(0.05);
-  s.step_y = Scalar(0.5);
-  s.lambda_start = Scalar(1);
-  s.lambda_final = Scalar(5);
-  s.lambda_ramp = 20;
+  REQUIRE(problem->init(data->data()) == pbrl::Status::ok);
+  const pbrl::PbrlSettings<Scalar> s = examples::reward_shaping_settings<Scalar>(kind);
   auto solver = std::make_unique<pbrl::Pbrl<Problem, M>>();
   REQUIRE(solver->init(*problem, s, Problem::Params::Zero(), pbrl::StateActionMatrix<Scalar, S, A>::Zero()) ==
           pbrl::Status::ok);
@@ -66,9 +50,7 @@ void solve(const Instance<double>& source, pbrl::PenaltyKind kind, pbrl::StateAc
 TEST_CASE("float and double reach the same policy and shaping within the stated tolerance") {
   auto source = std::make_unique<Instance<double>>();
   pbrl::Rng rng(501);
-  pbrl::random_reward(rng, source->reward, S * A, 0.7);
-  pbrl::random_transition(rng, source->transition, S * A, S);
-  pbrl::random_distribution(rng, source->initial, S);
+  source->draw(rng);
   for (auto kind : {pbrl::PenaltyKind::value, pbrl::PenaltyKind::bellman}) {
     CAPTURE(static_cast<int>(kind));
     pbrl::StateActionMatrix<double, S, A> pd, pf, ps;

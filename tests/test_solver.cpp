@@ -194,11 +194,6 @@ void same_state(const Solver& a, const Solver& b) {
   CHECK(a.oracle_policy() == b.oracle_policy());
 }
 
-void same_report(const pbrl::PbrlReport<Real>& a, const pbrl::PbrlReport<Real>& b) {
-  solver_support::same_common_report(a, b);
-  CHECK(a.lower_gap == b.lower_gap);
-}
-
 // The settings the slice tests run, each with the value and the Bellman penalty: every part kind
 // (oracle kinds, T = 0, tolerance mode, sampled batches with and without common random numbers).
 std::vector<pbrl::PbrlSettings<Real>> slice_settings() {
@@ -248,7 +243,7 @@ void check_slices_equal_step(const SliceProblem& problem) {
       CAPTURE(m);
       const auto make = [&] { return slice_solver<Solver>(problem, s); };
       const auto same = [](const Solver& a, const Solver& b) { same_state(a, b); };
-      solver_support::check_sliced_steps(make, m, same, same_report, [&](const auto& count, int k) {
+      solver_support::check_sliced_steps(make, m, same, same_report<typename Solver::Report>, [&](const auto& count, int k) {
         const int B = s.sampling.batch, per_batch = m >= B ? 1 : (B + m - 1) / m;
         if (sampled) {
           CHECK(count(pbrl::StepPart::rollouts) == (s.inner_steps + 2) * per_batch);

@@ -1171,10 +1171,7 @@ TEST_CASE("an exact-only IndependentPolicyGradient steps like the default type a
   };
   auto same = [](const auto& a, const auto& b, const auto& ra, const auto& rb) {
     CHECK(a.y() == b.y());
-    CHECK(ra.leader_value == rb.leader_value);
-    CHECK(ra.follower_value == rb.follower_value);
-    CHECK(ra.follower_gap == rb.follower_gap);
-    CHECK(ra.follower_gap_converged == rb.follower_gap_converged);
+    same_report(ra, rb);
   };
   check_exact_only_baseline<pbrl::IndependentPolicyGradient, Game>(init, same);
 }
@@ -1270,11 +1267,8 @@ TEST_CASE("f's evaluation on pi_y's chain (evaluate_on_chain): Pbrl and independ
       s.inner_steps = 2;
       s.sampling.horizon = 3;
       s.sampling.batch = 2;
-      auto same_objectives = [](const auto& ra, const auto& rb) {
-        CHECK(ra.upper_objective == rb.upper_objective);
-        CHECK(ra.objective == rb.objective);
-      };
-      check_steps_as_without_chain<pbrl::Pbrl<GameChainSwitch>>(game, plain, s, x0, y0, true, same_objectives);
+      check_steps_as_without_chain<pbrl::Pbrl<GameChainSwitch>>(game, plain, s, x0, y0, true,
+                                                                same_report<pbrl::PbrlReport<Real>>);
     }
   }
   for (const pbrl::GradientMode mode : {pbrl::GradientMode::exact, pbrl::GradientMode::sampled}) {
@@ -1284,8 +1278,7 @@ TEST_CASE("f's evaluation on pi_y's chain (evaluate_on_chain): Pbrl and independ
       s.sampling.horizon = 3;
       s.sampling.batch = 2;
       check_steps_as_without_chain<pbrl::IndependentPolicyGradient<GameChainSwitch>>(
-          game, plain, s, x0, y0, reports,
-          [](const auto& ra, const auto& rb) { CHECK(ra.leader_value == rb.leader_value); });
+          game, plain, s, x0, y0, reports, same_report<pbrl::IndependentPgReport<Real>>);
     }
   }
 }

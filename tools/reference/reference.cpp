@@ -4,8 +4,8 @@
 //                 (name, domain, the mode it is checked in) and a default-constructed struct;
 //   statuses.md   every pbrl::Status from kStatusTable (status.hpp), with its C name, checked
 //                 against include/pbrl/c/pbrl_status.h;
-//   report.md     the step reports' fields a firmware reads, from the reports' visit() (the list
-//                 pbrl-codegen writes the C report struct from);
+//   report.md     the step reports' fields, from the reports' visit() (the penalty solvers':
+//                 the list pbrl-codegen writes the C report struct from; the baselines');
 //   checkpoint.md the image format: the constants of checkpoint.hpp, and the layout and rules of its
 //                 format comment, whose offsets and sizes are checked against the constants;
 //   kinds.md      each problem kind's manifest keys as pbrl-codegen reads them (codegen/kinds.cpp,
@@ -331,10 +331,17 @@ std::string statuses_page() {
 // ---------------------------------------------------------------------------------------------
 // report.md
 
+// Text for a Markdown table cell: '|' (a norm's bars) escaped.
+std::string table_cell(std::string text) {
+  for (std::string::size_type at = 0; (at = text.find('|', at)) != std::string::npos; at += 2) text.insert(at, "\\");
+  return text;
+}
+
+
 struct ReportRows {
   std::string rows;
   void add(const char* type, const char* name, const char* what) {
-    rows += std::string("| `") + name + "` | " + type + " | " + what + " |\n";
+    rows += std::string("| `") + name + "` | " + type + " | " + table_cell(what) + " |\n";
   }
   void operator()(const std::int64_t&, const char* name, const char* what) { add("`int64_t`", name, what); }
   void operator()(const double&, const char* name, const char* what) { add("scalar", name, what); }
@@ -359,6 +366,14 @@ std::string report_page() {
   page += report_section<pbrl::PbrlReport<double>>("`PbrlReport` (`Pbrl`)", "Declared in `include/pbrl/solver/pbrl.hpp`.");
   page += report_section<pbrl::PbrlZeroSumReport<double>>("`PbrlZeroSumReport` (`PbrlZeroSum`)",
                                                           "Declared in `include/pbrl/solver/pbrl_zero_sum.hpp`.");
+  page += "The baselines' reports (host-side comparisons; the C interface carries the penalty solvers only), each "
+          "in its own `visit()` order:\n\n";
+  page += report_section<pbrl::IndependentPgReport<double>>("`IndependentPgReport` (`IndependentPolicyGradient`)",
+                                                            "Declared in `include/pbrl/baselines/independent_pg.hpp`.");
+  page += report_section<pbrl::MetaGradientReport<double>>("`MetaGradientReport` (`MetaGradient`)",
+                                                           "Declared in `include/pbrl/baselines/meta_gradient.hpp`.");
+  page += report_section<pbrl::DrlhfReport<double>>("`DrlhfReport` (`Drlhf`)",
+                                                    "Declared in `include/pbrl/baselines/drlhf.hpp`.");
   return page;
 }
 
@@ -561,11 +576,6 @@ std::map<std::string, std::string> data_comments(const std::string& header) {
   }
   if (!inside) throw Mismatch("include/" + header + ": no \"struct Data {\"");
   return comments;
-}
-
-std::string table_cell(std::string text) {
-  for (std::string::size_type at = 0; (at = text.find('|', at)) != std::string::npos; at += 2) text.insert(at, "\\");
-  return text;
 }
 
 // One row per Data member, in visit() order: key, what the manifest gives, what is checked, meaning.

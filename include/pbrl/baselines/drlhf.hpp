@@ -63,6 +63,19 @@ struct DrlhfReport : EvaluationOutcome {
   bool has_true_return = false;             ///< a true MDP was given to init()
   Scalar true_return = std::numeric_limits<Scalar>::quiet_NaN();  ///< V^{pi_k}_true(rho) (NaN without a true MDP)
   std::int64_t environment_steps = 0;       ///< sampled mode: steps taken since init(), this step's included
+
+  /// Every field, with its name and meaning (visitor: v(field, name, meaning)).
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    v(iteration, "iteration", "k of the iterate (x_k, pi_k) the first numbers describe");
+    v(environment_steps, "environment_steps", "sampled mode: environment steps since init, this step's included");
+    v(max_sweeps_hit, "max_sweeps_hit", "evaluations stopped at max_sweeps (0 with LU)");
+    v(loss, "loss", "f(x_k) on the buffer as it is at this step");
+    v(reward_gradient_norm, "reward_gradient_norm", "|grad_x f(x_k)|");
+    v(fitted_loss, "fitted_loss", "f(x_{k+1}) after the reward steps");
+    v(true_return, "true_return", "V(rho) of pi_k on the true MDP (NaN without one)");
+    v(has_true_return, "has_true_return", "a true MDP was given to init");
+  }
 };
 
 /// Checks Drlhf's settings: every field's domain, and policy_oracle = policy_gradient in sampled

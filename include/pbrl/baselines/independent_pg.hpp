@@ -49,6 +49,18 @@ struct IndependentPgReport : EvaluationOutcome {
   bool follower_gap_converged = false;  ///< pi*(x_k)'s soft value iteration met its tolerance (false:
                                         ///< stopped at follower_optimum().max_iterations)
   std::int64_t environment_steps = 0; ///< sampled mode: steps taken since init(), this step's included
+
+  /// Every field, with its name and meaning (visitor: v(field, name, meaning)).
+  template <class Visitor>
+  void visit(Visitor& v) const {
+    v(iteration, "iteration", "k of the iterate (x_k, y_k) the numbers describe");
+    v(environment_steps, "environment_steps", "sampled mode: environment steps since init, this step's included");
+    v(max_sweeps_hit, "max_sweeps_hit", "evaluations stopped at max_sweeps (0 with LU)");
+    v(leader_value, "leader_value", "the leader's value V_l(rho) at (x_k, y_k)");
+    v(follower_value, "follower_value", "the follower's value V_f(rho) at (x_k, y_k)");
+    v(follower_gap, "follower_gap", "V_f(rho) with the follower's best response pi*(x_k) minus V_f(rho) with y_k");
+    v(follower_gap_converged, "follower_gap_converged", "pi*(x_k)'s soft value iteration met its tolerance");
+  }
 };
 
 /// Checks IndependentPolicyGradient's settings: every field's domain.
