@@ -6,6 +6,7 @@
 #include "doctest.h"
 #include "pbrl/pbrl.hpp"
 #include "pbrl/problems/random_instance.hpp"
+#include "report_fields.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -347,26 +348,6 @@ void check_same_unless_fused(const T* a, const T* b, int n, double rounding) {
   }
 }
 
-// A report's fields as its visit() lists them (no heap: the Cortex-M4 runs these suites too).
-struct ReportFields {
-  struct Field {
-    const char* name;
-    std::int64_t integer;  // an integer or a flag
-    double number;         // a Scalar (float widens exactly)
-  };
-  Field fields[64] = {};
-  int count = 0;
-
-  void add(const char* name, std::int64_t integer, double number) {
-    REQUIRE(count < 64);
-    fields[count++] = {name, integer, number};
-  }
-  void operator()(const std::int64_t& f, const char* name, const char*) { add(name, f, 0.0); }
-  void operator()(const bool& f, const char* name, const char*) { add(name, f ? 1 : 0, 0.0); }
-  void operator()(const float& f, const char* name, const char*) { add(name, 0, f); }
-  void operator()(const double& f, const char* name, const char*) { add(name, 0, f); }
-};
-
 // Every field the report's visit() lists is the same in a and b (checked by name; NaN equals NaN,
 // a field with no value such as DrlhfReport::true_return without a true MDP).
 template <class Report>
@@ -374,6 +355,7 @@ void same_report(const Report& a, const Report& b) {
   ReportFields fa, fb;
   a.visit(fa);
   b.visit(fb);
+  REQUIRE(!fa.overflow);
   REQUIRE(fa.count == fb.count);
   for (int i = 0; i < fa.count; ++i) {
     const ReportFields::Field &x = fa.fields[i], &y = fb.fields[i];
@@ -382,4 +364,12 @@ void same_report(const Report& a, const Report& b) {
     CHECK(x.integer == y.integer);
     if (!(std::isnan(x.number) && std::isnan(y.number))) CHECK(x.number == y.number);
   }
+}
+
+// Every number the report's visit() lists is finite (the promise for a report returned with ok);
+// a failure names the field.
+template <class Report>
+void check_report_finite(const Report& report) {
+  const char* field = non_finite_field(report);
+  CHECK(doctest::String(field != nullptr ? field : "") == "");
 }

@@ -116,7 +116,7 @@ void run_pbrl(const Shaping<NS, NA>& inst, Real oracle_step, int steps) {
       valid = solver->x().allFinite() &&
               pbrl::validate_parameters<Real, NS, NA>(settings.policy, solver->y()) == Status::ok &&
               pbrl::validate_policy<Real, NS, NA>(solver->oracle_policy()) == Status::ok &&
-              std::isfinite(report.objective) && std::isfinite(report.lower_gap);
+              non_finite_field(report) == nullptr;
       if (st != Status::ok || !valid) break;
     }
     CAPTURE(k);

@@ -66,10 +66,7 @@ int step_on_broken(Solver& solver) {
     typename Solver::Report report;
     const Status st = solver.step(&report);
     if (st == Status::ok) {
-      CHECK(std::isfinite(report.objective));
-      CHECK(std::isfinite(report.upper_objective));
-      CHECK(std::isfinite(report.penalty));
-      CHECK(std::isfinite(report.projected_gradient_norm));
+      check_report_finite(report);
       CHECK(solver.x().allFinite());
     } else {
       ++refused;

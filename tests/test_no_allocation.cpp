@@ -515,7 +515,7 @@ void solver_does_not_allocate(const Problem& problem, PenaltyKind kind, Paramete
   CHECK_NO_ALLOCATION(st = solver->run(2, &report));
   CHECK(st == Status::ok);
   CHECK(solver->iteration() == 3);
-  CHECK(std::isfinite(report.objective));
+  check_report_finite(report);
   CHECK_NO_ALLOCATION(solver->policy(*y0));
   checkpoint_does_not_allocate(*solver);
 }

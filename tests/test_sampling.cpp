@@ -980,7 +980,7 @@ TEST_CASE("sampled PBRL on reward shaping drives the penalty down, improves f an
       CHECK(solver->environment_steps() == iterations * per_step);
       CHECK(report.environment_steps == iterations * per_step);
       CHECK(report.iteration == iterations - 1);
-      CHECK(std::isfinite(report.objective));
+      check_report_finite(report);
       solver->policy(pi_y);
       exact_measures(inst->problem, solver->x(), pi_y, gap, f);
       gap1 += gap / seeds;

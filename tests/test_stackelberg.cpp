@@ -526,7 +526,7 @@ TEST_CASE("Stackelberg sample_vjp: grad_x r_x and grad_x log P_x per sample; its
     REQUIRE(solver->init(game, st, Params::Zero(), FollowerMat::Zero()) == Status::ok);
     Solver::Report r;
     REQUIRE(solver->run(20, &r) == Status::ok);
-    CHECK(std::isfinite(r.objective));
+    check_report_finite(r);
     CHECK(r.environment_steps == 20 * (st.inner_steps + 2) * 16 * 5);
     CHECK(game.validate_parameters(solver->x()) == Status::ok);
   }

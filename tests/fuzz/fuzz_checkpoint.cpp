@@ -172,11 +172,6 @@ struct PbrlKind {
     FUZZ_CHECK(pbrl::validate_policy(pi) == Status::ok);
     FUZZ_CHECK(pbrl::validate_policy(s.oracle_policy()) == Status::ok);
   }
-  static void check_report(const typename Solver::Report& r) {
-    FUZZ_CHECK(std::isfinite(r.upper_objective) && std::isfinite(r.penalty) &&
-               std::isfinite(r.projected_gradient_norm) && std::isfinite(r.lower_gap) &&
-               std::isfinite(r.lambda) && std::isfinite(r.step_x));
-  }
 };
 
 template <class Problem, EvaluationMethod M>
@@ -200,11 +195,6 @@ struct ZeroSumKind {
     FUZZ_CHECK(pbrl::validate_policy(pi2) == Status::ok);
     FUZZ_CHECK(pbrl::validate_policy(s.oracle_policy1()) == Status::ok);
     FUZZ_CHECK(pbrl::validate_policy(s.oracle_policy2()) == Status::ok);
-  }
-  static void check_report(const typename Solver::Report& r) {
-    FUZZ_CHECK(std::isfinite(r.upper_objective) && std::isfinite(r.penalty) &&
-               std::isfinite(r.projected_gradient_norm) && std::isfinite(r.lambda) &&
-               std::isfinite(r.step_x));
   }
 };
 
@@ -407,7 +397,7 @@ class Case final : public CaseBase {
       FUZZ_CHECK(live_->iteration() == k + 1);
       FUZZ_CHECK(live_->environment_steps() >= env);
       kind_.check_state(*live_);
-      Kind::check_report(report);
+      fuzz::check_report_finite(report);
     }
     // A state a step leaves restores, unless a count has no room for another step.
     constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();

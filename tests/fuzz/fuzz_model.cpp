@@ -154,10 +154,7 @@ void steps(Solver& solver, Solver& probe, Check&& check, InitProbe&& init_probe)
       return;
     }
     FUZZ_CHECK(solver.iteration() == k + 1);
-    FUZZ_CHECK(std::isfinite(report.upper_objective) && std::isfinite(report.penalty) &&
-               std::isfinite(report.projected_gradient_norm) && std::isfinite(report.lambda) &&
-               std::isfinite(report.step_x) && std::isfinite(report.gap_bound) &&
-               std::isfinite(report.oracle_gap) && std::isfinite(report.gap_estimate));
+    fuzz::check_report_finite(report);
     check(solver);
   }
   const Bytes now = save(solver);

@@ -4,6 +4,7 @@
 // and exits instead of fuzzing, and the state LLVMFuzzerInitialize makes for every input.
 
 #include "fuzz_input.hpp"
+#include "../report_fields.hpp"
 
 #include "pbrl/core/status.hpp"
 
@@ -24,6 +25,16 @@ inline void write_file(const std::string& path, const Bytes& b) {
   FUZZ_CHECK(f != nullptr);
   FUZZ_CHECK(std::fwrite(b.data(), 1, b.size(), f) == b.size());
   std::fclose(f);
+}
+
+// Every number of a report returned with ok is finite (the library's promise), over every field its
+// visit() lists; else names the field and aborts.
+template <class Report>
+void check_report_finite(const Report& report) {
+  if (const char* field = non_finite_field(report)) {
+    std::fprintf(stderr, "FUZZ_CHECK failed: the report's %s is not finite\n", field);
+    std::abort();
+  }
 }
 
 // An object's bytes, to check later that a refused call left it as it was (same_bytes).
