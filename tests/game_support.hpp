@@ -9,7 +9,6 @@
 #include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/problems/stackelberg.hpp"
 
-using pbrl::EvaluationMethod;
 
 template <int S, int A1, int A2>
 using GameT = pbrl::MarkovGame<Real, S, A1, A2>;

@@ -6,7 +6,7 @@
 #include "doctest.h"
 #include "pbrl/pbrl.hpp"
 #include "pbrl/problems/random_instance.hpp"
-#include "report_fields.hpp"
+#include "visited_fields.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +19,16 @@
 #define PBRL_TEST_SCALAR double
 #endif
 using Real = PBRL_TEST_SCALAR;
+
+// The library's enumerations the suites name, once for all of them.
+using pbrl::EvaluationMethod;
+using pbrl::GradientMode;
+using pbrl::OracleKind;
+using pbrl::Parameterization;
+using pbrl::PenaltyKind;
+using pbrl::RegularizerKind;
+using pbrl::Status;
+
 // 1 on the host (tests/CMakeLists.txt): the comparisons with replaced formulas at every size and
 // in both scalars; cross trees take fewer sizes, in Real.
 #ifndef PBRL_TEST_EVERY_SIZE
@@ -348,21 +358,24 @@ void check_same_unless_fused(const T* a, const T* b, int n, double rounding) {
   }
 }
 
-// Every field the report's visit() lists is the same in a and b (checked by name; NaN equals NaN,
-// a field with no value such as DrlhfReport::true_return without a true MDP).
+// Every field the report's visit() lists is the same in a and b, numbers to the bit (so a NaN
+// field with no value, DrlhfReport::true_return without a true MDP, equals itself); a failure
+// names the field.
 template <class Report>
 void same_report(const Report& a, const Report& b) {
-  ReportFields fa, fb;
+  VisitedFields fa, fb;
   a.visit(fa);
   b.visit(fb);
   REQUIRE(!fa.overflow);
   REQUIRE(fa.count == fb.count);
   for (int i = 0; i < fa.count; ++i) {
-    const ReportFields::Field &x = fa.fields[i], &y = fb.fields[i];
+    const VisitedFields::Field &x = fa.fields[i], &y = fb.fields[i];
     const doctest::String field(x.name);
     CAPTURE(field);
     CHECK(x.integer == y.integer);
-    if (!(std::isnan(x.number) && std::isnan(y.number))) CHECK(x.number == y.number);
+    CAPTURE(x.number);
+    CAPTURE(y.number);
+    CHECK(same_bits(x.number, y.number));
   }
 }
 

@@ -19,8 +19,6 @@
 namespace test_bilevel_value {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-using pbrl::RegularizerKind;
-using pbrl::Status;
 
 using Settings = pbrl::BestResponseSettings<Real>;
 using Value = pbrl::BestResponseValue<Real>;

@@ -27,9 +27,6 @@ namespace test_certificate {  // one per suite, for unity builds (PBRL_TEST_UNIT
 
 namespace {
 using LD = long double;
-using pbrl::EvaluationMethod;
-using pbrl::RegularizerKind;
-using pbrl::Status;
 
 template <typename T>
 constexpr bool kReferenceWider = std::numeric_limits<LD>::digits > std::numeric_limits<T>::digits;

@@ -12,11 +12,6 @@
 namespace test_checkpoint {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-using pbrl::GradientMode;
-using pbrl::OracleKind;
-using pbrl::Parameterization;
-using pbrl::PenaltyKind;
-using pbrl::Status;
 
 using Bytes = std::unique_ptr<unsigned char[]>;
 Bytes bytes(std::size_t n, unsigned char fill = 0xFF) {

@@ -20,7 +20,6 @@
 namespace test_checkpoint_model {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-using pbrl::Status;
 using Bytes = std::vector<unsigned char>;
 
 constexpr int S = 4, AL = 2, AF = 2, Rows = S * AL * AF;

@@ -10,9 +10,6 @@ namespace test_edges {  // one per suite, for unity builds (PBRL_TEST_UNITY, tes
 
 namespace {
 constexpr int S = 3, A = 3;
-using pbrl::EvaluationMethod;
-using pbrl::Parameterization;
-using pbrl::Status;
 using Ws = pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>;
 constexpr Real kEps = std::numeric_limits<Real>::epsilon();
 

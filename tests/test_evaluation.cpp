@@ -13,8 +13,6 @@ namespace test_evaluation {  // one per suite, for unity builds (PBRL_TEST_UNITY
 
 namespace {
 constexpr int S = 6, A = 3;
-using pbrl::EvaluationMethod;
-using pbrl::Status;
 
 template <EvaluationMethod M>
 pbrl::Evaluation<Real, S, A> evaluated(const pbrl::Mdp<Real, S, A>& m, const Mat<S, A>& pi) {

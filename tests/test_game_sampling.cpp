@@ -17,9 +17,6 @@
 namespace test_game_sampling {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-using pbrl::GradientMode;
-using pbrl::Parameterization;
-using pbrl::Status;
 
 constexpr int S = 4, A1 = 2, A2 = 3, K = 3, J = A1 * A2;
 constexpr Real kGameGamma = Real(0.6);

@@ -19,8 +19,6 @@
 namespace test_model_in_place {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-using pbrl::GradientMode;
-using pbrl::Status;
 
 constexpr int S = 3;
 

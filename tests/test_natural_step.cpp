@@ -16,11 +16,7 @@
 namespace test_natural_step {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-using pbrl::GradientMode;
 using pbrl::LowerGeometry;
-using pbrl::OracleKind;
-using pbrl::Parameterization;
-using pbrl::Status;
 
 constexpr int S = 5, A = 3;
 

@@ -310,12 +310,6 @@ TEST_CASE("allocation trap: counts each allocation function, and only while arme
 // ---- the library ---------------------------------------------------------------------------
 
 namespace {
-using pbrl::EvaluationMethod;
-using pbrl::OracleKind;
-using pbrl::Parameterization;
-using pbrl::PenaltyKind;
-using pbrl::RegularizerKind;
-using pbrl::Status;
 
 // Every buffer a primitive call needs, on the heap before the trap is armed.
 template <int S, int A>

@@ -6,8 +6,6 @@ namespace test_oracles {  // one per suite, for unity builds (PBRL_TEST_UNITY, t
 
 namespace {
 constexpr int S = 6, A = 3;
-using pbrl::EvaluationMethod;
-using pbrl::Status;
 using Ws = pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>;
 
 pbrl::Evaluation<Real, S, A> eval_of(const pbrl::Mdp<Real, S, A>& m, const Mat<S, A>& pi) {

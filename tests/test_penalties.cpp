@@ -15,9 +15,6 @@ namespace test_penalties {  // one per suite, for unity builds (PBRL_TEST_UNITY,
 namespace {
 constexpr int S = 5, A = 3, K = 3;
 using Problem = MixtureProblem<S, A, K>;
-using pbrl::EvaluationMethod;
-using pbrl::PenaltyKind;
-using pbrl::Status;
 using Ws = pbrl::EvaluationWorkspace<Real, S, EvaluationMethod::direct>;
 
 // p(x, y) with pi-hat = pi*(x); adds its gradients into (gx, gpi) when given.

@@ -23,9 +23,7 @@ struct pbrl::detail::RlhfCountsAccess {
 namespace test_rlhf {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-using pbrl::EvaluationMethod;
 using pbrl::Label;
-using pbrl::Status;
 
 // |count - N p| within z standard errors of a binomial(N, p) count. p = 0 demands count = 0.
 constexpr Real kZ = Real(4.5);  // two-sided 4.5 sigma: about 7e-6 per cell by the normal tail

@@ -21,9 +21,6 @@ namespace test_sampling {  // one per suite, for unity builds (PBRL_TEST_UNITY, 
 
 namespace {
 constexpr int S = 5, A = 3, K = 3;
-using pbrl::Parameterization;
-using pbrl::PenaltyKind;
-using pbrl::Status;
 using Traj = pbrl::Trajectory<Real, 64>;
 using Ws = pbrl::EvaluationWorkspace<Real, S, pbrl::EvaluationMethod::direct>;
 using Mixture = MixtureProblem<S, A, K>;

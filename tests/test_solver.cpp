@@ -12,9 +12,6 @@
 namespace test_solver {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-using pbrl::EvaluationMethod;
-using pbrl::PenaltyKind;
-using pbrl::Status;
 
 template <int S, int A>
 struct ShapingInstance {

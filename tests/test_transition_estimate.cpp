@@ -14,7 +14,6 @@ namespace test_transition_estimate {  // one per suite, for unity builds (PBRL_T
 
 namespace {
 constexpr int S = 4, A = 3, Rows = S * A;
-using pbrl::Status;
 using Estimate = pbrl::TransitionEstimate<Real, S, Rows>;
 using Settings = pbrl::EstimateSettings<Real>;
 

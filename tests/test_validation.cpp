@@ -14,10 +14,6 @@ namespace test_validation {  // one per suite, for unity builds (PBRL_TEST_UNITY
 
 namespace {
 constexpr int S = 4, A = 3;
-using pbrl::EvaluationMethod;
-using pbrl::Parameterization;
-using pbrl::RegularizerKind;
-using pbrl::Status;
 using MdpT = pbrl::Mdp<Real, S, A>;
 using Eval = pbrl::Evaluation<Real, S, A>;
 template <EvaluationMethod M>
@@ -30,8 +26,6 @@ constexpr Real kMax = std::numeric_limits<Real>::max();
 // ---- bitwise comparison: NaN-safe, and "unchanged" means every bit ----------------------
 
 bool same(Real a, Real b) { return std::memcmp(&a, &b, sizeof(Real)) == 0; }
-bool same(int a, int b) { return a == b; }
-bool same(long a, long b) { return a == b; }
 template <typename Derived>
 bool same(const Eigen::PlainObjectBase<Derived>& a, const Eigen::PlainObjectBase<Derived>& b) {
   return std::memcmp(a.data(), b.data(), sizeof(typename Derived::Scalar) * std::size_t(a.size())) == 0;
@@ -58,24 +52,12 @@ bool same(const Ws<EvaluationMethod::sweeps>& a, const Ws<EvaluationMethod::swee
 bool same(const pbrl::SoftValueIterationResult<Real>& a, const pbrl::SoftValueIterationResult<Real>& b) {
   return a.iterations == b.iterations && a.converged == b.converged && same(a.change, b.change);
 }
-bool same(const pbrl::PbrlReport<Real>& a, const pbrl::PbrlReport<Real>& b) {
-  return a.iteration == b.iteration && same(a.upper_objective, b.upper_objective) &&
-         same(a.penalty, b.penalty) && same(a.lambda, b.lambda) &&
-         same(a.objective, b.objective) && same(a.projected_gradient_norm, b.projected_gradient_norm) &&
-         same(a.lower_gap, b.lower_gap) && a.inner_converged == b.inner_converged &&
-         a.max_sweeps_hit == b.max_sweeps_hit;
-}
+bool same(const pbrl::PbrlReport<Real>& a, const pbrl::PbrlReport<Real>& b) { return same_values(a, b); }
 bool same(const pbrl::PolicySet<Real>& a, const pbrl::PolicySet<Real>& b) {
   return a.parameterization == b.parameterization && same(a.floor, b.floor) &&
          same(a.logit_bound, b.logit_bound);
 }
-bool same(const pbrl::PbrlSettings<Real>& a, const pbrl::PbrlSettings<Real>& b) {
-  return a.penalty_kind == b.penalty_kind && same(a.policy, b.policy) && a.oracle == b.oracle &&
-         same(a.oracle_policy, b.oracle_policy) && a.inner_steps == b.inner_steps &&
-         same(a.oracle_step, b.oracle_step) && same(a.step_x, b.step_x) && same(a.step_y, b.step_y) &&
-         same(a.lambda_start, b.lambda_start) && same(a.lambda_final, b.lambda_final) &&
-         a.lambda_ramp == b.lambda_ramp;
-}
+bool same(const pbrl::PbrlSettings<Real>& a, const pbrl::PbrlSettings<Real>& b) { return same_values(a, b); }
 bool same(const pbrl::Regularizer<Real, S, A>& a, const pbrl::Regularizer<Real, S, A>& b) {
   return a.kind == b.kind && same(a.tau, b.tau) && a.reference == b.reference;
 }

@@ -13,7 +13,6 @@
 static_assert(PBRL_MAX_BATCH == 24 && PBRL_MAX_HORIZON == 5 && PBRL_MAX_INNER_STEPS == 3,
               "tests/CMakeLists.txt builds this program with these caps");
 
-using pbrl::Status;
 
 namespace {
 // Sampled PBRL settings with the policy-gradient oracle at the build's caps: T = 3, B = 24, H = 5.

@@ -21,9 +21,6 @@
 namespace test_zero_sum {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-using pbrl::EvaluationMethod;
-using pbrl::Parameterization;
-using pbrl::Status;
 
 // The regularized Nash equilibrium, independently of the library's oracles: Shapley's iteration
 // V(s) <- val_tau[Q_V(s)], Q_V(s,a1,a2) = r + gamma <P(.|s,a1,a2), V>, where each entropy-regularized

@@ -4,7 +4,7 @@
 // and exits instead of fuzzing, and the state LLVMFuzzerInitialize makes for every input.
 
 #include "fuzz_input.hpp"
-#include "../report_fields.hpp"
+#include "../visited_fields.hpp"
 
 #include "pbrl/core/status.hpp"
 

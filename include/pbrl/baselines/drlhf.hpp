@@ -52,24 +52,21 @@ struct DrlhfSettings : GradientSettings {
   }
 };
 
-/// What one Drlhf step reports. Evaluations stopped at max_sweeps are EvaluationOutcome's
-/// (evaluation.hpp).
+/// What one Drlhf step reports: the iteration k (of the iterate (x_k, pi_k) the first numbers
+/// describe), the environment steps and the evaluations stopped at max_sweeps are BaselineReport's
+/// (baselines/detail/baseline_core.hpp).
 template <typename Scalar>
-struct DrlhfReport : EvaluationOutcome {
-  std::int64_t iteration = 0;               ///< k of the iterate (x_k, pi_k) the first numbers describe
+struct DrlhfReport : BaselineReport {
   Scalar loss = Scalar(0);                  ///< f(x_k) on the buffer as it is at this step
   Scalar reward_gradient_norm = Scalar(0);  ///< |grad_x f(x_k)|
   Scalar fitted_loss = Scalar(0);           ///< f(x_{k+1}) after the reward steps
   bool has_true_return = false;             ///< a true MDP was given to init()
   Scalar true_return = std::numeric_limits<Scalar>::quiet_NaN();  ///< V^{pi_k}_true(rho) (NaN without a true MDP)
-  std::int64_t environment_steps = 0;       ///< sampled mode: steps taken since init(), this step's included
 
   /// Every field, with its name and meaning (visitor: v(field, name, meaning)).
   template <class Visitor>
   void visit(Visitor& v) const {
-    v(iteration, "iteration", "k of the iterate (x_k, pi_k) the first numbers describe");
-    v(environment_steps, "environment_steps", "sampled mode: environment steps since init, this step's included");
-    v(max_sweeps_hit, "max_sweeps_hit", "evaluations stopped at max_sweeps (0 with LU)");
+    visit_counts(v);
     v(loss, "loss", "f(x_k) on the buffer as it is at this step");
     v(reward_gradient_norm, "reward_gradient_norm", "|grad_x f(x_k)|");
     v(fitted_loss, "fitted_loss", "f(x_{k+1}) after the reward steps");

@@ -39,23 +39,20 @@ struct IndependentPgSettings : GradientSettings {
 };
 
 /// What one IndependentPolicyGradient step reports: exact values and gap, in sampled mode too.
-/// Evaluations stopped at max_sweeps are EvaluationOutcome's (evaluation.hpp).
+/// The iteration k (of the iterate (x_k, y_k)), the environment steps and the evaluations stopped
+/// at max_sweeps are BaselineReport's (baselines/detail/baseline_core.hpp).
 template <typename Scalar>
-struct IndependentPgReport : EvaluationOutcome {
-  std::int64_t iteration = 0;         ///< k of the iterate (x_k, y_k) the numbers describe
+struct IndependentPgReport : BaselineReport {
   Scalar leader_value = Scalar(0);    ///< V_l^{pi_x_k, pi_y_k}(rho)
   Scalar follower_value = Scalar(0);  ///< V_f^{pi_x_k, pi_y_k}(rho)
   Scalar follower_gap = Scalar(0);    ///< V_f^{pi_x_k, pi*(x_k)}(rho) - V_f^{pi_x_k, pi_y_k}(rho)
   bool follower_gap_converged = false;  ///< pi*(x_k)'s soft value iteration met its tolerance (false:
                                         ///< stopped at follower_optimum().max_iterations)
-  std::int64_t environment_steps = 0; ///< sampled mode: steps taken since init(), this step's included
 
   /// Every field, with its name and meaning (visitor: v(field, name, meaning)).
   template <class Visitor>
   void visit(Visitor& v) const {
-    v(iteration, "iteration", "k of the iterate (x_k, y_k) the numbers describe");
-    v(environment_steps, "environment_steps", "sampled mode: environment steps since init, this step's included");
-    v(max_sweeps_hit, "max_sweeps_hit", "evaluations stopped at max_sweeps (0 with LU)");
+    visit_counts(v);
     v(leader_value, "leader_value", "the leader's value V_l(rho) at (x_k, y_k)");
     v(follower_value, "follower_value", "the follower's value V_f(rho) at (x_k, y_k)");
     v(follower_gap, "follower_gap", "V_f(rho) with the follower's best response pi*(x_k) minus V_f(rho) with y_k");

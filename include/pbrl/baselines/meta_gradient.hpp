@@ -95,22 +95,18 @@ struct MetaGradientSettings : GradientSettings {
   }
 };
 
-/// What one MetaGradient step reports. Evaluations stopped at max_sweeps are EvaluationOutcome's
-/// (evaluation.hpp).
+/// What one MetaGradient step reports: the iteration k (of x_k), the environment steps and the
+/// evaluations stopped at max_sweeps are BaselineReport's (baselines/detail/baseline_core.hpp).
 template <typename Scalar>
-struct MetaGradientReport : EvaluationOutcome {
-  std::int64_t iteration = 0;             ///< k of x_k
+struct MetaGradientReport : BaselineReport {
   Scalar upper_objective = Scalar(0);     ///< f(x_k, pi_{k+1}), the agents' policy after their step(s)
   Scalar agents_value = Scalar(0);        ///< V^{pi_k}(rho) on M(x_k), before the agents' steps (sampled mode: V_hat)
   Scalar meta_gradient_norm = Scalar(0);  ///< |d f / dx| (0 with the incentive held)
-  std::int64_t environment_steps = 0;     ///< environment steps taken since init(), this step's included
 
   /// Every field, with its name and meaning (visitor: v(field, name, meaning)).
   template <class Visitor>
   void visit(Visitor& v) const {
-    v(iteration, "iteration", "k of x_k");
-    v(environment_steps, "environment_steps", "environment steps since init, this step's included");
-    v(max_sweeps_hit, "max_sweeps_hit", "evaluations stopped at max_sweeps (0 with LU)");
+    visit_counts(v);
     v(upper_objective, "upper_objective", "f(x_k, pi_{k+1}), the agents' policy after their step(s)");
     v(agents_value, "agents_value", "V(rho) of pi_k on M(x_k), before the agents' steps (sampled mode: estimated)");
     v(meta_gradient_norm, "meta_gradient_norm", "|df/dx| (0 with the incentive held)");

@@ -5,7 +5,7 @@
 // BaselineCore<itself, ...> (CRTP), declares it a friend and keeps these members of its own:
 // problem_ (const Problem*), settings_, counts_ (StepCounts), x_ and x_next_ (Params), ws_ (the
 // evaluation workspace), rng_ (Rng) and sampled_ (SampledScratch; with sampled mode, its Rng
-// rng_next). Its report type has iteration, environment_steps and max_sweeps_hit. The core holds
+// rng_next). Its report type derives from BaselineReport. The core holds
 // no data: the members stay where each baseline declares them, since with
 // EIGEN_MAX_STATIC_ALIGN_BYTES=0 a member's offset can change Eigen's rounding.
 //
@@ -34,6 +34,22 @@ template <class TrajectoryT>
 struct BaselineRollouts {
   Rng rng_next{1u};
   TrajectoryT trajectory{};
+};
+
+// What every baseline's step report has, which BaselineCore::commit_step() fills: the iteration
+// the numbers describe, sampled mode's environment steps and (EvaluationOutcome) the evaluations
+// stopped at max_sweeps; each report's visit() lists them first (visit_counts).
+struct BaselineReport : EvaluationOutcome {
+  std::int64_t iteration = 0;          // k of the iterate the numbers describe
+  std::int64_t environment_steps = 0;  // sampled mode: environment steps since init(), this step's included
+
+ protected:
+  template <class Visitor>
+  void visit_counts(Visitor& v) const {
+    v(iteration, "iteration", "k of the iterate the numbers describe");
+    v(environment_steps, "environment_steps", "sampled mode: environment steps since init, this step's included");
+    v(max_sweeps_hit, "max_sweeps_hit", "evaluations stopped at max_sweeps (0 with LU)");
+  }
 };
 
 template <class Derived, class Problem, class SettingsT, class ReportT, EvaluationMethod Method,
