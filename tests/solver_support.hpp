@@ -34,9 +34,6 @@ typename Problem::Data shaping_task_data(const RandomModel<S, A>& task, Real gam
 // parameterizations and the three oracles, each captured so that a failure names its configuration.
 template <class F>
 void for_each_pbrl_configuration(F&& f) {
-  using pbrl::OracleKind;
-  using pbrl::Parameterization;
-  using pbrl::PenaltyKind;
   for (PenaltyKind kind : {PenaltyKind::value, PenaltyKind::bellman})
     for (Parameterization param : {Parameterization::direct, Parameterization::softmax})
       for (OracleKind oracle :
@@ -46,6 +43,31 @@ void for_each_pbrl_configuration(F&& f) {
         CAPTURE(static_cast<int>(oracle));
         f(kind, param, oracle);
       }
+}
+
+// Settings of a short solve in the configuration (kind, param, oracle): both policy sets in param
+// (floor 1e-4, logit bound 20), T = 3 oracle steps of 0.5, steps 0.05 for x and 0.02 (direct) or
+// 0.3 (softmax) for y, lambda ramped from 1 to 4 over 2 iterations.
+inline pbrl::PbrlSettings<Real> configuration_settings(PenaltyKind kind, Parameterization param, OracleKind oracle) {
+  pbrl::PbrlSettings<Real> s;
+  s.penalty_kind = kind;
+  s.policy = {param, Real(1e-4), Real(20)};
+  s.oracle = oracle;
+  s.oracle_policy = {param, Real(1e-4), Real(20)};
+  s.inner_steps = 3;
+  s.oracle_step = Real(0.5);
+  s.step_x = Real(0.05);
+  s.step_y = param == Parameterization::direct ? Real(0.02) : Real(0.3);
+  s.lambda_start = Real(1);
+  s.lambda_final = Real(4);
+  s.lambda_ramp = 2;
+  return s;
+}
+
+// The start of param's policy set: the uniform policy (direct), zero logits (softmax).
+template <int S, int A>
+Mat<S, A> start_parameters(Parameterization param) {
+  return param == Parameterization::direct ? Mat<S, A>(Mat<S, A>::Constant(Real(1) / A)) : Mat<S, A>(Mat<S, A>::Zero());
 }
 
 // Sampled gradients with the policy-gradient oracle (step 0.1): T oracle steps, rollouts of

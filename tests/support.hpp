@@ -29,6 +29,35 @@ using pbrl::PenaltyKind;
 using pbrl::RegularizerKind;
 using pbrl::Status;
 
+// Every field the report's visit() lists is the same in a and b, numbers to the bit (so a NaN
+// field with no value, DrlhfReport::true_return without a true MDP, equals itself); a failure
+// names the field.
+template <class Report>
+void same_report(const Report& a, const Report& b) {
+  VisitedFields fa, fb;
+  a.visit(fa);
+  b.visit(fb);
+  REQUIRE(!fa.overflow);
+  REQUIRE(fa.count == fb.count);
+  for (int i = 0; i < fa.count; ++i) {
+    const VisitedFields::Field &x = fa.fields[i], &y = fb.fields[i];
+    const doctest::String field(x.name);
+    CAPTURE(field);
+    CHECK(x.integer == y.integer);
+    CAPTURE(x.number);
+    CAPTURE(y.number);
+    CHECK(same_bits(x.number, y.number));
+  }
+}
+
+// Every number the report's visit() lists is finite (the promise for a report returned with ok);
+// a failure names the field.
+template <class Report>
+void check_report_finite(const Report& report) {
+  const char* field = non_finite_field(report);
+  CHECK(doctest::String(field != nullptr ? field : "") == "");
+}
+
 // 1 on the host (tests/CMakeLists.txt): the comparisons with replaced formulas at every size and
 // in both scalars; cross trees take fewer sizes, in Real.
 #ifndef PBRL_TEST_EVERY_SIZE
@@ -298,21 +327,17 @@ void check_exact_only_type(Init init, Same same, int steps = 4) {
 }
 
 // check_exact_only_type for a baseline, with either evaluation method: Baseline<Problem, M> against
-// Baseline<Problem, M, GradientSources::exact>. Besides what same(a, b, report_a, report_b)
-// compares, the two have the same x and generator, and their reports the same iteration,
-// environment steps and max_sweeps_hit.
+// Baseline<Problem, M, GradientSources::exact>. Besides what same(a, b) compares (the baseline's
+// own iterates), the two have the same x and generator, and the same reports (same_report).
 template <template <class, pbrl::EvaluationMethod, pbrl::GradientSources> class Baseline, class Problem, class Init,
           class Same>
 void check_exact_only_baseline(Init init, Same same) {
   auto same_all = [&](const auto& a, const auto& b, const auto& ra, const auto& rb) {
     CHECK(a.x() == b.x());
     CHECK(std::memcmp(a.rng().state(), b.rng().state(), 16) == 0);
-    CHECK(ra.iteration == rb.iteration);
-    CHECK(ra.environment_steps == rb.environment_steps);
-    CHECK(ra.max_sweeps_hit == rb.max_sweeps_hit);
-    same(a, b, ra, rb);
+    same_report(ra, rb);
+    same(a, b);
   };
-  using pbrl::EvaluationMethod;
   using pbrl::GradientSources;
   check_exact_only_type<Baseline<Problem, EvaluationMethod::direct, GradientSources::exact_and_sampled>,
                         Baseline<Problem, EvaluationMethod::direct, GradientSources::exact>>(init, same_all);
@@ -356,33 +381,4 @@ void check_same_unless_fused(const T* a, const T* b, int n, double rounding) {
     CAPTURE(epsilons);
     CHECK(epsilons <= rounding);
   }
-}
-
-// Every field the report's visit() lists is the same in a and b, numbers to the bit (so a NaN
-// field with no value, DrlhfReport::true_return without a true MDP, equals itself); a failure
-// names the field.
-template <class Report>
-void same_report(const Report& a, const Report& b) {
-  VisitedFields fa, fb;
-  a.visit(fa);
-  b.visit(fb);
-  REQUIRE(!fa.overflow);
-  REQUIRE(fa.count == fb.count);
-  for (int i = 0; i < fa.count; ++i) {
-    const VisitedFields::Field &x = fa.fields[i], &y = fb.fields[i];
-    const doctest::String field(x.name);
-    CAPTURE(field);
-    CHECK(x.integer == y.integer);
-    CAPTURE(x.number);
-    CAPTURE(y.number);
-    CHECK(same_bits(x.number, y.number));
-  }
-}
-
-// Every number the report's visit() lists is finite (the promise for a report returned with ok);
-// a failure names the field.
-template <class Report>
-void check_report_finite(const Report& report) {
-  const char* field = non_finite_field(report);
-  CHECK(doctest::String(field != nullptr ? field : "") == "");
 }

@@ -475,22 +475,9 @@ void solver_does_not_allocate(const Problem& problem, PenaltyKind kind, Paramete
   auto solver = std::make_unique<Solver>();
   auto fresh = std::make_unique<Solver>();
   auto x0 = std::make_unique<typename Problem::Params>();
-  auto y0 = std::make_unique<Mat<S, A>>();
+  auto y0 = std::make_unique<Mat<S, A>>(solver_support::start_parameters<S, A>(param));
   x0->setZero();
-  if (param == Parameterization::direct) y0->setConstant(Real(1) / A);
-  else y0->setZero();
-  pbrl::PbrlSettings<Real> settings;
-  settings.penalty_kind = kind;
-  settings.policy = {param, Real(1e-4), Real(20)};
-  settings.oracle = oracle;
-  settings.oracle_policy = {param, Real(1e-4), Real(20)};
-  settings.inner_steps = 3;
-  settings.oracle_step = Real(0.5);
-  settings.step_x = Real(0.05);
-  settings.step_y = param == Parameterization::direct ? Real(0.02) : Real(0.3);
-  settings.lambda_start = Real(1);
-  settings.lambda_final = Real(4);
-  settings.lambda_ramp = 2;
+  const pbrl::PbrlSettings<Real> settings = solver_support::configuration_settings(kind, param, oracle);
   if constexpr (M == EvaluationMethod::sweeps) {
     solver->evaluation_workspace().max_sweeps = max_sweeps;
   } else {

@@ -1212,27 +1212,6 @@ bool same(const SolverState<Solver>& a, const SolverState<Solver>& b) {
          a.iteration == b.iteration && same(a.settings, b.settings);
 }
 
-pbrl::PbrlSettings<Real> solver_settings(pbrl::PenaltyKind kind, Parameterization param,
-                                         pbrl::OracleKind oracle) {
-  pbrl::PbrlSettings<Real> s;
-  s.penalty_kind = kind;
-  s.policy = {param, Real(1e-3), Real(20)};
-  s.oracle = oracle;
-  s.oracle_policy = {Parameterization::softmax, Real(1e-3), Real(20)};
-  s.inner_steps = 3;
-  s.oracle_step = Real(0.5);
-  s.step_x = Real(0.05);
-  s.step_y = param == Parameterization::direct ? Real(0.02) : Real(0.3);
-  s.lambda_start = Real(1);
-  s.lambda_final = Real(3);
-  s.lambda_ramp = 4;
-  return s;
-}
-
-Mat<S, A> start_parameters(Parameterization param) {
-  return param == Parameterization::direct ? uniform_policy() : Mat<S, A>(Mat<S, A>::Zero());
-}
-
 pbrl::PbrlReport<Real> garbage_report() {
   pbrl::PbrlReport<Real> r;
   r.iteration = -77;
@@ -1253,9 +1232,9 @@ void solver_faults(pbrl::PenaltyKind kind, Parameterization param, pbrl::OracleK
   const auto task = std::make_unique<RandomModel<S, A>>(13);
   auto problem = std::make_unique<FaultyShaping>();
   REQUIRE(problem->base.init(shaping_data(*task)) == Status::ok);
-  const auto settings = solver_settings(kind, param, oracle);
+  const auto settings = solver_support::configuration_settings(kind, param, oracle);
   const FaultyShaping::Params x0 = FaultyShaping::Params::Constant(Real(0.25));
-  const Mat<S, A> y0 = start_parameters(param);
+  const Mat<S, A> y0 = solver_support::start_parameters<S, A>(param);
 
   auto solver = std::make_unique<Solver>();
   auto reference = std::make_unique<Solver>();  // never sees a fault
@@ -1341,7 +1320,8 @@ TEST_CASE("PbrlSettings: each field out of range is rejected by validate() and i
     const Settings copy = s;
     INFO(doctest::String(what));
     CHECK(pbrl::validate(s, A) == validate_status);
-    CHECK(solver->init(*problem, s, x0, start_parameters(s.policy.parameterization)) == init_status);
+    const Mat<S, A> y0 = solver_support::start_parameters<S, A>(s.policy.parameterization);
+    CHECK(solver->init(*problem, s, x0, y0) == init_status);
     CHECK(same(s, copy));
     CHECK(same(SolverState<Solver>(*solver), pristine));
     CHECK(solver->step() == Status::not_initialized);
@@ -1418,8 +1398,8 @@ TEST_CASE("Pbrl: calls before init, failed inits, and run(negative) leave the so
   auto problem = std::make_unique<Shaping>();
   auto uninitialized = std::make_unique<Shaping>();
   REQUIRE(problem->init(shaping_data(*task)) == Status::ok);
-  const pbrl::PbrlSettings<Real> settings =
-      solver_settings(pbrl::PenaltyKind::value, Parameterization::softmax, pbrl::OracleKind::policy_mirror_descent);
+  const pbrl::PbrlSettings<Real> settings = solver_support::configuration_settings(
+      PenaltyKind::value, Parameterization::softmax, OracleKind::policy_mirror_descent);
   const Shaping::Params x0 = Shaping::Params::Constant(Real(0.5));
   const Mat<S, A> y0 = Mat<S, A>::Zero();
 
@@ -1499,8 +1479,6 @@ TEST_CASE("Pbrl: calls before init, failed inits, and run(negative) leave the so
 }
 
 TEST_CASE("Pbrl::step: every error path keeps x, y, the oracle's warm start, the count and the report") {
-  using pbrl::OracleKind;
-  using pbrl::PenaltyKind;
   solver_support::for_each_pbrl_configuration([](PenaltyKind kind, Parameterization param, OracleKind oracle) {
     solver_faults<EvaluationMethod::direct>(kind, param, oracle);
     solver_faults<EvaluationMethod::sweeps>(kind, param, oracle);
@@ -1526,8 +1504,8 @@ TEST_CASE("validate_parameters rejects negative probabilities for a direct polic
   const auto task = std::make_unique<RandomModel<S, A>>(16);
   auto problem = std::make_unique<Shaping>();
   REQUIRE(problem->init(shaping_data(*task)) == Status::ok);
-  auto settings = solver_settings(pbrl::PenaltyKind::value, Parameterization::direct,
-                                  pbrl::OracleKind::policy_mirror_descent);
+  auto settings = solver_support::configuration_settings(PenaltyKind::value, Parameterization::direct,
+                                                        OracleKind::policy_mirror_descent);
   settings.policy = set;
   auto solver = std::make_unique<pbrl::Pbrl<Shaping>>();
   // Either init() rejects y0, or the solver can step from it.
@@ -1659,8 +1637,8 @@ TEST_CASE("a direct policy row sent to -inf is a numerical failure, not a row at
   const auto task = std::make_unique<RandomModel<S, A>>(17);
   auto problem = std::make_unique<InfGradientShaping>();
   REQUIRE(problem->init(shaping_data(*task)) == Status::ok);
-  auto settings = solver_settings(pbrl::PenaltyKind::value, Parameterization::direct,
-                                  pbrl::OracleKind::policy_mirror_descent);
+  auto settings = solver_support::configuration_settings(PenaltyKind::value, Parameterization::direct,
+                                                        OracleKind::policy_mirror_descent);
   auto solver = std::make_unique<pbrl::Pbrl<InfGradientShaping>>();
   REQUIRE(solver->init(*problem, settings, Shaping::Params::Zero(), uniform_policy()) == Status::ok);
   const Mat<S, A> y = solver->y();
