@@ -67,7 +67,8 @@ inline pbrl::PbrlSettings<Real> configuration_settings(PenaltyKind kind, Paramet
 // The start of param's policy set: the uniform policy (direct), zero logits (softmax).
 template <int S, int A>
 Mat<S, A> start_parameters(Parameterization param) {
-  return param == Parameterization::direct ? Mat<S, A>(Mat<S, A>::Constant(Real(1) / A)) : Mat<S, A>(Mat<S, A>::Zero());
+  if (param == Parameterization::direct) return Mat<S, A>::Constant(Real(1) / A);
+  return Mat<S, A>::Zero();
 }
 
 // Sampled gradients with the policy-gradient oracle (step 0.1): T oracle steps, rollouts of
@@ -152,7 +153,6 @@ void same_common_state(const Solver& a, const Solver& b) {
   CHECK(a.x() == b.x());
   CHECK(std::memcmp(a.rng().state(), b.rng().state(), 16) == 0);
 }
-
 
 // Three solvers from make(): one stepping whole (a report every other step), one never given a
 // report (the diagnostics change no iterate), one in slices of at most m rollouts. Four steps: the

@@ -19,7 +19,6 @@
 namespace test_bilevel_value {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-
 using Settings = pbrl::BestResponseSettings<Real>;
 using Value = pbrl::BestResponseValue<Real>;
 

@@ -17,7 +17,6 @@
 namespace test_bounded_work {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-
 // Base with every call the solvers make into a problem counted.
 template <class Base>
 struct Counting : Base {

@@ -12,7 +12,6 @@
 namespace test_checkpoint {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-
 using Bytes = std::unique_ptr<unsigned char[]>;
 Bytes bytes(std::size_t n, unsigned char fill = 0xFF) {
   Bytes b(new unsigned char[n]);

@@ -21,7 +21,6 @@
 namespace test_estimated_model {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-
 constexpr int S = 4, AL = 2, AF = 3, Rows = S * AL * AF;
 using Game = pbrl::Stackelberg<Real, S, AL, AF>;
 using Solver = pbrl::Pbrl<Game>;

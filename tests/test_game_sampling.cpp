@@ -17,7 +17,6 @@
 namespace test_game_sampling {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-
 constexpr int S = 4, A1 = 2, A2 = 3, K = 3, J = A1 * A2;
 constexpr Real kGameGamma = Real(0.6);
 constexpr int kLong = 48;  // 0.6^48 = 2.2e-11: no visible truncation bias

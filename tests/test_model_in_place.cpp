@@ -19,7 +19,6 @@
 namespace test_model_in_place {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-
 constexpr int S = 3;
 
 // The ways a caller can break a row of P or rho after init().

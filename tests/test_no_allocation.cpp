@@ -310,7 +310,6 @@ TEST_CASE("allocation trap: counts each allocation function, and only while arme
 // ---- the library ---------------------------------------------------------------------------
 
 namespace {
-
 // Every buffer a primitive call needs, on the heap before the trap is armed.
 template <int S, int A>
 struct Buffers {

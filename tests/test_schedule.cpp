@@ -20,7 +20,6 @@
 namespace test_schedule {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-
 constexpr int S = 4, AL = 2, AF = 3;
 using Problem = pbrl::Stackelberg<Real, S, AL, AF>;
 using Solver = pbrl::Pbrl<Problem>;

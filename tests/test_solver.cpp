@@ -12,7 +12,6 @@
 namespace test_solver {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-
 template <int S, int A>
 struct ShapingInstance {
   RandomModel<S, A> task;
@@ -240,7 +239,8 @@ void check_slices_equal_step(const SliceProblem& problem) {
       CAPTURE(m);
       const auto make = [&] { return slice_solver<Solver>(problem, s); };
       const auto same = [](const Solver& a, const Solver& b) { same_state(a, b); };
-      solver_support::check_sliced_steps(make, m, same, same_report<typename Solver::Report>, [&](const auto& count, int k) {
+      const auto same_reports = same_report<typename Solver::Report>;
+      solver_support::check_sliced_steps(make, m, same, same_reports, [&](const auto& count, int k) {
         const int B = s.sampling.batch, per_batch = m >= B ? 1 : (B + m - 1) / m;
         if (sampled) {
           CHECK(count(pbrl::StepPart::rollouts) == (s.inner_steps + 2) * per_batch);

@@ -23,7 +23,6 @@
 namespace test_stackelberg {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-
 constexpr int S = 4, AL = 3, AF = 2;
 using Game = pbrl::Stackelberg<Real, S, AL, AF>;
 using Params = Game::Params;

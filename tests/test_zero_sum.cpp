@@ -21,7 +21,6 @@
 namespace test_zero_sum {  // one per suite, for unity builds (PBRL_TEST_UNITY, tests/CMakeLists.txt)
 
 namespace {
-
 // The regularized Nash equilibrium, independently of the library's oracles: Shapley's iteration
 // V(s) <- val_tau[Q_V(s)], Q_V(s,a1,a2) = r + gamma <P(.|s,a1,a2), V>, where each entropy-regularized
 // matrix game is solved by the regularized extragradient method of Cen, Wei and Chi (2021):
@@ -1071,7 +1070,8 @@ TEST_CASE("a step in slices: the iterates and reports of step() bit for bit, wha
       CAPTURE(s.inner_steps);
       CAPTURE(m);
       const auto make = [&] { return slice_solver(inst->problem, s); };
-      solver_support::check_sliced_steps(make, m, same_state, same_report<SliceSolver::Report>, [&](const auto& count, int k) {
+      const auto same_reports = same_report<SliceSolver::Report>;
+      solver_support::check_sliced_steps(make, m, same_state, same_reports, [&](const auto& count, int k) {
         const int B = s.sampling.batch, per_batch = m >= B ? 1 : (B + m - 1) / m;
         if (sampled) {
           CHECK(count(pbrl::StepPart::rollouts) == (2 * s.inner_steps + 2) * per_batch);

@@ -62,9 +62,9 @@ bool same_values(const T& a, const T& b) {
   return true;
 }
 
-// The first field of the report's visit() whose number is not finite, or null when all are (the
-// library's promise for a report returned with ok; for a penalty solver's report, whose every
-// field is a value: DrlhfReport::true_return is NaN by design without a true MDP).
+// The first field of the report's visit() whose number is not finite, or null when all are: the
+// library's promise for a penalty solver's report returned with ok. (A baseline's may hold a NaN
+// by design: DrlhfReport::true_return without a true MDP.)
 template <class Report>
 const char* non_finite_field(const Report& report) {
   VisitedFields f;

@@ -337,7 +337,6 @@ std::string table_cell(std::string text) {
   return text;
 }
 
-
 struct ReportRows {
   std::string rows;
   void add(const char* type, const char* name, const char* what) {

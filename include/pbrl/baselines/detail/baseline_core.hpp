@@ -5,9 +5,9 @@
 // BaselineCore<itself, ...> (CRTP), declares it a friend and keeps these members of its own:
 // problem_ (const Problem*), settings_, counts_ (StepCounts), x_ and x_next_ (Params), ws_ (the
 // evaluation workspace), rng_ (Rng) and sampled_ (SampledScratch; with sampled mode, its Rng
-// rng_next). Its report type derives from BaselineReport. The core holds
-// no data: the members stay where each baseline declares them, since with
-// EIGEN_MAX_STATIC_ALIGN_BYTES=0 a member's offset can change Eigen's rounding.
+// rng_next). Its report type derives from BaselineReport. The core holds no data: the members
+// stay where each baseline declares them, since with EIGEN_MAX_STATIC_ALIGN_BYTES=0 a member's
+// offset can change Eigen's rounding.
 //
 // A step's contract, kept here: sampled mode draws from sampled_.rng_next, a copy of rng_ made by
 // begin_step(), and only commit_step() assigns it back; on error nothing has changed.
