@@ -64,13 +64,6 @@ inline pbrl::PbrlSettings<Real> configuration_settings(PenaltyKind kind, Paramet
   return s;
 }
 
-// The start of param's policy set: the uniform policy (direct), zero logits (softmax).
-template <int S, int A>
-Mat<S, A> start_parameters(Parameterization param) {
-  if (param == Parameterization::direct) return Mat<S, A>::Constant(Real(1) / A);
-  return Mat<S, A>::Zero();
-}
-
 // Sampled gradients with the policy-gradient oracle (step 0.1): T oracle steps, rollouts of
 // `horizon` steps in batches of `batch`.
 template <class Settings>

@@ -474,9 +474,10 @@ void solver_does_not_allocate(const Problem& problem, PenaltyKind kind, Paramete
   auto solver = std::make_unique<Solver>();
   auto fresh = std::make_unique<Solver>();
   auto x0 = std::make_unique<typename Problem::Params>();
-  auto y0 = std::make_unique<Mat<S, A>>(solver_support::start_parameters<S, A>(param));
+  auto y0 = std::make_unique<Mat<S, A>>();
   x0->setZero();
   const pbrl::PbrlSettings<Real> settings = solver_support::configuration_settings(kind, param, oracle);
+  pbrl::uniform_parameters(settings.policy, *y0);
   if constexpr (M == EvaluationMethod::sweeps) {
     solver->evaluation_workspace().max_sweeps = max_sweeps;
   } else {

@@ -662,6 +662,21 @@ void evaluate_rejects() {
 }
 }  // namespace
 
+TEST_CASE("uniform_parameters: the uniform policy, inside its set, in either parameterization") {
+  for (const Parameterization param : {Parameterization::direct, Parameterization::softmax}) {
+    CAPTURE(static_cast<int>(param));
+    pbrl::PolicySet<Real> set;
+    set.parameterization = param;
+    set.floor = Real(0.3);  // direct: a floor near 1/A (0.3 * 3 < 1), which 1/A still meets
+    Mat<S, A> y = Mat<S, A>::Constant(Real(7));
+    pbrl::uniform_parameters(set, y);
+    CHECK(pbrl::validate_parameters<Real, S, A>(set, y) == Status::ok);
+    Mat<S, A> pi;
+    pbrl::policy_from_parameters<Real, S, A>(param, y, pi);
+    CHECK((pi.array() - Real(1) / Real(A)).abs().maxCoeff() <= 4 * std::numeric_limits<Real>::epsilon());
+  }
+}
+
 TEST_CASE("evaluate: every rejected input leaves workspace and output untouched") {
   SUBCASE("direct") { evaluate_rejects<EvaluationMethod::direct>(); }
   SUBCASE("sweeps") { evaluate_rejects<EvaluationMethod::sweeps>(); }
@@ -1234,7 +1249,8 @@ void solver_faults(pbrl::PenaltyKind kind, Parameterization param, pbrl::OracleK
   REQUIRE(problem->base.init(shaping_data(*task)) == Status::ok);
   const auto settings = solver_support::configuration_settings(kind, param, oracle);
   const FaultyShaping::Params x0 = FaultyShaping::Params::Constant(Real(0.25));
-  const Mat<S, A> y0 = solver_support::start_parameters<S, A>(param);
+  Mat<S, A> y0;
+  pbrl::uniform_parameters(settings.policy, y0);
 
   auto solver = std::make_unique<Solver>();
   auto reference = std::make_unique<Solver>();  // never sees a fault
@@ -1320,7 +1336,8 @@ TEST_CASE("PbrlSettings: each field out of range is rejected by validate() and i
     const Settings copy = s;
     INFO(doctest::String(what));
     CHECK(pbrl::validate(s, A) == validate_status);
-    const Mat<S, A> y0 = solver_support::start_parameters<S, A>(s.policy.parameterization);
+    Mat<S, A> y0;
+    pbrl::uniform_parameters(s.policy, y0);
     CHECK(solver->init(*problem, s, x0, y0) == init_status);
     CHECK(same(s, copy));
     CHECK(same(SolverState<Solver>(*solver), pristine));

@@ -69,28 +69,26 @@ typename Problem::Data stackelberg_data(const T* leader_reward, const T* followe
   return d;
 }
 
-// The start of `policy`'s parameterization: the uniform policy (direct), zero logits (softmax).
-template <class Matrix, class PolicySet>
-Matrix start_policy(const PolicySet& policy) {
-  using T = typename Matrix::Scalar;
-  if (policy.parameterization == pbrl::Parameterization::softmax) return Matrix::Zero();
-  return Matrix::Constant(T(1) / T(Matrix::ColsAtCompileTime));
-}
-
-// Solver::init from x = 0 and start_policy for each agent; sweeps evaluations at most 8 sweeps.
+// Solver::init from x = 0 and the uniform policy (uniform_parameters) for each agent; sweeps
+// evaluations at most 8 sweeps.
 template <class P, pbrl::EvaluationMethod M>
 pbrl::Status init_at_start(pbrl::Pbrl<P, M>& s, const P& problem, const typename pbrl::Pbrl<P, M>::Settings& settings) {
   using Solver = pbrl::Pbrl<P, M>;
   if constexpr (M == pbrl::EvaluationMethod::sweeps) s.evaluation_workspace().max_sweeps = 8;
-  return s.init(problem, settings, Solver::Params::Zero(), start_policy<typename Solver::Matrix>(settings.policy));
+  typename Solver::Matrix y;
+  pbrl::uniform_parameters(settings.policy, y);
+  return s.init(problem, settings, Solver::Params::Zero(), y);
 }
 template <class P, pbrl::EvaluationMethod M>
 pbrl::Status init_at_start(pbrl::PbrlZeroSum<P, M>& s, const P& problem,
                            const typename pbrl::PbrlZeroSum<P, M>::Settings& settings) {
   using Solver = pbrl::PbrlZeroSum<P, M>;
   if constexpr (M == pbrl::EvaluationMethod::sweeps) s.evaluation_workspace().max_sweeps = 8;
-  return s.init(problem, settings, Solver::Params::Zero(), start_policy<typename Solver::Matrix1>(settings.policy),
-                start_policy<typename Solver::Matrix2>(settings.policy));
+  typename Solver::Matrix1 y1;
+  typename Solver::Matrix2 y2;
+  pbrl::uniform_parameters(settings.policy, y1);
+  pbrl::uniform_parameters(settings.policy, y2);
+  return s.init(problem, settings, Solver::Params::Zero(), y1, y2);
 }
 
 template <class Solver>

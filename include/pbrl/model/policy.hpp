@@ -224,6 +224,14 @@ void project_policy_set(const PolicySet<Scalar>& set, StateActionMatrix<Scalar, 
   }
 }
 
+/// y <- the parameters of the uniform policy in set's parameterization: 1/A per action (direct),
+/// zero logits (softmax or any other value). In the set whenever validate(set) holds: the usual
+/// start of a solve.
+template <typename Scalar, int S, int A>
+void uniform_parameters(const PolicySet<Scalar>& set, StateActionMatrix<Scalar, S, A>& y) {
+  y.setConstant(set.parameterization == Parameterization::direct ? Scalar(1) / Scalar(A) : Scalar(0));
+}
+
 /// Checks that y lies in the policy set: direct rows have every entry >= floor and sum to one
 /// within tolerance; softmax logits lie in the box.
 /// @return ok; validate(set)'s bad_setting; not_finite; bad_policy (y outside the set).

@@ -110,12 +110,6 @@ constexpr std::size_t policy_entries() {
   }
 }
 
-// y of the uniform policy of a policy set: zero logits, or 1/A per action (direct).
-template <typename Scalar, int S, int A>
-void uniform_parameters(const PolicySet<Scalar>& set, StateActionMatrix<Scalar, S, A>& y) {
-  y.setConstant(set.parameterization == Parameterization::direct ? Scalar(1) / Scalar(A) : Scalar(0));
-}
-
 // pbrl_status has Status's values (src/c_status.cpp checks them).
 inline pbrl_status to_c(Status st) { return static_cast<pbrl_status>(st); }
 
