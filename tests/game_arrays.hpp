@@ -1,12 +1,14 @@
 #pragma once
 // Random games' arrays, drawn from an Rng in a fixed order, shared by the doctest suites
 // (game_support.hpp) and the fuzz harnesses: no doctest here, which the harnesses must not pull.
+#include "pbrl/problems/incentive_design.hpp"
 #include "pbrl/problems/random_instance.hpp"
 #include "pbrl/problems/stackelberg.hpp"
 
 // An incentive-design game's arrays in scalar T (in the object: std::make_unique, or in a struct
 // that is, for big ones). draw() fills them from rng in order: the agents' reward, the transition,
 // the initial distribution, the designer's reward and the designer's transition.
+// data(): IncentiveDesign's Data on them, the rest at Data's defaults.
 template <typename T, int S, int A1, int A2>
 struct IncentiveArrays {
   static constexpr int kRows = S * A1 * A2;
@@ -18,6 +20,16 @@ struct IncentiveArrays {
     pbrl::random_distribution(rng, initial, S);
     pbrl::random_reward(rng, designer_reward, kRows);
     pbrl::random_transition(rng, designer_transition, kRows, S);
+  }
+
+  typename pbrl::IncentiveDesign<T, S, A1, A2>::Data data() const {
+    typename pbrl::IncentiveDesign<T, S, A1, A2>::Data d;
+    d.reward = reward;
+    d.transition = transition;
+    d.initial = initial;
+    d.designer_reward = designer_reward;
+    d.designer_transition = designer_transition;
+    return d;
   }
 };
 

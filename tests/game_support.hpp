@@ -38,15 +38,10 @@ struct GameData : IncentiveArrays<Real, S, A1, A2> {
   }
 
   typename pbrl::IncentiveDesign<Real, S, A1, A2>::Data incentive(Real gamma, Real tau, bool with_cost = false) const {
-    typename pbrl::IncentiveDesign<Real, S, A1, A2>::Data d;
-    d.reward = this->reward;
-    d.transition = this->transition;
-    d.initial = this->initial;
+    typename pbrl::IncentiveDesign<Real, S, A1, A2>::Data d = this->data();
     d.discount = gamma;
     d.regularizer1.tau = tau;
     d.regularizer2.tau = tau;
-    d.designer_reward = this->designer_reward;
-    d.designer_transition = this->designer_transition;
     d.designer_cost = with_cost ? cost : nullptr;
     return d;
   }

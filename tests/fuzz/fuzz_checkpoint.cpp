@@ -96,8 +96,7 @@ struct StackelbergFixture : StackelbergArrays<T, S, AL, AF> {
   explicit StackelbergFixture(std::uint32_t seed) {
     pbrl::Rng rng(seed);
     this->draw(rng);
-    FUZZ_CHECK(problem.init(fuzz::stackelberg_data<pbrl::Stackelberg<T, S, AL, AF>>(
-                   this->leader_reward, this->follower_reward, this->transition, this->initial)) == Status::ok);
+    FUZZ_CHECK(problem.init(fuzz::harness_stackelberg(this->data())) == Status::ok);
   }
 };
 
@@ -107,9 +106,7 @@ struct IncentiveFixture : IncentiveArrays<T, S, A1, A2> {
   explicit IncentiveFixture(std::uint32_t seed) {
     pbrl::Rng rng(seed);
     this->draw(rng);
-    FUZZ_CHECK(problem.init(fuzz::incentive_data<pbrl::IncentiveDesign<T, S, A1, A2>>(
-                   this->reward, this->transition, this->initial, this->designer_reward,
-                   this->designer_transition)) == Status::ok);
+    FUZZ_CHECK(problem.init(fuzz::harness_incentive(this->data())) == Status::ok);
   }
 };
 

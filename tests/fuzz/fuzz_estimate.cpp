@@ -156,8 +156,14 @@ struct GameKind : KindPriors<T> {
     pbrl::random_reward(rng, follower, Rows);
     pbrl::random_distribution(rng, initial, S);
   }
+  // The game on prior p.
   typename Problem::Data data(int p) const {
-    return fuzz::stackelberg_data<Problem>(leader, follower, this->prior[p], initial);
+    typename Problem::Data d;
+    d.leader_reward = leader;
+    d.follower_reward = follower;
+    d.transition = this->prior[p];
+    d.initial = initial;
+    return fuzz::harness_stackelberg(d);
   }
 };
 
@@ -172,8 +178,15 @@ struct DesignKind : KindPriors<T> {
     pbrl::random_reward(rng, designer_reward, Rows);
     pbrl::random_transition(rng, designer_transition, Rows, S);
   }
+  // The design on prior p (the agents' transition).
   typename Problem::Data data(int p) const {
-    return fuzz::incentive_data<Problem>(reward, this->prior[p], initial, designer_reward, designer_transition);
+    typename Problem::Data d;
+    d.reward = reward;
+    d.transition = this->prior[p];
+    d.initial = initial;
+    d.designer_reward = designer_reward;
+    d.designer_transition = designer_transition;
+    return fuzz::harness_incentive(d);
   }
 };
 

@@ -34,34 +34,22 @@ inline void set_sequence(std::uint8_t* image, std::size_t n, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) image[n - 1 - i] = std::uint8_t(v >> (8 * i));
 }
 
-// The incentive design the checkpoint and estimate harnesses solve, on their arrays: discount 0.8,
+// The incentive design the checkpoint and estimate harnesses solve: d's arrays with discount 0.8,
 // both agents' tau 0.1, x in [-3, 3].
-template <class Problem, typename T>
-typename Problem::Data incentive_data(const T* reward, const T* transition, const T* initial,
-                                      const T* designer_reward, const T* designer_transition) {
-  typename Problem::Data d;
-  d.reward = reward;
-  d.transition = transition;
-  d.initial = initial;
+template <class Data>
+Data harness_incentive(Data d) {
+  using T = decltype(d.discount);
   d.discount = T(0.8);
-  d.regularizer1.tau = T(0.1);
-  d.regularizer2.tau = T(0.1);
-  d.designer_reward = designer_reward;
-  d.designer_transition = designer_transition;
+  d.regularizer1.tau = d.regularizer2.tau = T(0.1);
   d.incentive = {T(-3), T(3)};
   return d;
 }
 
-// The leader-follower game the checkpoint and estimate harnesses solve, on their arrays: discount
+// The leader-follower game the checkpoint and estimate harnesses solve: d's arrays with discount
 // 0.8, the leader's tau 0.05, the follower's 0.1, logit bound 4.
-template <class Problem, typename T>
-typename Problem::Data stackelberg_data(const T* leader_reward, const T* follower_reward, const T* transition,
-                                        const T* initial) {
-  typename Problem::Data d;
-  d.leader_reward = leader_reward;
-  d.follower_reward = follower_reward;
-  d.transition = transition;
-  d.initial = initial;
+template <class Data>
+Data harness_stackelberg(Data d) {
+  using T = decltype(d.discount);
   d.discount = T(0.8);
   d.leader.tau = T(0.05);
   d.follower.tau = T(0.1);
