@@ -49,17 +49,25 @@ struct VisitedFields {
 // Whether two numbers are the same to the bit (NaN is its own bits, 0 and -0 differ).
 inline bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-// Whether every field a's visit() lists is the same in b: integers equal, numbers to the bit.
+// The first field a's visit() lists that differs in b (integers unequal, numbers not the same to
+// the bit), or null when none does.
 template <class T>
-bool same_values(const T& a, const T& b) {
+const char* first_different_field(const T& a, const T& b) {
   VisitedFields fa, fb;
   a.visit(fa);
   b.visit(fb);
-  if (fa.overflow || fb.overflow || fa.count != fb.count) return false;
+  if (fa.overflow || fb.overflow) return "(more fields than VisitedFields holds)";
+  if (fa.count != fb.count) return "(a different number of fields)";
   for (int i = 0; i < fa.count; ++i)
     if (fa.fields[i].integer != fb.fields[i].integer || !same_bits(fa.fields[i].number, fb.fields[i].number))
-      return false;
-  return true;
+      return fa.fields[i].name;
+  return nullptr;
+}
+
+// Whether every field a's visit() lists is the same in b: integers equal, numbers to the bit.
+template <class T>
+bool same_values(const T& a, const T& b) {
+  return first_different_field(a, b) == nullptr;
 }
 
 // The first field of the report's visit() whose number is not finite, or null when all are: the
